@@ -1,0 +1,84 @@
+# sessionbox: `make run` serves the whole API locally; `make test` runs every test.
+GO       ?= go
+export PATH := $(PATH):$(shell $(GO) env GOPATH)/bin
+# jsii (the CDK's bridge to Node) warns loudly on Node 20; the synth works.
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
+export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
+
+FUNCTIONS := start stop status execute files install runs reaper authorizer
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@2025.1.1
+ADDR     ?= 127.0.0.1:8080
+DATA_DIR ?= .data
+
+.PHONY: all setup run runtime test test-go test-conformance test-infra build bench lint proto synth deploy diff clean
+
+all: build
+
+setup:
+	@scripts/setup.sh
+
+## run: serve the whole API on $(ADDR) with embedded stand-ins for AWS and E2B
+run: setup
+	$(GO) run ./cmd/sessionbox serve --addr $(ADDR) --data-dir $(DATA_DIR)
+
+## runtime: the local E2B-compatible runtime alone (API :3000, sandboxes :3002)
+runtime: setup
+	$(GO) run ./cmd/sessionbox runtime --data-dir $(DATA_DIR)/runtime
+
+## test: every test: Go (with -race), the SDK conformance suite, the CDK stack
+test: setup test-go test-conformance test-infra
+
+test-go:
+	$(GO) vet ./...
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+test-conformance:
+	@if [ -x scripts/conformance/run.sh ]; then scripts/conformance/run.sh; fi
+
+test-infra:
+	@if [ -f infra/go.mod ]; then cd infra && $(GO) test -count=1 -timeout 20m ./...; fi
+
+## build: one bootstrap per Lambda function under dist/<name>/, zipped, and bin/sessionbox
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/sessionbox ./cmd/sessionbox
+	@for f in $(FUNCTIONS); do \
+	  if [ -d functions/$$f ]; then \
+	    CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -tags lambda.norpc -ldflags="-s -w" -trimpath -o dist/$$f/bootstrap ./functions/$$f || exit 1; \
+	    (cd dist/$$f && rm -f $$f.zip && zip -q -X $$f.zip bootstrap) || exit 1; \
+	  fi; \
+	done
+
+## bench: Go benchmarks and the benchmark drivers under scripts/bench
+bench: setup
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./...
+	@if [ -x scripts/bench/run.sh ]; then scripts/bench/run.sh; fi
+
+## lint: gofmt, go vet, staticcheck (pinned)
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt: $$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+
+## proto: regenerate pkg/envdpb from proto/ (protoc from apt, generators pinned)
+proto:
+	$(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.11
+	$(GO) install connectrpc.com/connect/cmd/protoc-gen-connect-go@v1.21.1
+	protoc -I proto -I /usr/include \
+	  --go_out=. --go_opt=module=github.com/sessionbox/sessionbox \
+	  --connect-go_out=. --connect-go_opt=module=github.com/sessionbox/sessionbox \
+	  proto/process/process.proto proto/filesystem/filesystem.proto
+
+## synth / deploy / diff: the per-tenant CDK stack (TENANT=acme)
+synth: build
+	npx --yes --prefix infra aws-cdk@2.1148.1 synth -c tenant=$(or $(TENANT),example) --output cdk.out
+
+deploy: build
+	@test -n "$(TENANT)" || { echo "TENANT is required: make deploy TENANT=acme"; exit 2; }
+	npx --yes --prefix infra aws-cdk@2.1148.1 deploy -c tenant=$(TENANT) --require-approval never
+
+diff: build
+	@test -n "$(TENANT)" || { echo "TENANT is required: make diff TENANT=acme"; exit 2; }
+	npx --yes --prefix infra aws-cdk@2.1148.1 diff -c tenant=$(TENANT)
+
+clean:
+	rm -rf bin dist cdk.out

@@ -1,0 +1,59 @@
+// Command sessionbox is the one binary of sessionbox: the whole API served
+// locally (serve), the local E2B-compatible runtime (runtime), API key
+// administration (keys) and a small client for the API.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// command is one subcommand; run gets the arguments after its name.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		// Each subcommand lives in its own file of this package.
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:]))
+}
+
+func run(ctx context.Context, args []string) int {
+	cmds := commands()
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(cmds)
+		return 2
+	}
+	for _, c := range cmds {
+		if c.name == args[0] {
+			if err := c.run(ctx, args[1:]); err != nil {
+				fmt.Fprintf(os.Stderr, "sessionbox %s: %v\n", c.name, err)
+				return 1
+			}
+			return 0
+		}
+	}
+	fmt.Fprintf(os.Stderr, "sessionbox: unknown command %q\n\n", args[0])
+	usage(cmds)
+	return 2
+}
+
+func usage(cmds []command) {
+	fmt.Fprintln(os.Stderr, "usage: sessionbox <command> [flags]")
+	fmt.Fprintln(os.Stderr, "\ncommands:")
+	for _, c := range cmds {
+		fmt.Fprintf(os.Stderr, "  %-10s %s\n", c.name, c.summary)
+	}
+}

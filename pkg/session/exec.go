@@ -1,0 +1,72 @@
+package session
+
+// ExecRequest is one piece of code to run in a session's kernel.
+type ExecRequest struct {
+	Code        string
+	TimeoutSecs int
+	Envs        map[string]string
+	// Context names a kernel context other than the default one.
+	Context string
+}
+
+// ExecResult is the outcome of an execution, as the API returns it.
+type ExecResult struct {
+	Success        bool       `json:"success"`
+	Stdout         string     `json:"stdout"`
+	Stderr         string     `json:"stderr"`
+	Results        []Result   `json:"results"`
+	Error          *ExecError `json:"error,omitempty"`
+	ExecutionCount int        `json:"executionCount,omitempty"`
+	DurationMs     int64      `json:"durationMs"`
+	// Truncated is set when stdout or stderr went past the output limit.
+	Truncated bool `json:"truncated"`
+	// Restarted is set when the session's sandbox was gone and a fresh one
+	// was started for this call: kernel state from before is lost.
+	Restarted bool       `json:"restarted"`
+	Artifacts []Artifact `json:"artifacts,omitempty"`
+}
+
+// Result is one rich output of an execution: the last expression's value
+// (IsMainResult) or something displayed along the way. Every MIME
+// representation the kernel produced is kept.
+type Result struct {
+	Text         string         `json:"text,omitempty"`
+	HTML         string         `json:"html,omitempty"`
+	Markdown     string         `json:"markdown,omitempty"`
+	SVG          string         `json:"svg,omitempty"`
+	PNG          string         `json:"png,omitempty"`  // base64
+	JPEG         string         `json:"jpeg,omitempty"` // base64
+	PDF          string         `json:"pdf,omitempty"`  // base64
+	LaTeX        string         `json:"latex,omitempty"`
+	JSON         map[string]any `json:"json,omitempty"`
+	JavaScript   string         `json:"javascript,omitempty"`
+	Data         map[string]any `json:"data,omitempty"`
+	Chart        map[string]any `json:"chart,omitempty"`
+	Extra        map[string]any `json:"extra,omitempty"`
+	IsMainResult bool           `json:"isMainResult"`
+}
+
+// ExecError is an exception raised by the executed code.
+type ExecError struct {
+	Name      string `json:"name"`
+	Value     string `json:"value"`
+	Traceback string `json:"traceback"`
+}
+
+// Artifact is a file the execution created or changed in the working
+// directory, with a URL to fetch it.
+type Artifact struct {
+	Path        string `json:"path"`
+	SizeBytes   int64  `json:"sizeBytes"`
+	MimeType    string `json:"mimeType,omitempty"`
+	DownloadURL string `json:"downloadUrl,omitempty"`
+}
+
+// Event is one piece of live output of an execution or an install, sent to
+// a streaming caller as it happens. Exactly one field is set.
+type Event struct {
+	Stdout string     `json:"stdout,omitempty"`
+	Stderr string     `json:"stderr,omitempty"`
+	Result *Result    `json:"result,omitempty"`
+	Error  *ExecError `json:"error,omitempty"`
+}

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what `make run` and `make test` need and is missing. Idempotent and
+# quick when everything is present: each step checks before it installs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf 'setup: %s\n' "$*" >&2; }
+
+# Debian packages: the sandbox runtime (bubblewrap), the interpreter the
+# sandboxes run (Debian's python3 with numpy, pandas, matplotlib and pip) and
+# protoc for regenerating our envd stubs.
+apt_pkgs=(bubblewrap python3 python3-numpy python3-pandas python3-matplotlib python3-pip python3-venv)
+missing=()
+for p in "${apt_pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  log "installing ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+command -v go >/dev/null || { log "Go 1.26 is required (https://go.dev/dl)"; exit 1; }
+command -v node >/dev/null || { log "Node.js 20+ with npm is required for the SDK conformance suite"; exit 1; }
+
+# npm test dependencies, pinned by scripts/package-lock.json.
+if [ ! -f scripts/node_modules/.package-lock.json ] || [ scripts/package-lock.json -nt scripts/node_modules/.package-lock.json ]; then
+  log "installing npm test dependencies"
+  (cd scripts && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+fi
+
+# Go modules, once, so later steps do not race to download them.
+go mod download
