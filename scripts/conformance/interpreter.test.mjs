@@ -1,0 +1,66 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { withSandbox } from './helpers.mjs'
+
+test('code interpreter', async (t) => {
+  await withSandbox(async (sbx) => {
+    await t.test('state across calls and the last expression', async () => {
+      await sbx.runCode('x = 20')
+      const ex = await sbx.runCode('x * 2 + 2')
+      assert.equal(ex.text, '42')
+      assert.ok(ex.executionCount >= 2)
+    })
+
+    await t.test('logs', async () => {
+      const ex = await sbx.runCode('import sys\nprint("to out")\nprint("to err", file=sys.stderr)')
+      assert.deepEqual(ex.logs.stdout, ['to out\n'])
+      assert.deepEqual(ex.logs.stderr, ['to err\n'])
+      assert.equal(ex.error, undefined)
+    })
+
+    await t.test('errors carry name, value and traceback', async () => {
+      const ex = await sbx.runCode('def f():\n    raise ValueError("bad value")\nf()')
+      assert.equal(ex.error.name, 'ValueError')
+      assert.equal(ex.error.value, 'bad value')
+      assert.match(ex.error.traceback, /f\(\)/)
+    })
+
+    await t.test('live callbacks', async () => {
+      const out = []
+      const results = []
+      await sbx.runCode('import time\nfor i in range(3):\n    print(i, flush=True)\n    time.sleep(0.2)\n"end"', {
+        onStdout: (m) => out.push(m.line),
+        onResult: (r) => results.push(r),
+      })
+      assert.equal(out.join(''), '0\n1\n2\n')
+      assert.equal(results.length, 1)
+      assert.equal(results[0].text, 'end')
+    })
+
+    await t.test('separate contexts keep separate state', async () => {
+      const ctx = await sbx.createCodeContext()
+      await sbx.runCode('y = "default"')
+      await sbx.runCode('y = "other"', { context: ctx })
+      assert.equal((await sbx.runCode('y')).text, 'default')
+      assert.equal((await sbx.runCode('y', { context: ctx })).text, 'other')
+      const listed = await sbx.listCodeContexts()
+      assert.ok(listed.some((c) => c.id === ctx.id))
+      await sbx.restartCodeContext(ctx)
+      const ex = await sbx.runCode('y', { context: ctx })
+      assert.equal(ex.error.name, 'NameError')
+      await sbx.removeCodeContext(ctx)
+    })
+
+    await t.test('matplotlib figures come back as PNG', async () => {
+      const ex = await sbx.runCode('import matplotlib.pyplot as plt\nplt.plot([1, 2, 3], [3, 1, 2])\nplt.show()')
+      const png = ex.results.find((r) => r.png)
+      assert.ok(png, `no PNG result: ${JSON.stringify(ex.results.map((r) => Object.keys(r)))}`)
+      assert.equal(Buffer.from(png.png, 'base64').subarray(1, 4).toString(), 'PNG')
+    })
+
+    await t.test('files written by code are readable through the files API', async () => {
+      await sbx.runCode('open("from_code.txt", "w").write("written by code")')
+      assert.equal(await sbx.files.read('/home/user/from_code.txt'), 'written by code')
+    })
+  }, { kind: 'code' })
+})

@@ -1,0 +1,67 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { createServer } from 'node:http'
+import { withSandbox } from './helpers.mjs'
+
+async function run(sbx, cmd, opts = {}) {
+  try {
+    return await sbx.commands.run(cmd, opts)
+  } catch (err) {
+    if (err && typeof err.exitCode === 'number') return err
+    throw err
+  }
+}
+
+test('isolation', async (t) => {
+  await withSandbox(async (sbx) => {
+    await t.test('system directories are read-only', async () => {
+      for (const dir of ['/usr', '/etc', '/bin']) {
+        const r = await run(sbx, `touch ${dir}/sessionbox-probe`)
+        assert.notEqual(r.exitCode, 0, `could write to ${dir}`)
+      }
+    })
+
+    await t.test('no host secrets', async () => {
+      const r = await run(sbx, 'cat /etc/shadow')
+      assert.notEqual(r.exitCode, 0)
+      const passwd = await run(sbx, 'cat /etc/passwd')
+      assert.doesNotMatch(passwd.stdout, /^(?!root|user|nobody).*:x:/m, 'host accounts visible')
+    })
+
+    await t.test('no host loopback', async () => {
+      const server = createServer((req, res) => res.end('host secret'))
+      await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+      const { port } = server.address()
+      try {
+        const r = await run(sbx, `python3 -c "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:${port}', timeout=3).read())"`)
+        assert.notEqual(r.exitCode, 0)
+        assert.doesNotMatch(r.stdout, /host secret/)
+      } finally {
+        server.close()
+      }
+    })
+
+    await t.test('a memory bomb is contained and the sandbox stays usable', async () => {
+      const r = await run(sbx, 'python3 -c "x = bytearray(64 << 30)"', { timeoutMs: 30_000 })
+      assert.notEqual(r.exitCode, 0)
+      assert.equal((await sbx.commands.run('echo alive')).stdout, 'alive\n')
+    })
+
+    await t.test('a fork bomb is contained and the sandbox stays usable', async () => {
+      await run(sbx, 'bomb() { bomb | bomb & }; bomb', { timeoutMs: 5_000 }).catch(() => {})
+      await run(sbx, 'pkill -9 -f bomb; true', { timeoutMs: 10_000 }).catch(() => {})
+      const r = await sbx.commands.run('echo alive', { timeoutMs: 30_000 })
+      assert.equal(r.stdout, 'alive\n')
+    })
+
+    await t.test('an output flood is truncated', async () => {
+      let seen = 0
+      await run(sbx, 'head -c 200000000 /dev/zero | tr "\\0" x', {
+        timeoutMs: 60_000,
+        onStdout: (d) => { seen += d.length },
+      })
+      assert.ok(seen < 200_000_000, `all ${seen} bytes came through`)
+      assert.equal((await sbx.commands.run('echo alive')).stdout, 'alive\n')
+    })
+  })
+})

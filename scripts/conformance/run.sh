@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Drives the local runtime with the official E2B SDKs (npm e2b and
+# @e2b/code-interpreter, pinned in scripts/package-lock.json), unmodified,
+# through E2B_API_URL and E2B_SANDBOX_URL, as a user of E2B would.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+
+work=$(mktemp -d)
+runtime_pid=""
+cleanup() {
+  [ -n "$runtime_pid" ] && kill "$runtime_pid" 2>/dev/null && wait "$runtime_pid" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+go build -o "$work/sessionbox" ./cmd/sessionbox
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+api_port=$(free_port)
+sandbox_port=$(free_port)
+
+"$work/sessionbox" runtime --api-addr "127.0.0.1:$api_port" --sandbox-addr "127.0.0.1:$sandbox_port" \
+  --data-dir "$work/data" >"$work/runtime.log" 2>&1 &
+runtime_pid=$!
+
+for _ in $(seq 1 100); do
+  curl -fsS "http://127.0.0.1:$api_port/health" >/dev/null 2>&1 && break
+  kill -0 "$runtime_pid" 2>/dev/null || { cat "$work/runtime.log"; echo "runtime exited" >&2; exit 1; }
+  sleep 0.1
+done
+
+export E2B_API_URL="http://127.0.0.1:$api_port"
+export E2B_SANDBOX_URL="http://127.0.0.1:$sandbox_port"
+export E2B_API_KEY="e2b_$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+unset E2B_DEBUG E2B_DOMAIN
+
+status=0
+node --test --test-concurrency=2 --test-reporter=spec scripts/conformance/*.test.mjs || status=$?
+if [ "$status" -ne 0 ]; then
+  echo "--- runtime log (last 100 lines) ---" >&2
+  tail -n 100 "$work/runtime.log" >&2
+fi
+exit "$status"
