@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/sessionbox/sessionbox/pkg/e2blocal"
 )
 
 // command is one subcommand; run gets the arguments after its name.
@@ -21,10 +23,13 @@ type command struct {
 func commands() []command {
 	return []command{
 		// Each subcommand lives in its own file of this package.
+		runtimeCommand(),
 	}
 }
 
 func main() {
+	// The runtime re-executes this binary as each sandbox's agent.
+	e2blocal.RunAgentIfRequested()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	os.Exit(run(ctx, os.Args[1:]))

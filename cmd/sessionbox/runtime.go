@@ -1,0 +1,56 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/sessionbox/sessionbox/pkg/e2blocal"
+)
+
+func runtimeCommand() command {
+	return command{
+		name:    "runtime",
+		summary: "serve the local E2B-compatible sandbox runtime",
+		run:     runRuntime,
+	}
+}
+
+// envOr returns the environment variable's value, or def when it is unset.
+func envOr(key, def string) string {
+	if v, ok := os.LookupEnv(key); ok {
+		return v
+	}
+	return def
+}
+
+func runRuntime(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("runtime", flag.ContinueOnError)
+	apiAddr := fs.String("api-addr", envOr("E2BLOCAL_API_ADDR", "127.0.0.1:3000"), "control-plane address (E2B_API_URL) [$E2BLOCAL_API_ADDR]")
+	sbAddr := fs.String("sandbox-addr", envOr("E2BLOCAL_SANDBOX_ADDR", "127.0.0.1:3002"), "sandbox routing address (E2B_SANDBOX_URL) [$E2BLOCAL_SANDBOX_ADDR]")
+	dataDir := fs.String("data-dir", envOr("E2BLOCAL_DATA_DIR", ".data/runtime"), "sandbox data directory [$E2BLOCAL_DATA_DIR]")
+	apiKey := fs.String("api-key", envOr("E2BLOCAL_API_KEY", ""), "require exactly this X-API-Key (default: any e2b_<hex>) [$E2BLOCAL_API_KEY]")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	rt, err := e2blocal.Start(ctx, e2blocal.Config{APIAddr: *apiAddr, SandboxAddr: *sbAddr, DataDir: *dataDir, APIKey: *apiKey})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "e2blocal runtime ready\n  E2B_API_URL=%s\n  E2B_SANDBOX_URL=%s\n", rt.APIURL(), rt.SandboxURL())
+	<-ctx.Done()
+	fmt.Fprintln(os.Stderr, "e2blocal runtime: shutting down, killing sandboxes")
+	done := make(chan error, 1)
+	go func() { done <- rt.Close() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(30 * time.Second):
+		return fmt.Errorf("shutdown timed out")
+	}
+}

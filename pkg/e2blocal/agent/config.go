@@ -1,0 +1,44 @@
+// Package agent is the in-sandbox init process of an e2blocal sandbox: the
+// sessionbox binary re-executed inside bubblewrap. It serves envd's protocol
+// and the code interpreter on one unix socket that the runtime proxies to.
+package agent
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+)
+
+// Config is what the runtime hands the agent over an inherited pipe (never
+// the command line or the environment, which sandboxed code could read).
+type Config struct {
+	Socket         string            `json:"socket"`         // unix socket path inside the sandbox
+	User           string            `json:"user"`           // default user, "user"
+	Home           string            `json:"home"`           // its home and default cwd
+	Shell          string            `json:"shell"`          // "/bin/bash"
+	Python         string            `json:"python"`         // kernel interpreter
+	Env            map[string]string `json:"env"`            // sandbox-global env vars
+	AccessToken    string            `json:"accessToken"`    // envd token; empty = open
+	MaxOutputBytes int64             `json:"maxOutputBytes"` // per process / execution
+	PrewarmKernel  bool              `json:"prewarmKernel"`  // start the interpreter before the first request
+	Rlimits        []Rlimit          `json:"rlimits"`        // applied to the agent, inherited by everything it starts
+}
+
+// Rlimit is one resource limit (resource number from golang.org/x/sys/unix).
+type Rlimit struct {
+	Resource int    `json:"resource"`
+	Cur      uint64 `json:"cur"`
+	Max      uint64 `json:"max"`
+}
+
+// ReadConfig decodes the config the runtime wrote.
+func ReadConfig(r io.Reader) (Config, error) {
+	var cfg Config
+	if err := json.NewDecoder(r).Decode(&cfg); err != nil {
+		return Config{}, fmt.Errorf("decode agent config: %w", err)
+	}
+	if cfg.Socket == "" {
+		return Config{}, fmt.Errorf("agent config: socket path is empty")
+	}
+	return cfg, nil
+}

@@ -1,0 +1,352 @@
+package e2blocal
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// maxBodyBytes bounds control-plane request bodies.
+const maxBodyBytes = 1 << 20
+
+// maxTimeout is the longest sandbox lifetime E2B grants (24 h on Pro).
+const maxTimeout = 24 * time.Hour
+
+var apiKeyFormat = regexp.MustCompile(`^e2b_[0-9a-fA-F]+$`)
+
+func (rt *Runtime) apiHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = io.WriteString(w, "OK")
+	})
+	routes := map[string]http.HandlerFunc{
+		"POST /sandboxes":                 rt.handleCreate(false),
+		"POST /v2/sandboxes":              rt.handleCreate(true),
+		"GET /sandboxes":                  rt.handleListV1,
+		"GET /v2/sandboxes":               rt.handleListV2,
+		"GET /sandboxes/metrics":          rt.handleMetricsMany,
+		"GET /sandboxes/{id}":             rt.withSandbox(rt.handleGet),
+		"DELETE /sandboxes/{id}":          rt.withSandbox(rt.handleKill),
+		"POST /sandboxes/{id}/timeout":    rt.withSandbox(rt.handleTimeout),
+		"POST /sandboxes/{id}/refreshes":  rt.withSandbox(rt.handleRefresh),
+		"POST /sandboxes/{id}/pause":      rt.withSandbox(rt.handlePause),
+		"POST /sandboxes/{id}/resume":     rt.withSandbox(rt.handleResume),
+		"POST /sandboxes/{id}/connect":    rt.withSandbox(rt.handleConnect(false)),
+		"POST /v2/sandboxes/{id}/connect": rt.withSandbox(rt.handleConnect(true)),
+		"GET /sandboxes/{id}/metrics":     rt.withSandbox(rt.handleMetrics),
+	}
+	for pattern, h := range routes {
+		mux.Handle(pattern, rt.authenticated(h))
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "no route for %s %s", r.Method, r.URL.Path)
+	})
+	return mux
+}
+
+// authenticated accepts any e2b_<hex> key, or exactly cfg.APIKey when set.
+func (rt *Runtime) authenticated(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := r.Header.Get("X-API-Key")
+		switch {
+		case key == "":
+			writeError(w, http.StatusUnauthorized, "missing X-API-Key header")
+		case rt.cfg.APIKey != "" && subtle.ConstantTimeCompare([]byte(key), []byte(rt.cfg.APIKey)) != 1:
+			writeError(w, http.StatusUnauthorized, "invalid API key")
+		case rt.cfg.APIKey == "" && !apiKeyFormat.MatchString(key):
+			writeError(w, http.StatusUnauthorized, "invalid API key format: expected e2b_<hex>")
+		default:
+			next.ServeHTTP(w, r)
+		}
+	})
+}
+
+// withSandbox resolves {id}; unknown and malformed IDs are both 404, which
+// is what the SDKs map to "not found".
+func (rt *Runtime) withSandbox(h func(http.ResponseWriter, *http.Request, *sandbox)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("id")
+		s := rt.lookup(id)
+		if s == nil {
+			sandboxNotFound(w, id)
+			return
+		}
+		h(w, r, s)
+	}
+}
+
+// decodeBody parses an optional JSON body into v; an empty body is allowed.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "read request body: %v", err)
+		return false
+	}
+	if len(strings.TrimSpace(string(data))) == 0 {
+		return true
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid JSON body: %v", err)
+		return false
+	}
+	return true
+}
+
+// seconds validates a timeout in seconds.
+func seconds(v *int64, def time.Duration) (time.Duration, error) {
+	if v == nil {
+		return def, nil
+	}
+	if *v < 0 {
+		return 0, fmt.Errorf("timeout must not be negative, got %d", *v)
+	}
+	d := time.Duration(*v) * time.Second
+	if d > maxTimeout {
+		return 0, fmt.Errorf("timeout must be at most %d seconds", int64(maxTimeout/time.Second))
+	}
+	if d == 0 {
+		return def, nil
+	}
+	return d, nil
+}
+
+func (rt *Runtime) handleCreate(v2 bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req newSandboxRequest
+		if !decodeBody(w, r, &req) {
+			return
+		}
+		p, err := rt.createParams(req, v2)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "%v", err)
+			return
+		}
+		s, err := rt.create(r.Context(), p)
+		if err != nil {
+			if errors.Is(err, errClosed) {
+				writeError(w, http.StatusServiceUnavailable, "%v", err)
+				return
+			}
+			writeError(w, http.StatusInternalServerError, "create sandbox: %v", err)
+			return
+		}
+		writeJSON(w, http.StatusCreated, rt.sandboxBody(s))
+	}
+}
+
+func (rt *Runtime) createParams(req newSandboxRequest, v2 bool) (createParams, error) {
+	if strings.TrimSpace(req.TemplateID) == "" {
+		return createParams{}, errors.New("templateID is required")
+	}
+	def := rt.cfg.DefaultV1Timeout
+	if v2 {
+		def = rt.cfg.DefaultV2Timeout
+	}
+	timeout, err := seconds(req.Timeout, def)
+	if err != nil {
+		return createParams{}, err
+	}
+	if len(req.VolumeMounts) > 0 {
+		return createParams{}, errors.New("volume mounts are not supported by the local runtime")
+	}
+	// Sandboxes get no network. Internet access would need a user-mode
+	// network stack that cannot reach the host's loopback services (pasta
+	// or slirp4netns, not installed); --share-net would expose the host.
+	if req.AllowInternetAccess != nil && *req.AllowInternetAccess {
+		return createParams{}, errors.New("allow_internet_access=true is not supported by the local runtime: " +
+			"sandboxes have no network, so they cannot reach services on the host; create the sandbox without it")
+	}
+	p := createParams{
+		templateID: req.TemplateID, timeout: timeout, autoPause: req.AutoPause,
+		autoResume: req.AutoResume != nil && req.AutoResume.Enabled,
+		secure:     v2 || (req.Secure != nil && *req.Secure),
+		allowNet:   req.AllowInternetAccess, metadata: req.Metadata, envVars: req.EnvVars,
+	}
+	return p, nil
+}
+
+func (rt *Runtime) sandboxBody(s *sandbox) sandboxBody {
+	return sandboxBody{
+		TemplateID: s.templateID, SandboxID: s.id, ClientID: clientID, EnvdVersion: rt.envdVer,
+		Alias: s.alias, EnvdAccessToken: s.accessToken,
+	}
+}
+
+func (rt *Runtime) listed(s *sandbox) listedBody {
+	st, endAt := s.snapshot()
+	md := s.metadata
+	if md == nil {
+		md = map[string]string{}
+	}
+	return listedBody{
+		TemplateID: s.templateID, SandboxID: s.id, ClientID: clientID, Alias: s.alias,
+		StartedAt: s.startedAt, EndAt: endAt.UTC(), CPUCount: rt.cpuCount(),
+		MemoryMB: int(rt.cfg.MemoryBytes >> 20), DiskSizeMB: rt.cfg.DiskMB,
+		State: st.String(), EnvdVersion: rt.envdVer, Metadata: md, VolumeMounts: []struct{}{},
+	}
+}
+
+func (rt *Runtime) handleGet(w http.ResponseWriter, _ *http.Request, s *sandbox) {
+	onTimeout := "kill"
+	if s.autoPause {
+		onTimeout = "pause"
+	}
+	writeJSON(w, http.StatusOK, detailBody{
+		listedBody: rt.listed(s), EnvdAccessToken: s.accessToken, AllowInternetAccess: s.allowNet,
+		Lifecycle: lifecycleBody{AutoResume: s.autoResume, OnTimeout: onTimeout},
+	})
+}
+
+func (rt *Runtime) handleKill(w http.ResponseWriter, r *http.Request, s *sandbox) {
+	if err := s.kill(r.Context()); err != nil {
+		if errors.Is(err, errGone) {
+			sandboxNotFound(w, s.id)
+			return
+		}
+		writeError(w, http.StatusInternalServerError, "kill sandbox: %v", err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (rt *Runtime) handleTimeout(w http.ResponseWriter, r *http.Request, s *sandbox) {
+	var req timeoutRequest
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	if req.Timeout == nil {
+		writeError(w, http.StatusBadRequest, "timeout is required")
+		return
+	}
+	d, err := seconds(req.Timeout, 0)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	if d == 0 {
+		// timeout 0 means "now": the sandbox expires immediately.
+		d = time.Nanosecond
+	}
+	rt.respondLifecycle(w, s, s.setTimeout(d))
+}
+
+func (rt *Runtime) handleRefresh(w http.ResponseWriter, r *http.Request, s *sandbox) {
+	var req refreshRequest
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	if req.Duration != nil && (*req.Duration < 0 || *req.Duration > 3600) {
+		writeError(w, http.StatusBadRequest, "duration must be between 0 and 3600 seconds")
+		return
+	}
+	d, _ := seconds(req.Duration, rt.cfg.DefaultV1Timeout)
+	rt.respondLifecycle(w, s, s.refresh(d))
+}
+
+func (rt *Runtime) handlePause(w http.ResponseWriter, r *http.Request, s *sandbox) {
+	var body struct {
+		Memory *bool `json:"memory"`
+	}
+	if !decodeBody(w, r, &body) {
+		return
+	}
+	rt.respondLifecycle(w, s, s.pause(r.Context()))
+}
+
+func (rt *Runtime) respondLifecycle(w http.ResponseWriter, s *sandbox, err error) {
+	switch {
+	case err == nil:
+		w.WriteHeader(http.StatusNoContent)
+	case errors.Is(err, errGone):
+		sandboxNotFound(w, s.id)
+	case errors.Is(err, errConflict):
+		writeError(w, http.StatusConflict, "%v", errors.Unwrap(err))
+	default:
+		writeError(w, http.StatusInternalServerError, "%v", err)
+	}
+}
+
+// handleResume is the deprecated resume: 201 when it resumed, 409 when the
+// sandbox was already running.
+func (rt *Runtime) handleResume(w http.ResponseWriter, r *http.Request, s *sandbox) {
+	var req timeoutRequest
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	d, err := seconds(req.Timeout, rt.cfg.DefaultV1Timeout)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	if st, _ := s.snapshot(); st == stateRunning {
+		writeError(w, http.StatusConflict, "sandbox %q is already running", s.id)
+		return
+	}
+	rt.respondConnect(w, s, d)
+}
+
+// handleConnect answers 200 for a running sandbox and 201 after resuming a
+// paused one; both re-arm the timeout. v1 requires a timeout, v2 defaults it.
+func (rt *Runtime) handleConnect(v2 bool) func(http.ResponseWriter, *http.Request, *sandbox) {
+	return func(w http.ResponseWriter, r *http.Request, s *sandbox) {
+		var req timeoutRequest
+		if !decodeBody(w, r, &req) {
+			return
+		}
+		if !v2 && req.Timeout == nil {
+			writeError(w, http.StatusBadRequest, "timeout is required")
+			return
+		}
+		d, err := seconds(req.Timeout, rt.cfg.DefaultV2Timeout)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "%v", err)
+			return
+		}
+		rt.respondConnect(w, s, d)
+	}
+}
+
+func (rt *Runtime) respondConnect(w http.ResponseWriter, s *sandbox, d time.Duration) {
+	resumed, err := s.resume(d)
+	switch {
+	case errors.Is(err, errGone):
+		sandboxNotFound(w, s.id)
+	case err != nil:
+		writeError(w, http.StatusInternalServerError, "resume sandbox: %v", err)
+	case resumed:
+		writeJSON(w, http.StatusCreated, rt.sandboxBody(s))
+	default:
+		writeJSON(w, http.StatusOK, rt.sandboxBody(s))
+	}
+}
+
+func (rt *Runtime) handleMetrics(w http.ResponseWriter, _ *http.Request, s *sandbox) {
+	writeJSON(w, http.StatusOK, []metricBody{s.metric()})
+}
+
+func (rt *Runtime) handleMetricsMany(w http.ResponseWriter, r *http.Request) {
+	raw := r.URL.Query().Get("sandbox_ids")
+	if raw == "" {
+		writeError(w, http.StatusBadRequest, "sandbox_ids is required")
+		return
+	}
+	ids := strings.Split(raw, ",")
+	if len(ids) > 100 {
+		writeError(w, http.StatusBadRequest, "at most 100 sandbox_ids are allowed")
+		return
+	}
+	out := map[string]metricBody{}
+	for _, id := range ids {
+		if s := rt.lookup(strings.TrimSpace(id)); s != nil {
+			out[s.id] = s.metric()
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"sandboxes": out})
+}

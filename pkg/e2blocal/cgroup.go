@@ -1,0 +1,171 @@
+package e2blocal
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Facts this file depends on (checked on the development machine, kernel
+// 6.18, running as root in a container):
+//   - The host has cgroup v1 with memory, pids, cpu, cpuacct and freezer each
+//     mounted at /sys/fs/cgroup/<controller>, and a v2 "unified" mount with no
+//     controllers. Root may mkdir child groups below its own group (read from
+//     /proc/self/cgroup), so sandboxes get real limits there.
+//   - v1 memory has use_hierarchy=1, so a sandbox's group is charged for
+//     everything its tree allocates, tmpfs pages included.
+//   - An unprivileged runtime usually cannot create groups (no delegation):
+//     then sandboxes run without cgroup limits, pause falls back to SIGSTOP
+//     of the tree, and rlimits remain the only resource bounds.
+// On a pure v2 host (cgroup.controllers at /sys/fs/cgroup) the same limits use
+// memory.max, pids.max, cpu.max and cgroup.freeze/cgroup.kill.
+
+const cgroupRoot = "/sys/fs/cgroup"
+
+// limits are the per-sandbox cgroup limits.
+type limits struct {
+	MemoryBytes int64
+	Pids        int64
+	CPUPercent  int // 100 = one full core
+}
+
+// cgroupDriver creates one group per sandbox under the runtime's own group.
+type cgroupDriver interface {
+	create(id string, l limits) (cgroup, error)
+	close() error
+}
+
+// cgroup is one sandbox's group (across controllers on v1).
+type cgroup interface {
+	add(pid int) error
+	procs() ([]int, error)
+	freeze(ctx context.Context) error
+	thaw() error
+	memory() (used, cache int64, err error)
+	destroy(ctx context.Context) error
+}
+
+// detectCgroups returns a driver, or nil when this process cannot manage
+// cgroups (then callers use rlimits and signals only).
+func detectCgroups(runtimeTag string) cgroupDriver {
+	if _, err := os.Stat(filepath.Join(cgroupRoot, "cgroup.controllers")); err == nil {
+		if d, err := newV2Driver(runtimeTag); err == nil {
+			return d
+		}
+		return nil
+	}
+	if d, err := newV1Driver(runtimeTag); err == nil {
+		return d
+	}
+	return nil
+}
+
+// ownCgroupPaths maps controller (or "" for v2) to this process's group path.
+func ownCgroupPaths() (map[string]string, error) {
+	data, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return nil, fmt.Errorf("read own cgroups: %w", err)
+	}
+	out := map[string]string{}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		parts := strings.SplitN(sc.Text(), ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		if parts[1] == "" {
+			out[""] = parts[2]
+			continue
+		}
+		for _, c := range strings.Split(parts[1], ",") {
+			out[c] = parts[2]
+		}
+	}
+	return out, nil
+}
+
+func writeFile(path, value string) error {
+	if err := os.WriteFile(path, []byte(value), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+func readInt(path string) (int64, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", path, err)
+	}
+	s := strings.TrimSpace(string(data))
+	if s == "max" {
+		return -1, nil
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("parse %s: %w", path, err)
+	}
+	return v, nil
+}
+
+func readStatField(path, field string) int64 {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		k, v, ok := strings.Cut(line, " ")
+		if ok && k == field {
+			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+func readProcs(path string) ([]int, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	var pids []int
+	for _, f := range strings.Fields(string(data)) {
+		if p, err := strconv.Atoi(f); err == nil {
+			pids = append(pids, p)
+		}
+	}
+	return pids, nil
+}
+
+// removeGroup removes an emptied group; rmdir fails with EBUSY until the
+// kernel has reaped every task, so it retries briefly.
+func removeGroup(ctx context.Context, dir string) error {
+	for {
+		err := os.Remove(dir)
+		if err == nil || errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("remove cgroup %s: %w", dir, err)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+func waitFor(ctx context.Context, what string, cond func() bool) error {
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait for %s: %w", what, ctx.Err())
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+	return nil
+}

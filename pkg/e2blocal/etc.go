@@ -1,0 +1,113 @@
+package e2blocal
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// Sandboxes never see the host's /etc: bubblewrap started by root with the
+// host's /etc bound lets sandboxed code read /etc/shadow (tried here). They
+// get a generated one with the account files below plus a whitelist of
+// harmless host files that programs need to work normally (the dynamic
+// loader cache, Debian's alternatives symlinks, CA certificates, Python's
+// site configuration, matplotlib's rc file, shell start-up files).
+var etcGenerated = map[string]string{
+	"passwd": "root:x:0:0:root:/root:/bin/bash\n" +
+		"user:x:1000:1000:user:/home/user:/bin/bash\n" +
+		"nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+	"group": "root:x:0:\nuser:x:1000:\nnogroup:x:65534:\n",
+	"hosts": "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n" +
+		"127.0.1.1\te2b.local e2b\n",
+	"hostname":      "e2b\n",
+	"resolv.conf":   "nameserver 127.0.0.1\n",
+	"nsswitch.conf": "passwd: files\ngroup: files\nshadow: files\nhosts: files dns\nnetworks: files\nprotocols: files\nservices: files\n",
+}
+
+var etcFromHost = []string{
+	"alternatives", "ssl/certs", "ssl/openssl.cnf", "ca-certificates.conf",
+	"ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone",
+	"python3", "python3.11", "python3.12", "python3.13", "matplotlibrc",
+	"bash.bashrc", "profile", "profile.d", "inputrc", "skel", "shells",
+	"mime.types", "protocols", "services", "host.conf", "gai.conf",
+	"debian_version", "os-release", "magic", "magic.mime", "pip.conf",
+	"environment", "terminfo", "fonts", "xdg", "vim",
+}
+
+// buildEtc writes the sandboxes' shared, read-only /etc into dir.
+func buildEtc(dir string) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("clear generated etc: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create generated etc: %w", err)
+	}
+	for name, content := range etcGenerated {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			return fmt.Errorf("write etc/%s: %w", name, err)
+		}
+	}
+	for _, rel := range etcFromHost {
+		if err := copyTree(filepath.Join("/etc", rel), filepath.Join(dir, rel)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// copyTree copies a host file, symlink or directory tree. Only world-readable
+// entries are copied, so nothing private can slip in through the whitelist.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+				return nil
+			}
+			return fmt.Errorf("walk %s: %w", path, err)
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return fmt.Errorf("relative path of %s: %w", path, err)
+		}
+		target := filepath.Join(dst, rel)
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return fmt.Errorf("create %s: %w", filepath.Dir(target), err)
+		}
+		return copyEntry(path, target, d)
+	})
+}
+
+func copyEntry(path, target string, d fs.DirEntry) error {
+	info, err := d.Info()
+	if err != nil {
+		return nil
+	}
+	switch {
+	case d.Type()&fs.ModeSymlink != 0:
+		link, err := os.Readlink(path)
+		if err != nil {
+			return fmt.Errorf("read link %s: %w", path, err)
+		}
+		if err := os.Symlink(link, target); err != nil && !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("symlink %s: %w", target, err)
+		}
+	case d.IsDir():
+		if info.Mode().Perm()&0o005 != 0o005 {
+			return fs.SkipDir
+		}
+		if err := os.MkdirAll(target, 0o755); err != nil {
+			return fmt.Errorf("create %s: %w", target, err)
+		}
+	case info.Mode().IsRegular() && info.Mode().Perm()&0o004 != 0:
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", path, err)
+		}
+		if err := os.WriteFile(target, data, 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", target, err)
+		}
+	}
+	return nil
+}

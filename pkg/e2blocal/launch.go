@@ -1,0 +1,218 @@
+package e2blocal
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sessionbox/sessionbox/pkg/e2blocal/agent"
+)
+
+// Paths inside every sandbox.
+const (
+	insideHome   = "/home/user"
+	insideRun    = "/run/e2b"
+	insideAgent  = "/opt/e2b/agent"
+	insideSocket = insideRun + "/agent.sock"
+	insideUID    = 1000
+	agentEnvVar  = "E2BLOCAL_AGENT"
+	sandboxPath  = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+)
+
+// launchSpec is everything bwrap needs to build one sandbox.
+type launchSpec struct {
+	bwrap    string
+	agentBin string // host path of the executable re-run as the agent
+	etcDir   string // generated /etc
+	homeDir  string // host dir bound at /home/user
+	runDir   string // host dir bound at /run/e2b (the agent's socket)
+	hostUID  int    // unprivileged host uid the tree runs as; -1 keeps ours
+	tmpBytes int64  // size cap of the private /tmp
+	network  bool   // share the host network namespace (never set today)
+}
+
+// bwrapArgs builds the bubblewrap command line running inner as the
+// sandbox's workload. Facts it relies on (bwrap 0.8, Debian bookworm):
+//   - bwrap is not setuid here, so every namespace comes from an unprivileged
+//     user namespace created by the host uid it was started as; unprivileged
+//     user namespaces are enabled on this kernel (6.18) for non-root uids.
+//   - Started as root it would map the sandbox user to host root, which is
+//     why the runtime drops to hostUID before exec'ing bwrap.
+//   - /bin, /lib, /lib64 and /sbin are merged-usr symlinks on Debian; they
+//     are recreated as symlinks, a real directory is bound read-only.
+//   - --die-with-parent makes the sandbox's pid 1 die with bwrap, and pid 1
+//     dying kills its whole pid namespace.
+func (s launchSpec) bwrapArgs(inner ...string) []string {
+	a := []string{"--unshare-all"}
+	if s.network {
+		a = append(a, "--share-net")
+	}
+	a = append(a, "--die-with-parent", "--new-session",
+		"--uid", strconv.Itoa(insideUID), "--gid", strconv.Itoa(insideUID),
+		"--hostname", "e2b",
+		"--ro-bind", "/usr", "/usr")
+	for _, d := range []string{"/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"} {
+		fi, err := os.Lstat(d)
+		switch {
+		case err != nil:
+		case fi.Mode()&os.ModeSymlink != 0:
+			if target, err := os.Readlink(d); err == nil {
+				a = append(a, "--symlink", target, d)
+			}
+		case fi.IsDir():
+			a = append(a, "--ro-bind", d, d)
+		}
+	}
+	a = append(a,
+		"--ro-bind", s.etcDir, "/etc",
+		"--proc", "/proc",
+		"--dev", "/dev",
+		"--perms", "1777", "--size", strconv.FormatInt(s.tmpBytes, 10), "--tmpfs", "/tmp",
+		"--symlink", "/tmp", "/var/tmp",
+		"--bind", s.homeDir, insideHome,
+		"--bind", s.runDir, insideRun,
+		"--ro-bind", s.agentBin, insideAgent,
+		"--clearenv",
+		"--setenv", "PATH", sandboxPath,
+		"--setenv", "HOME", insideHome,
+		"--setenv", "USER", "user",
+		"--setenv", "LOGNAME", "user",
+		"--setenv", "SHELL", "/bin/bash",
+		"--setenv", "LANG", "C.UTF-8",
+		"--setenv", "TMPDIR", "/tmp",
+		"--chdir", insideHome,
+		"--")
+	return append(a, inner...)
+}
+
+// agentArgs runs the agent as the workload.
+func (s launchSpec) agentArgs() []string {
+	a := s.bwrapArgs(insideAgent)
+	// --setenv must come before "--": splice the marker in front of it.
+	n := len(a) - 2
+	out := append([]string{}, a[:n]...)
+	out = append(out, "--setenv", agentEnvVar, "1")
+	return append(out, a[n:]...)
+}
+
+// command prepares bwrap as an unprivileged host uid. Pdeathsig ties the
+// tree to the runtime: if the runtime dies, bwrap gets SIGKILL, then its
+// --die-with-parent pid 1, then the pid namespace.
+func (s launchSpec) command(args []string) *exec.Cmd {
+	cmd := exec.Command(s.bwrap, args...)
+	cmd.Env = []string{"PATH=" + sandboxPath}
+	cmd.Dir = "/"
+	attr := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	if s.hostUID >= 0 {
+		attr.Credential = &syscall.Credential{Uid: uint32(s.hostUID), Gid: uint32(s.hostUID), Groups: []uint32{}}
+	}
+	cmd.SysProcAttr = attr
+	return cmd
+}
+
+// agentProc is a started sandbox tree.
+type agentProc struct {
+	cmd    *exec.Cmd
+	stderr *tailBuffer
+	done   chan struct{} // closed when bwrap has exited and been reaped
+	err    error         // bwrap's exit status, valid after done
+}
+
+// startAgent starts bwrap with the agent inside, hands it cfg over an
+// inherited pipe and waits until it listens on its socket.
+func startAgent(sp *spawner, s launchSpec, cfg agent.Config, onStart func(pid int), timeout time.Duration) (*agentProc, error) {
+	cfgR, cfgW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("config pipe: %w", err)
+	}
+	defer cfgR.Close()
+	defer cfgW.Close()
+	readyR, readyW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("ready pipe: %w", err)
+	}
+	defer readyR.Close()
+	defer readyW.Close()
+
+	cmd := s.command(s.agentArgs())
+	cmd.ExtraFiles = []*os.File{cfgR, readyW} // fds 3 and 4 in the agent
+	p := &agentProc{cmd: cmd, stderr: newTailBuffer(8 << 10), done: make(chan struct{})}
+	cmd.Stdout = p.stderr
+	cmd.Stderr = p.stderr
+	if err := sp.start(cmd); err != nil {
+		return nil, fmt.Errorf("start bwrap: %w", err)
+	}
+	onStart(cmd.Process.Pid)
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	cfgR.Close()
+	readyW.Close()
+	if err := json.NewEncoder(cfgW).Encode(cfg); err != nil {
+		p.kill()
+		return nil, fmt.Errorf("send agent config: %w", err)
+	}
+	cfgW.Close()
+	if err := waitReady(readyR, timeout); err != nil {
+		p.kill()
+		<-p.done
+		return nil, fmt.Errorf("agent did not start: %w (bwrap: %v; output: %q)", err, p.err, p.stderr.String())
+	}
+	return p, nil
+}
+
+func waitReady(r *os.File, timeout time.Duration) error {
+	if err := r.SetReadDeadline(time.Now().Add(timeout)); err != nil {
+		return fmt.Errorf("set ready deadline: %w", err)
+	}
+	var b [1]byte
+	if _, err := r.Read(b[:]); err != nil {
+		return fmt.Errorf("read readiness: %w", err)
+	}
+	return nil
+}
+
+// kill ends bwrap's process group; --die-with-parent and the pid namespace
+// take everything inside with it.
+func (p *agentProc) kill() {
+	if p.cmd.Process != nil {
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		_ = p.cmd.Process.Kill()
+	}
+}
+
+func (p *agentProc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// processTree lists pid and all its descendants through /proc children lists.
+func processTree(pid int) []int {
+	out := []int{pid}
+	for i := 0; i < len(out); i++ {
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", out[i]))
+		for _, t := range tasks {
+			data, err := os.ReadFile(t)
+			if err != nil {
+				continue
+			}
+			for _, f := range strings.Fields(string(data)) {
+				if c, err := strconv.Atoi(f); err == nil {
+					out = append(out, c)
+				}
+			}
+		}
+	}
+	return out
+}

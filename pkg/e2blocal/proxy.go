@@ -1,0 +1,102 @@
+package e2blocal
+
+import (
+	"context"
+	"net/http"
+	"net/http/httputil"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Routing headers the SDKs send on every envd and interpreter request.
+const (
+	hdrSandboxID   = "E2b-Sandbox-Id"
+	hdrSandboxPort = "E2b-Sandbox-Port"
+)
+
+// route finds the target sandbox and port: the headers first, else a
+// "<port>-<id>.<domain>" host, as E2B's own proxy does.
+func route(r *http.Request) (id, port string) {
+	id, port = r.Header.Get(hdrSandboxID), r.Header.Get(hdrSandboxPort)
+	if id != "" {
+		return id, port
+	}
+	host := r.Host
+	if i := strings.IndexByte(host, '.'); i > 0 {
+		label := host[:i]
+		if p, rest, ok := strings.Cut(label, "-"); ok {
+			if _, err := strconv.Atoi(p); err == nil {
+				// Newer hosts carry a client suffix: <port>-<id>-<client>.
+				id, _, _ = strings.Cut(rest, "-")
+				return id, p
+			}
+		}
+	}
+	return "", ""
+}
+
+func (rt *Runtime) proxyHandler() http.Handler {
+	rp := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.Out.URL.Scheme = "http"
+			pr.Out.URL.Host = "sandbox"
+			pr.Out.Host = "sandbox"
+		},
+		// Streams (process output, NDJSON executions) must reach the client
+		// as they are produced.
+		FlushInterval: -1,
+		Transport:     sandboxTransport{rt},
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, _ error) {
+			if r.Context().Err() != nil {
+				return // the client went away; nobody to answer
+			}
+			id, _ := route(r)
+			proxyNotFound(w, id)
+		},
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, port := route(r)
+		s := rt.lookup(id)
+		if s == nil || !rt.ensureRunning(r.Context(), s) {
+			proxyNotFound(w, id)
+			return
+		}
+		r.Header.Set(hdrSandboxID, id)
+		if port != "" {
+			r.Header.Set(hdrSandboxPort, port)
+		}
+		rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sandboxKey{}, s)))
+	})
+}
+
+// ensureRunning reports whether s can take traffic, resuming it first when
+// it is paused with autoResume.
+func (rt *Runtime) ensureRunning(ctx context.Context, s *sandbox) bool {
+	st, endAt := s.snapshot()
+	switch st {
+	case stateRunning:
+		return true
+	case statePaused:
+		if !s.autoResume {
+			return false
+		}
+		d := time.Until(endAt)
+		if d < rt.cfg.DefaultV1Timeout {
+			d = rt.cfg.DefaultV1Timeout
+		}
+		_, err := s.resume(d)
+		return err == nil
+	}
+	return false
+}
+
+type sandboxKey struct{}
+
+// sandboxTransport sends each request over its sandbox's unix socket.
+type sandboxTransport struct{ rt *Runtime }
+
+func (t sandboxTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	s := r.Context().Value(sandboxKey{}).(*sandbox)
+	return s.transport.RoundTrip(r)
+}

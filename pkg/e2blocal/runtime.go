@@ -1,0 +1,241 @@
+// Package e2blocal is a local E2B-compatible sandbox runtime: E2B's
+// control-plane REST API on one address, every sandbox's envd and code
+// interpreter behind one routing address, and sandboxes as bubblewrap
+// process trees whose init is this binary re-executed as the agent.
+package e2blocal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+)
+
+// Config configures a runtime. Zero values take the defaults below.
+type Config struct {
+	APIAddr     string // control plane, e.g. "127.0.0.1:3000"; ":0" picks a port
+	SandboxAddr string // sandbox routing address, e.g. "127.0.0.1:3002"
+	DataDir     string // sandbox homes and runtime state
+	APIKey      string // when set, the only accepted X-API-Key
+
+	Bwrap            string // bubblewrap binary, default /usr/bin/bwrap
+	Python           string // interpreter inside sandboxes, default /usr/bin/python3
+	UIDBase          int    // first host uid for sandboxes when running as root, default 200000
+	UIDCount         int    // size of that range, default 50000
+	MemoryBytes      int64  // per-sandbox memory limit (cgroup), default 512 MiB
+	Pids             int64  // per-sandbox task limit (cgroup), default 512
+	CPUPercent       int    // per-sandbox CPU quota, 100 = one core, default 100
+	TmpBytes         int64  // size of the private /tmp, default 256 MiB
+	MaxFileBytes     int64  // RLIMIT_FSIZE, default 1 GiB
+	MaxOpenFiles     uint64 // RLIMIT_NOFILE, default 4096
+	MaxOutputBytes   int64  // per process / execution output cap, default envd's and kernel's own
+	DiskMB           int    // advertised disk size, default 10240
+	StartTimeout     time.Duration
+	DefaultV1Timeout time.Duration // create v1 without timeout, default 15 s
+	DefaultV2Timeout time.Duration // create v2 and connect v2 without timeout, default 300 s
+}
+
+func (c *Config) setDefaults() {
+	def := func(v *int64, d int64) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	if c.Bwrap == "" {
+		c.Bwrap = "/usr/bin/bwrap"
+	}
+	if c.Python == "" {
+		c.Python = "/usr/bin/python3"
+	}
+	if c.UIDBase == 0 {
+		c.UIDBase = 200000
+	}
+	if c.UIDCount == 0 {
+		c.UIDCount = 50000
+	}
+	def(&c.MemoryBytes, 512<<20)
+	def(&c.Pids, 512)
+	def(&c.TmpBytes, 256<<20)
+	def(&c.MaxFileBytes, 1<<30)
+	if c.CPUPercent == 0 {
+		c.CPUPercent = 100
+	}
+	if c.MaxOpenFiles == 0 {
+		c.MaxOpenFiles = 4096
+	}
+	if c.DiskMB == 0 {
+		c.DiskMB = 10240
+	}
+	if c.StartTimeout == 0 {
+		c.StartTimeout = 15 * time.Second
+	}
+	if c.DefaultV1Timeout == 0 {
+		c.DefaultV1Timeout = 15 * time.Second
+	}
+	if c.DefaultV2Timeout == 0 {
+		c.DefaultV2Timeout = 300 * time.Second
+	}
+}
+
+// Runtime is a running local E2B runtime.
+type Runtime struct {
+	cfg     Config
+	envdVer string
+	fs      *layout
+	spawn   *spawner
+	cgroups cgroupDriver // nil when cgroups are not manageable
+	uids    *uidPool     // nil when not root: sandboxes run as our own uid
+
+	ctx    context.Context // ends at Close; parent of timers' work
+	cancel context.CancelFunc
+
+	mu        sync.Mutex
+	sandboxes map[string]*sandbox
+	closed    bool
+
+	apiLn, sbLn   net.Listener
+	apiSrv, sbSrv *http.Server
+	serveWG       sync.WaitGroup
+}
+
+// Start builds the runtime and serves both addresses until Close.
+func Start(ctx context.Context, cfg Config) (*Runtime, error) {
+	cfg.setDefaults()
+	if cfg.DataDir == "" {
+		return nil, errors.New("e2blocal: DataDir is required")
+	}
+	if _, err := os.Stat(cfg.Bwrap); err != nil {
+		return nil, fmt.Errorf("e2blocal: bubblewrap not found: %w", err)
+	}
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	rt := &Runtime{cfg: cfg, envdVer: envdVersion, ctx: rctx, cancel: cancel, sandboxes: map[string]*sandbox{}}
+	if err := rt.init(); err != nil {
+		rt.shutdown()
+		return nil, err
+	}
+	if err := rt.listen(ctx); err != nil {
+		rt.shutdown()
+		return nil, err
+	}
+	return rt, nil
+}
+
+func (rt *Runtime) init() error {
+	root := os.Geteuid() == 0
+	fs, err := newLayout(rt.cfg.DataDir, root)
+	if err != nil {
+		return err
+	}
+	rt.fs = fs
+	rt.spawn = newSpawner()
+	if root {
+		if rt.uids, err = newUIDPool(rt.cfg.UIDBase, rt.cfg.UIDCount); err != nil {
+			return err
+		}
+	}
+	rt.cgroups = detectCgroups(fmt.Sprintf("sessionbox-%d", os.Getpid()))
+	return nil
+}
+
+func (rt *Runtime) listen(ctx context.Context) error {
+	var lc net.ListenConfig
+	var err error
+	if rt.apiLn, err = lc.Listen(ctx, "tcp", rt.cfg.APIAddr); err != nil {
+		return fmt.Errorf("listen on API address: %w", err)
+	}
+	if rt.sbLn, err = lc.Listen(ctx, "tcp", rt.cfg.SandboxAddr); err != nil {
+		return fmt.Errorf("listen on sandbox address: %w", err)
+	}
+	rt.apiSrv = &http.Server{Handler: rt.apiHandler(), ReadHeaderTimeout: 30 * time.Second}
+	rt.sbSrv = &http.Server{Handler: rt.proxyHandler(), ReadHeaderTimeout: 30 * time.Second}
+	for _, p := range []struct {
+		srv *http.Server
+		ln  net.Listener
+	}{{rt.apiSrv, rt.apiLn}, {rt.sbSrv, rt.sbLn}} {
+		rt.serveWG.Add(1)
+		go func() {
+			defer rt.serveWG.Done()
+			_ = p.srv.Serve(p.ln)
+		}()
+	}
+	return nil
+}
+
+// APIURL is the control plane's base URL (E2B_API_URL).
+func (rt *Runtime) APIURL() string { return "http://" + rt.apiLn.Addr().String() }
+
+// SandboxURL is the sandbox routing base URL (E2B_SANDBOX_URL).
+func (rt *Runtime) SandboxURL() string { return "http://" + rt.sbLn.Addr().String() }
+
+// Close kills every sandbox and stops serving.
+func (rt *Runtime) Close() error {
+	rt.mu.Lock()
+	if rt.closed {
+		rt.mu.Unlock()
+		return nil
+	}
+	rt.closed = true
+	rt.mu.Unlock()
+	return rt.shutdown()
+}
+
+func (rt *Runtime) shutdown() error {
+	var errs []error
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, srv := range []*http.Server{rt.apiSrv, rt.sbSrv} {
+		if srv != nil {
+			// Streams to sandboxes may be open; they end when sandboxes die.
+			_ = srv.Close()
+		}
+	}
+	rt.serveWG.Wait()
+	errs = append(errs, rt.killAll(ctx))
+	rt.cancel()
+	if rt.spawn != nil {
+		rt.spawn.stop()
+	}
+	if rt.cgroups != nil {
+		errs = append(errs, rt.cgroups.close())
+	}
+	if rt.fs != nil {
+		errs = append(errs, rt.fs.close())
+	}
+	return errors.Join(errs...)
+}
+
+func (rt *Runtime) killAll(ctx context.Context) error {
+	rt.mu.Lock()
+	all := make([]*sandbox, 0, len(rt.sandboxes))
+	for _, s := range rt.sandboxes {
+		all = append(all, s)
+	}
+	rt.mu.Unlock()
+	var wg sync.WaitGroup
+	errs := make([]error, len(all))
+	for i, s := range all {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = s.kill(ctx)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (rt *Runtime) lookup(id string) *sandbox {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.sandboxes[id]
+}
+
+func (rt *Runtime) forget(id string) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	delete(rt.sandboxes, id)
+}

@@ -1,0 +1,277 @@
+package e2blocal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+)
+
+type sbState int
+
+const (
+	stateRunning sbState = iota
+	statePaused
+	stateKilled
+)
+
+func (s sbState) String() string {
+	switch s {
+	case stateRunning:
+		return "running"
+	case statePaused:
+		return "paused"
+	default:
+		return "killed"
+	}
+}
+
+var (
+	errConflict = errors.New("state conflict")
+	errGone     = errors.New("sandbox is gone")
+)
+
+// sandbox is one live sandbox. Fields above mu never change after create.
+type sandbox struct {
+	rt          *Runtime
+	id          string
+	templateID  string
+	alias       string
+	metadata    map[string]string
+	envVars     map[string]string
+	accessToken string
+	startedAt   time.Time
+	autoPause   bool
+	autoResume  bool
+	allowNet    *bool
+	uid         *uidLease
+	hostUID     int
+	cg          cgroup
+	proc        *agentProc
+	transport   *http.Transport
+
+	mu     sync.Mutex
+	state  sbState
+	endAt  time.Time
+	timer  *time.Timer
+	timerN uint64 // generation: a stale timer's callback does nothing
+	cpu    cpuSample
+}
+
+func (s *sandbox) snapshot() (sbState, time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state, s.endAt
+}
+
+// armLocked (re)starts the lifetime timer; s.mu must be held.
+func (s *sandbox) armLocked(d time.Duration) {
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+	s.timerN++
+	n := s.timerN
+	s.endAt = time.Now().Add(d)
+	s.timer = time.AfterFunc(d, func() { s.expire(n) })
+}
+
+func (s *sandbox) disarmLocked() {
+	if s.timer != nil {
+		s.timer.Stop()
+		s.timer = nil
+	}
+	s.timerN++
+}
+
+// setTimeout moves the deadline to now+d, like E2B's setTimeout.
+func (s *sandbox) setTimeout(d time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch s.state {
+	case stateKilled:
+		return errGone
+	case statePaused:
+		s.endAt = time.Now().Add(d)
+		return nil
+	}
+	s.armLocked(d)
+	return nil
+}
+
+// refresh extends the deadline to now+d unless it is already later.
+func (s *sandbox) refresh(d time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state == stateKilled {
+		return errGone
+	}
+	if s.state == stateRunning && time.Now().Add(d).After(s.endAt) {
+		s.armLocked(d)
+	}
+	return nil
+}
+
+func (s *sandbox) expire(gen uint64) {
+	s.mu.Lock()
+	if gen != s.timerN || s.state != stateRunning {
+		s.mu.Unlock()
+		return
+	}
+	pause := s.autoPause
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(s.rt.ctx, 10*time.Second)
+	defer cancel()
+	if pause {
+		if err := s.pause(ctx); err == nil || errors.Is(err, errConflict) {
+			return
+		}
+	}
+	_ = s.kill(ctx)
+}
+
+// pause freezes the whole tree; memory stays as it is.
+func (s *sandbox) pause(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != stateRunning {
+		return fmt.Errorf("%w: sandbox %q cannot be paused while in %q state", errConflict, s.id, s.state)
+	}
+	s.state = statePaused // new proxied requests now get 502 (or resume)
+	if err := s.freeze(ctx); err != nil {
+		s.state = stateRunning
+		return err
+	}
+	s.disarmLocked()
+	s.transport.CloseIdleConnections()
+	return nil
+}
+
+func (s *sandbox) freeze(ctx context.Context) error {
+	if s.cg != nil {
+		if err := s.cg.freeze(ctx); err != nil {
+			_ = s.cg.thaw()
+			return fmt.Errorf("freeze sandbox %s: %w", s.id, err)
+		}
+		return nil
+	}
+	// Without a freezer the tree is stopped task by task; a process forked
+	// while we walk is caught by the second pass.
+	for range 2 {
+		for _, pid := range processTree(s.proc.cmd.Process.Pid) {
+			_ = syscall.Kill(pid, syscall.SIGSTOP)
+		}
+	}
+	return nil
+}
+
+func (s *sandbox) thaw() error {
+	if s.cg != nil {
+		if err := s.cg.thaw(); err != nil {
+			return fmt.Errorf("thaw sandbox %s: %w", s.id, err)
+		}
+		return nil
+	}
+	for _, pid := range processTree(s.proc.cmd.Process.Pid) {
+		_ = syscall.Kill(pid, syscall.SIGCONT)
+	}
+	return nil
+}
+
+// resume thaws a paused sandbox and re-arms its timeout. It reports whether
+// the sandbox was actually paused.
+func (s *sandbox) resume(timeout time.Duration) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch s.state {
+	case stateKilled:
+		return false, errGone
+	case stateRunning:
+		s.armLocked(timeout)
+		return false, nil
+	}
+	if err := s.thaw(); err != nil {
+		return false, err
+	}
+	s.state = stateRunning
+	s.armLocked(timeout)
+	return true, nil
+}
+
+// kill ends the tree, removes the sandbox's data and forgets it.
+func (s *sandbox) kill(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state == stateKilled {
+		return errGone
+	}
+	s.state = stateKilled
+	s.disarmLocked()
+	s.rt.forget(s.id)
+	return s.teardown(ctx)
+}
+
+func (s *sandbox) teardown(ctx context.Context) error {
+	var errs []error
+	if s.cg != nil {
+		// Freezing first means no task can fork while we signal the group.
+		_ = s.cg.freeze(ctx)
+		if pids, err := s.cg.procs(); err == nil {
+			for _, pid := range pids {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+		_ = s.cg.thaw()
+	}
+	if s.proc != nil {
+		s.proc.kill()
+		select {
+		case <-s.proc.done:
+		case <-ctx.Done():
+			errs = append(errs, fmt.Errorf("wait for sandbox %s to exit: %w", s.id, ctx.Err()))
+		}
+	}
+	if s.transport != nil {
+		s.transport.CloseIdleConnections()
+	}
+	if s.cg != nil {
+		errs = append(errs, s.cg.destroy(ctx))
+	}
+	for _, d := range []string{s.rt.fs.sandboxDir(s.id), s.rt.fs.runDir(s.id)} {
+		if err := os.RemoveAll(d); err != nil {
+			errs = append(errs, fmt.Errorf("remove %s: %w", d, err))
+		}
+	}
+	s.uid.release()
+	return errors.Join(errs...)
+}
+
+// watch reaps a sandbox whose tree died on its own (agent crash, OOM).
+func (s *sandbox) watch() {
+	<-s.proc.done
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = s.kill(ctx)
+}
+
+// newTransport dials the agent's unix socket whatever the request's host.
+func newTransport(socket string) *http.Transport {
+	var d net.Dialer
+	return &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return d.DialContext(ctx, "unix", socket)
+		},
+		MaxIdleConnsPerHost: 16,
+		IdleConnTimeout:     60 * time.Second,
+		DisableCompression:  true,
+	}
+}
+
+func (s *sandbox) socketPath() string {
+	return filepath.Join(s.rt.fs.runDir(s.id), filepath.Base(insideSocket))
+}

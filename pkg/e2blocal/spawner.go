@@ -1,0 +1,64 @@
+package e2blocal
+
+import (
+	"errors"
+	"os/exec"
+	"runtime"
+	"sync"
+)
+
+// spawner starts sandbox processes from one OS thread that lives exactly as
+// long as the runtime. PR_SET_PDEATHSIG fires when the *thread* that forked
+// the child exits, not the process, and Go may retire threads; starting
+// every bwrap from a dedicated locked thread makes the death signal mean
+// "the runtime is gone". When the spawner stops, its goroutine returns while
+// still locked, so Go terminates that thread, which also kills any sandbox
+// that outlived Close.
+type spawner struct {
+	reqs chan spawnReq
+	done chan struct{}
+	once sync.Once
+}
+
+type spawnReq struct {
+	cmd  *exec.Cmd
+	errc chan error
+}
+
+var errSpawnerClosed = errors.New("runtime is shutting down")
+
+func newSpawner() *spawner {
+	s := &spawner{reqs: make(chan spawnReq), done: make(chan struct{})}
+	started := make(chan struct{})
+	go s.loop(started)
+	<-started
+	return s
+}
+
+func (s *spawner) loop(started chan<- struct{}) {
+	runtime.LockOSThread()
+	// No UnlockOSThread: exiting locked retires the thread on purpose.
+	close(started)
+	for {
+		select {
+		case r := <-s.reqs:
+			r.errc <- r.cmd.Start()
+		case <-s.done:
+			return
+		}
+	}
+}
+
+func (s *spawner) start(cmd *exec.Cmd) error {
+	r := spawnReq{cmd: cmd, errc: make(chan error, 1)}
+	select {
+	case s.reqs <- r:
+		return <-r.errc
+	case <-s.done:
+		return errSpawnerClosed
+	}
+}
+
+func (s *spawner) stop() {
+	s.once.Do(func() { close(s.done) })
+}
