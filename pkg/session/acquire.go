@@ -1,0 +1,284 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"time"
+)
+
+// maxTransitions bounds how often one call re-reads a session after losing a
+// race; waiting on someone else's lease does not count against it.
+const maxTransitions = 12
+
+// errRetry says a conditional write lost a race: re-read and decide again.
+var errRetry = errors.New("session changed concurrently")
+
+// Metadata keys put on every sandbox: the orphan sweep and the tenant cap
+// find sandboxes by them, and the sweep finds each one's session.
+const (
+	MetaStack     = "stack"
+	MetaTenant    = "tenant"
+	MetaPrincipal = "principal"
+	MetaSession   = "session"
+)
+
+// acquire returns the session's record with its sandbox running, creating
+// the record, starting, resuming or replacing the sandbox as needed. opts,
+// when not nil, applies to a sandbox this call starts. gone names a sandbox
+// the caller has just seen vanish: it is replaced rather than used.
+// restarted is set when the session had a sandbox before this call and now
+// has another (its kernel state is lost).
+func (m *Manager) acquire(ctx context.Context, key Key, opts *StartOptions, gone string) (s *Session, restarted bool, err error) {
+	owner := randomID(16)
+	wait := newBackoff()
+	prior, seen := gone, gone != ""
+	for attempt := 0; attempt < maxTransitions; {
+		if err := ctx.Err(); err != nil {
+			return nil, false, ctxError(err, "waiting for the session's sandbox")
+		}
+		cur, err := m.store.GetSession(ctx, key)
+		if errors.Is(err, ErrNotFound) {
+			cur = nil
+		} else if err != nil {
+			return nil, false, fmt.Errorf("read session %q: %w", key.SessionID, err)
+		}
+		if !seen && cur != nil {
+			prior, seen = cur.SandboxID, true
+		}
+		now := m.clock.Now()
+		var out *Session
+		switch {
+		case cur == nil:
+			out, err = m.create(ctx, key, opts, owner, now)
+		case cur.State == StateRunning && cur.SandboxID != gone && !expiredLifetime(cur, now):
+			out = cur
+		case cur.State == StatePaused && cur.SandboxID != gone && !expiredLifetime(cur, now):
+			out, err = m.resume(ctx, cur, now)
+			if errors.Is(err, ErrSandboxGone) {
+				gone, err = cur.SandboxID, errRetry
+			}
+		case leaseHeld(cur, now):
+			if err := wait.sleep(ctx, cur.LeaseUntil.Sub(now)); err != nil {
+				return nil, false, ctxError(err, "waiting for another call to start the sandbox")
+			}
+			continue
+		default:
+			out, err = m.takeOver(ctx, cur, opts, owner, now)
+		}
+		if errors.Is(err, errRetry) {
+			attempt++
+			continue
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		return out, prior != "" && out.SandboxID != prior, nil
+	}
+	return nil, false, &Error{Kind: ErrConflict, Detail: "the session kept changing under concurrent calls; try again", RetryAfter: time.Second}
+}
+
+// create writes a new record holding the start lease, then starts the
+// sandbox.
+func (m *Manager) create(ctx context.Context, key Key, opts *StartOptions, owner string, now time.Time) (*Session, error) {
+	s := &Session{Key: key, CreatedAt: now}
+	m.applyOptions(s, opts)
+	m.lease(s, StateStarting, owner, now)
+	if err := m.store.CreateSession(ctx, s); errors.Is(err, ErrConflict) {
+		return nil, errRetry
+	} else if err != nil {
+		return nil, fmt.Errorf("create session %q: %w", key.SessionID, err)
+	}
+	return m.startSandbox(ctx, s, opts)
+}
+
+// takeOver moves a session that has no usable sandbox (stopped, failed,
+// expired, gone, or held by an expired lease) to starting under our lease,
+// kills whatever sandbox it still names, and starts a fresh one.
+func (m *Manager) takeOver(ctx context.Context, cur *Session, opts *StartOptions, owner string, now time.Time) (*Session, error) {
+	s := *cur
+	m.applyOptions(&s, opts)
+	m.lease(&s, StateStarting, owner, now)
+	if err := m.store.UpdateSession(ctx, &s); errors.Is(err, ErrConflict) {
+		return nil, errRetry
+	} else if err != nil {
+		return nil, fmt.Errorf("claim session %q for a start: %w", cur.SessionID, err)
+	}
+	if cur.SandboxID != "" && cur.State.Live() {
+		// Expired or abandoned: make sure it does not linger beside the new one.
+		if err := m.sandboxes.Kill(ctx, cur.SandboxID); err != nil {
+			m.log.WarnContext(ctx, "kill replaced sandbox", "sandbox", cur.SandboxID, "err", err)
+		}
+	}
+	return m.startSandbox(ctx, &s, opts)
+}
+
+// lease puts s in state st held by owner until the lease duration passes.
+func (m *Manager) lease(s *Session, st State, owner string, now time.Time) {
+	s.State = st
+	s.LeaseOwner = owner
+	s.LeaseUntil = now.Add(m.cfg.LeaseDuration)
+	s.ExpiresAt = time.Time{}
+	setDue(s)
+}
+
+// applyOptions sets what a start was asked for; without options, a session
+// keeps its own settings and a new one gets the defaults.
+func (m *Manager) applyOptions(s *Session, opts *StartOptions) {
+	if opts != nil {
+		if opts.Type != "" {
+			s.Type = opts.Type
+		}
+		s.Template = opts.Template
+		if opts.Metadata != nil {
+			s.Metadata = maps.Clone(opts.Metadata)
+		}
+		s.IdleTimeout = time.Duration(opts.IdleTimeoutSecs) * time.Second
+		s.PauseOnIdle = opts.Pause
+	}
+	if s.Type == "" {
+		s.Type = TypeCodeInterpreter
+	}
+	if s.Template == "" {
+		s.Template = m.cfg.DefaultTemplate
+	}
+}
+
+// startSandbox creates the sandbox for s, which holds our lease, and records
+// it. When the record changed meanwhile (our lease was taken, or a stop came)
+// the new sandbox is killed and errRetry returned.
+func (m *Manager) startSandbox(ctx context.Context, s *Session, opts *StartOptions) (*Session, error) {
+	if err := m.checkTenantCap(ctx, s.Tenant); err != nil {
+		m.release(ctx, s, StateStopped)
+		return nil, err
+	}
+	spec := SandboxSpec{
+		Template:  s.Template,
+		Timeout:   m.cfg.IdleTimeout + m.cfg.ProviderTimeoutSlack,
+		Metadata:  m.sandboxMetadata(s),
+		AutoPause: s.PauseOnIdle,
+	}
+	if s.IdleTimeout > 0 {
+		spec.Timeout = s.IdleTimeout + m.cfg.ProviderTimeoutSlack
+	}
+	if opts != nil {
+		spec.Envs = opts.Envs
+	}
+	info, err := m.sandboxes.Create(ctx, spec)
+	if err != nil {
+		m.release(ctx, s, StateError)
+		return nil, fmt.Errorf("start sandbox for session %q: %w", s.SessionID, err)
+	}
+	// The sandbox exists now: record it even if the caller gave up, or it
+	// would run unowned until the orphan sweep.
+	dctx, cancel := detach(ctx)
+	defer cancel()
+	now := m.clock.Now()
+	s.State, s.SandboxID = StateRunning, info.ID
+	s.LeaseOwner, s.LeaseUntil = "", time.Time{}
+	s.LifetimeDeadline = now.Add(m.cfg.Lifetime)
+	m.markActive(s, now)
+	if err := m.store.UpdateSession(dctx, s); err != nil {
+		if kerr := m.sandboxes.Kill(dctx, info.ID); kerr != nil {
+			m.log.WarnContext(ctx, "kill unrecorded sandbox", "sandbox", info.ID, "err", kerr)
+		}
+		if errors.Is(err, ErrConflict) {
+			return nil, errRetry
+		}
+		return nil, fmt.Errorf("record sandbox of session %q: %w", s.SessionID, err)
+	}
+	return s, nil
+}
+
+// release gives up our lease on s, leaving it in st (stopped or error) so
+// the next call starts afresh. A lost race is fine: someone else moved on.
+func (m *Manager) release(ctx context.Context, s *Session, st State) {
+	dctx, cancel := detach(ctx)
+	defer cancel()
+	r := *s
+	r.State = st
+	r.LeaseOwner, r.LeaseUntil = "", time.Time{}
+	r.ExpiresAt = m.clock.Now().Add(m.cfg.StoppedRetention)
+	setDue(&r)
+	if err := m.store.UpdateSession(dctx, &r); err != nil && !errors.Is(err, ErrConflict) {
+		m.log.WarnContext(ctx, "release start lease", "session", s.SessionID, "err", err)
+	}
+}
+
+// resume wakes a paused sandbox and records it running.
+func (m *Manager) resume(ctx context.Context, cur *Session, now time.Time) (*Session, error) {
+	if _, err := m.sandboxes.Connect(ctx, cur.SandboxID, m.providerTimeout(cur, now)); err != nil {
+		return nil, fmt.Errorf("resume sandbox %s: %w", cur.SandboxID, err)
+	}
+	s := *cur
+	s.State = StateRunning
+	m.markActive(&s, now)
+	if err := m.store.UpdateSession(ctx, &s); errors.Is(err, ErrConflict) {
+		return nil, errRetry
+	} else if err != nil {
+		return nil, fmt.Errorf("record resumed session %q: %w", cur.SessionID, err)
+	}
+	return &s, nil
+}
+
+// sandboxMetadata is the caller's metadata with ours on top, so a caller
+// cannot pose as another session or stack.
+func (m *Manager) sandboxMetadata(s *Session) map[string]string {
+	md := maps.Clone(s.Metadata)
+	if md == nil {
+		md = map[string]string{}
+	}
+	md[MetaTenant], md[MetaPrincipal], md[MetaSession] = s.Tenant, s.Principal, s.SessionID
+	if m.cfg.StackID != "" {
+		md[MetaStack] = m.cfg.StackID
+	}
+	return md
+}
+
+// checkTenantCap counts the tenant's sandboxes at the provider. The count is
+// not atomic with the create, so concurrent starts of different sessions can
+// pass the cap by a few; it bounds spend, it is not a lock.
+func (m *Manager) checkTenantCap(ctx context.Context, tenant string) error {
+	filter := map[string]string{MetaTenant: tenant}
+	if m.cfg.StackID != "" {
+		filter[MetaStack] = m.cfg.StackID
+	}
+	live, err := m.sandboxes.List(ctx, filter)
+	if err != nil {
+		return fmt.Errorf("count the tenant's sandboxes: %w", err)
+	}
+	if len(live) >= m.cfg.MaxLiveSandboxesPerTenant {
+		return &Error{Kind: ErrLimit, RetryAfter: 30 * time.Second, Detail: fmt.Sprintf(
+			"the tenant has %d live sandboxes, the limit is %d: stop a session or wait for idle ones to be reaped",
+			len(live), m.cfg.MaxLiveSandboxesPerTenant)}
+	}
+	return nil
+}
+
+// backoff paces polls of a lease someone else holds.
+type backoff struct{ next time.Duration }
+
+func newBackoff() *backoff { return &backoff{next: 10 * time.Millisecond} }
+
+// sleep waits for the next poll, no longer than until (the lease's end).
+func (b *backoff) sleep(ctx context.Context, until time.Duration) error {
+	d := min(b.next, max(until, time.Millisecond))
+	b.next = min(b.next*2, 500*time.Millisecond)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// ctxError types a context's error: a deadline is ErrTimeout.
+func ctxError(err error, doing string) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return &Error{Kind: ErrTimeout, Detail: "timed out " + doing, Err: err}
+	}
+	return fmt.Errorf("%s: %w", doing, err)
+}

@@ -1,0 +1,91 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"mime"
+	"path"
+	"slices"
+	"strings"
+	"time"
+)
+
+// WorkDir is the sandbox's working directory: relative paths resolve in it
+// and artifacts are looked for in it.
+const WorkDir = "/home/user"
+
+// artifactDepth is how deep below WorkDir artifacts are looked for.
+const artifactDepth = 2
+
+// collectArtifacts returns the files in the working directory that the
+// execution begun at start created or changed, each uploaded with a
+// download URL. It costs one listing after the execution (none before):
+// a file counts when its modified time is at or after the start, less the
+// configured clock skew. Failures lose artifacts, never the result.
+func (m *Manager) collectArtifacts(ctx context.Context, s *Session, start time.Time) []Artifact {
+	if m.blobs == nil || m.cfg.DisableArtifacts || m.cfg.MaxArtifacts == 0 {
+		return nil
+	}
+	entries, err := m.sandboxes.ListFiles(ctx, s.SandboxID, WorkDir, artifactDepth)
+	if err != nil {
+		m.log.WarnContext(ctx, "list files for artifacts", "sandbox", s.SandboxID, "err", err)
+		return nil
+	}
+	since := start.Add(-m.cfg.ArtifactClockSkew)
+	var changed []FileEntry
+	for _, e := range entries {
+		if e.Type == "file" && !hidden(e.Path) && !e.ModifiedAt.Before(since) && e.Size <= m.cfg.MaxArtifactBytes {
+			changed = append(changed, e)
+		}
+	}
+	slices.SortFunc(changed, func(a, b FileEntry) int { return strings.Compare(a.Path, b.Path) })
+	if len(changed) > m.cfg.MaxArtifacts {
+		m.log.InfoContext(ctx, "artifacts capped", "found", len(changed), "kept", m.cfg.MaxArtifacts)
+		changed = changed[:m.cfg.MaxArtifacts]
+	}
+	var out []Artifact
+	for _, e := range changed {
+		a, err := m.uploadArtifact(ctx, s, e)
+		if err != nil {
+			m.log.WarnContext(ctx, "upload artifact", "sandbox", s.SandboxID, "path", e.Path, "err", err)
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// uploadArtifact copies one file from the sandbox to blob storage and
+// presigns a download of it.
+func (m *Manager) uploadArtifact(ctx context.Context, s *Session, e FileEntry) (Artifact, error) {
+	key := "artifacts/" + randomID(16) + "/" + path.Base(e.Path)
+	ct := mimeType(e.Path)
+	n, err := m.copyToBlob(ctx, s.SandboxID, e.Path, key, e.Size, ct)
+	if err != nil {
+		return Artifact{}, err
+	}
+	get, err := m.blobs.PresignGet(ctx, key, m.cfg.TransferTTL)
+	if err != nil {
+		return Artifact{}, fmt.Errorf("presign artifact download: %w", err)
+	}
+	return Artifact{Path: e.Path, SizeBytes: n, MimeType: ct, DownloadURL: get.URL}, nil
+}
+
+// hidden reports whether a path lies in or is a dot file or directory
+// (.cache, .local, .ipython...): tool state, not results.
+func hidden(p string) bool {
+	rel := strings.TrimPrefix(p, WorkDir+"/")
+	for part := range strings.SplitSeq(rel, "/") {
+		if strings.HasPrefix(part, ".") {
+			return true
+		}
+	}
+	return false
+}
+
+func mimeType(p string) string {
+	if t := mime.TypeByExtension(path.Ext(p)); t != "" {
+		return t
+	}
+	return "application/octet-stream"
+}

@@ -1,0 +1,135 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// maxExecTimeout caps a caller's timeout: a Lambda lives at most 15 minutes.
+const maxExecTimeout = 15 * time.Minute
+
+// maxCodeBytes caps the code of one execution.
+const maxCodeBytes = 1 << 20
+
+// sandboxOp is work on a running sandbox. retryable reports whether, after
+// failing with ErrSandboxGone, it may run again on a fresh sandbox: only
+// when the failure proves nothing of it took effect.
+type sandboxOp func(ctx context.Context, s *Session) (retryable bool, err error)
+
+// withSandbox runs op on the session's sandbox, starting or resuming it
+// first. When the provider says the sandbox is gone, it starts a fresh one
+// and, if op allows, runs op there once more; restarted reports that the
+// session's sandbox was replaced.
+func (m *Manager) withSandbox(ctx context.Context, key Key, op sandboxOp) (restarted bool, err error) {
+	gone, replaced := "", false
+	for attempt := 0; attempt < maxTransitions; attempt++ {
+		s, r, err := m.acquire(ctx, key, nil, gone)
+		if err != nil {
+			return restarted, err
+		}
+		restarted = restarted || r
+		s, err = m.touch(ctx, s)
+		if errors.Is(err, errRetry) {
+			continue
+		}
+		if errors.Is(err, ErrSandboxGone) && !replaced {
+			gone, replaced = s.SandboxID, true
+			continue
+		}
+		if err != nil {
+			return restarted, err
+		}
+		retryable, err := op(ctx, s)
+		if errors.Is(err, ErrSandboxGone) && retryable && !replaced {
+			m.log.InfoContext(ctx, "sandbox gone, starting a fresh one", "session", key.SessionID, "sandbox", s.SandboxID)
+			gone, replaced = s.SandboxID, true
+			continue
+		}
+		return restarted, err
+	}
+	return restarted, &Error{Kind: ErrConflict, Detail: "the session kept changing under concurrent calls; try again", RetryAfter: time.Second}
+}
+
+// Execute runs code in the session's kernel, starting or resuming the
+// sandbox first. onEvent, when not nil, gets live output (cut at the output
+// limit like the result). When the sandbox turned out to be gone, a fresh
+// one runs the code and the result says Restarted; code that may have
+// started running is never sent again.
+func (m *Manager) Execute(ctx context.Context, key Key, req ExecRequest, onEvent func(Event)) (*ExecResult, error) {
+	if err := validateKey(key); err != nil {
+		return nil, err
+	}
+	timeout, err := m.execTimeout(req.TimeoutSecs)
+	if err != nil {
+		return nil, err
+	}
+	if err := validateExec(req); err != nil {
+		return nil, err
+	}
+	req.TimeoutSecs = int(timeout / time.Second)
+	var res *ExecResult
+	restarted, err := m.withSandbox(ctx, key, func(ctx context.Context, s *Session) (bool, error) {
+		sink := newOutputSink(m.cfg.MaxOutputBytes, onEvent)
+		start := m.clock.Now()
+		// The provider enforces the timeout itself; ours is the backstop for
+		// a provider that stops answering.
+		ectx, cancel := context.WithTimeout(ctx, timeout+10*time.Second)
+		defer cancel()
+		r, err := m.sandboxes.Execute(ectx, s.SandboxID, req, sink.event)
+		if err != nil {
+			if ctx.Err() == nil && ectx.Err() != nil {
+				err = &Error{Kind: ErrTimeout, Detail: fmt.Sprintf("execution did not finish within %s", timeout), Err: err}
+			}
+			return !sink.started(), fmt.Errorf("execute in sandbox %s: %w", s.SandboxID, err)
+		}
+		res = sink.finish(r)
+		res.Artifacts = m.collectArtifacts(ctx, s, start)
+		return false, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	res.Restarted = restarted
+	return res, nil
+}
+
+// Reset restarts the session's kernel: variables go, files stay. A sandbox
+// that turned out to be gone is replaced, which resets the kernel as well.
+func (m *Manager) Reset(ctx context.Context, key Key) error {
+	if err := validateKey(key); err != nil {
+		return err
+	}
+	_, err := m.withSandbox(ctx, key, func(ctx context.Context, s *Session) (bool, error) {
+		if err := m.sandboxes.ResetKernel(ctx, s.SandboxID); err != nil {
+			return true, fmt.Errorf("reset kernel of sandbox %s: %w", s.SandboxID, err)
+		}
+		return false, nil
+	})
+	return err
+}
+
+// execTimeout is the caller's timeout, or the default, bounded.
+func (m *Manager) execTimeout(secs int) (time.Duration, error) {
+	if secs < 0 || time.Duration(secs)*time.Second > maxExecTimeout {
+		return 0, Errorf(ErrInvalid, "timeoutSecs must be between 0 and %d", int(maxExecTimeout/time.Second))
+	}
+	if secs == 0 {
+		return m.cfg.ExecTimeout, nil
+	}
+	return time.Duration(secs) * time.Second, nil
+}
+
+func validateExec(req ExecRequest) error {
+	if req.Code == "" {
+		return Errorf(ErrInvalid, "code is empty")
+	}
+	if len(req.Code) > maxCodeBytes {
+		return &Error{Kind: ErrTooLarge, Detail: fmt.Sprintf("code is larger than %d bytes", maxCodeBytes)}
+	}
+	if req.Context != "" && !contextRE.MatchString(req.Context) {
+		return Errorf(ErrInvalid, "context must match %s", contextRE)
+	}
+	return validateStringMap("envs", req.Envs, envNameRE)
+}

@@ -1,0 +1,123 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// InstallRequest asks for Python packages in a session's sandbox.
+type InstallRequest struct {
+	Packages []string
+	// IndexURL replaces PyPI: an http(s) URL of a package index.
+	IndexURL string
+}
+
+// InstallResult is how a pip install ended.
+type InstallResult struct {
+	Success    bool
+	ExitCode   int
+	Stdout     string
+	Stderr     string
+	DurationMs int64
+	Truncated  bool
+	Restarted  bool
+}
+
+// maxPackages bounds one install.
+const maxPackages = 100
+
+// Install pip-installs packages into the sandbox, streaming pip's output to
+// onEvent. Every spec is validated and every argument shell-quoted, so
+// nothing a caller sends can become an option or a shell word. Where the
+// system interpreter is externally managed (PEP 668), it installs for the
+// sandbox user instead.
+func (m *Manager) Install(ctx context.Context, key Key, req InstallRequest, onEvent func(Event)) (*InstallResult, error) {
+	if err := validateKey(key); err != nil {
+		return nil, err
+	}
+	if err := validateInstall(req); err != nil {
+		return nil, err
+	}
+	var out *InstallResult
+	restarted, err := m.withSandbox(ctx, key, func(ctx context.Context, s *Session) (bool, error) {
+		sink := newOutputSink(m.cfg.MaxOutputBytes, onEvent)
+		start := m.clock.Now()
+		res, err := m.sandboxes.RunCommand(ctx, s.SandboxID, installCommand(req, false), m.cfg.ExecTimeout, sink.event)
+		if err == nil && res.ExitCode != 0 && strings.Contains(res.Stderr, "externally-managed-environment") {
+			res, err = m.sandboxes.RunCommand(ctx, s.SandboxID, installCommand(req, true), m.cfg.ExecTimeout, sink.event)
+		}
+		if err != nil {
+			return !sink.started(), fmt.Errorf("pip install in sandbox %s: %w", s.SandboxID, err)
+		}
+		r := sink.finish(&ExecResult{Stdout: res.Stdout, Stderr: res.Stderr})
+		out = &InstallResult{Success: res.ExitCode == 0, ExitCode: res.ExitCode, Stdout: r.Stdout, Stderr: r.Stderr,
+			DurationMs: m.clock.Now().Sub(start).Milliseconds(), Truncated: r.Truncated}
+		return false, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out.Restarted = restarted
+	return out, nil
+}
+
+// installCommand is the shell command for req. Specs are validated already;
+// quoting them anyway keeps the command safe even if validation loosens.
+// user installs into the sandbox user's site-packages, overriding PEP 668's
+// guard (the sandbox is the user's own, nothing of the system is at stake).
+func installCommand(req InstallRequest, user bool) string {
+	var b strings.Builder
+	if user {
+		b.WriteString("PIP_BREAK_SYSTEM_PACKAGES=1 ")
+	}
+	b.WriteString("python3 -m pip install --no-input --disable-pip-version-check")
+	if user {
+		b.WriteString(" --user")
+	}
+	if req.IndexURL != "" {
+		b.WriteString(" --index-url " + shellQuote(req.IndexURL))
+	}
+	b.WriteString(" --")
+	for _, p := range req.Packages {
+		b.WriteString(" " + shellQuote(p))
+	}
+	return b.String()
+}
+
+// shellQuote makes s one literal POSIX shell word.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func validateInstall(req InstallRequest) error {
+	if len(req.Packages) == 0 {
+		return Errorf(ErrInvalid, "packages is empty")
+	}
+	if len(req.Packages) > maxPackages {
+		return Errorf(ErrInvalid, "at most %d packages per install", maxPackages)
+	}
+	for _, p := range req.Packages {
+		if err := ValidatePackageSpec(p); err != nil {
+			return err
+		}
+	}
+	if req.IndexURL != "" {
+		return ValidateIndexURL(req.IndexURL)
+	}
+	return nil
+}
+
+// ValidateIndexURL accepts an http or https URL of a package index with a
+// host, and nothing a shell would read specially.
+func ValidateIndexURL(raw string) error {
+	if len(raw) > 2048 || strings.ContainsAny(raw, shellChars+" \t\r\n") {
+		return Errorf(ErrInvalid, "indexUrl must be a plain http(s) URL without spaces or shell characters")
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return Errorf(ErrInvalid, "indexUrl must be an http(s) URL with a host")
+	}
+	return nil
+}

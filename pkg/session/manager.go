@@ -1,0 +1,213 @@
+package session
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+)
+
+// Config holds the Manager's limits and timings. Zero fields take the
+// defaults documented on each.
+type Config struct {
+	IdleTimeout time.Duration // default 30m: a session idle this long is paused or killed
+	Lifetime    time.Duration // default 2h: a sandbox is killed this long after it started
+	ExecTimeout time.Duration // default 5m: an execution's default (and an install's) time limit
+
+	// MaxOutputBytes caps stdout and stderr each (default 200 KB); beyond it
+	// output is cut and Truncated set.
+	MaxOutputBytes int
+	// MaxInlineFileBytes caps inline file reads and writes (default 5 MB).
+	MaxInlineFileBytes int64
+	// MaxLiveSandboxesPerTenant caps a tenant's live sandboxes (default 20);
+	// a start beyond it fails with ErrLimit.
+	MaxLiveSandboxesPerTenant int
+	// DefaultTemplate is the template of code interpreter sandboxes
+	// (default "code-interpreter-v1").
+	DefaultTemplate string
+	// ActivityWriteInterval is the least time between two activity writes of
+	// one session (default 30s), so an execute rarely writes.
+	ActivityWriteInterval time.Duration
+	// LeaseDuration is how long a start may hold a session before another
+	// caller may take it over (default 1m).
+	LeaseDuration time.Duration
+	// TransferTTL is the lifetime of presigned URLs (default 15m).
+	TransferTTL time.Duration
+	// StackID goes into every sandbox's metadata; the reaper's orphan sweep
+	// kills only sandboxes carrying it. Empty disables the sweep.
+	StackID string
+
+	// ProviderTimeoutSlack is how far past the idle deadline the provider's
+	// own sandbox timeout is kept (default 2m), so a sandbox dies even when
+	// the reaper is down, but never before the reaper had its turn.
+	ProviderTimeoutSlack time.Duration
+	// StoppedRetention is how long a stopped record is kept (default 7 days).
+	StoppedRetention time.Duration
+	// RunRetention is how long a run record is kept (default 7 days).
+	RunRetention time.Duration
+	// OrphanGrace is the least age of a sandbox the orphan sweep may kill
+	// (default 10m); it must exceed LeaseDuration, since a start creates its
+	// sandbox before recording it.
+	OrphanGrace time.Duration
+	// ReapBatch caps the due sessions handled per tick (default 100).
+	ReapBatch int
+	// ReapParallelism caps concurrent provider calls per tick (default 8).
+	ReapParallelism int
+	// MaxArtifacts caps the artifacts returned per execution (default 10).
+	MaxArtifacts int
+	// MaxArtifactBytes skips larger files as artifacts (default 100 MB).
+	MaxArtifactBytes int64
+	// DisableArtifacts turns artifact collection off, saving one file
+	// listing per execution.
+	DisableArtifacts bool
+	// ArtifactClockSkew widens the window in which a file's modified time
+	// counts as written by an execution (default 10ms: file times come from
+	// the kernel's coarse clock, a tick behind). Raise it for providers whose
+	// clocks drift from ours; files written that long before an execution
+	// may then be reported again.
+	ArtifactClockSkew time.Duration
+	// MaxTransferBytes caps a presigned upload (default 5 GiB, S3's single
+	// PUT limit).
+	MaxTransferBytes int64
+	// MaxInlineRunResultBytes is the largest run result kept in the run
+	// record (default 300 KB, under DynamoDB's 400 KB item limit); larger
+	// ones go to Blobs.
+	MaxInlineRunResultBytes int
+}
+
+// Deps are the Manager's ports to the outside world. Store, Sandboxes and
+// Clock are required (Clock defaults to the system clock); without Blobs,
+// transfers fail and executions return no artifacts; without Bus, SubmitRun
+// fails and runs publish no completion.
+type Deps struct {
+	Store     Store
+	Sandboxes Sandboxes
+	Blobs     Blobs
+	Bus       Bus
+	Clock     Clock
+	Logger    *slog.Logger
+}
+
+// Manager is the domain service: it moves sessions through their states and
+// does the work of every API route, the runs worker and the reaper.
+type Manager struct {
+	cfg       Config
+	store     Store
+	sandboxes Sandboxes
+	blobs     Blobs
+	bus       Bus
+	clock     Clock
+	log       *slog.Logger
+}
+
+// NewManager checks the configuration, fills defaults and returns a Manager.
+func NewManager(cfg Config, deps Deps) (*Manager, error) {
+	if deps.Store == nil || deps.Sandboxes == nil {
+		return nil, errors.New("session: NewManager needs a Store and a Sandboxes")
+	}
+	cfg = cfg.withDefaults()
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	m := &Manager{cfg: cfg, store: deps.Store, sandboxes: deps.Sandboxes,
+		blobs: deps.Blobs, bus: deps.Bus, clock: deps.Clock, log: deps.Logger}
+	if m.clock == nil {
+		m.clock = SystemClock{}
+	}
+	if m.log == nil {
+		m.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return m, nil
+}
+
+// Config returns the effective configuration, defaults filled in.
+func (m *Manager) Config() Config { return m.cfg }
+
+func (c Config) withDefaults() Config {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	def(&c.IdleTimeout, 30*time.Minute)
+	def(&c.Lifetime, 2*time.Hour)
+	def(&c.ExecTimeout, 5*time.Minute)
+	def(&c.ActivityWriteInterval, 30*time.Second)
+	def(&c.LeaseDuration, time.Minute)
+	def(&c.TransferTTL, 15*time.Minute)
+	def(&c.ProviderTimeoutSlack, 2*time.Minute)
+	def(&c.StoppedRetention, 7*24*time.Hour)
+	def(&c.RunRetention, 7*24*time.Hour)
+	def(&c.OrphanGrace, 10*time.Minute)
+	def(&c.ArtifactClockSkew, 10*time.Millisecond)
+	if c.MaxOutputBytes == 0 {
+		c.MaxOutputBytes = 200 << 10
+	}
+	if c.MaxInlineFileBytes == 0 {
+		c.MaxInlineFileBytes = 5 << 20
+	}
+	if c.MaxLiveSandboxesPerTenant == 0 {
+		c.MaxLiveSandboxesPerTenant = 20
+	}
+	if c.DefaultTemplate == "" {
+		c.DefaultTemplate = "code-interpreter-v1"
+	}
+	if c.ReapBatch == 0 {
+		c.ReapBatch = 100
+	}
+	if c.ReapParallelism == 0 {
+		c.ReapParallelism = 8
+	}
+	if c.MaxArtifacts == 0 {
+		c.MaxArtifacts = 10
+	}
+	if c.MaxArtifactBytes == 0 {
+		c.MaxArtifactBytes = 100 << 20
+	}
+	if c.MaxTransferBytes == 0 {
+		c.MaxTransferBytes = 5 << 30
+	}
+	if c.MaxInlineRunResultBytes == 0 {
+		c.MaxInlineRunResultBytes = 300 << 10
+	}
+	return c
+}
+
+func (c Config) check() error {
+	switch {
+	case c.IdleTimeout < 0, c.Lifetime < 0, c.ExecTimeout < 0, c.ActivityWriteInterval < 0,
+		c.LeaseDuration < 0, c.TransferTTL < 0, c.ProviderTimeoutSlack < 0, c.OrphanGrace < 0:
+		return errors.New("session: durations in Config must not be negative")
+	case c.MaxOutputBytes < 0, c.MaxInlineFileBytes < 0, c.MaxLiveSandboxesPerTenant < 0,
+		c.ReapBatch < 0, c.ReapParallelism < 0, c.MaxArtifacts < 0, c.MaxArtifactBytes < 0,
+		c.MaxTransferBytes < 0, c.MaxInlineRunResultBytes < 0:
+		return errors.New("session: limits in Config must not be negative")
+	case c.OrphanGrace <= c.LeaseDuration:
+		return fmt.Errorf("session: OrphanGrace (%s) must exceed LeaseDuration (%s)", c.OrphanGrace, c.LeaseDuration)
+	case c.IdleTimeout > c.Lifetime:
+		return fmt.Errorf("session: IdleTimeout (%s) must not exceed Lifetime (%s)", c.IdleTimeout, c.Lifetime)
+	}
+	return nil
+}
+
+// randomID returns n random bytes in hex: lease owners, run and blob ids.
+func randomID(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		// crypto/rand never fails on supported platforms (it panics itself
+		// when the OS source breaks); keep the compiler honest.
+		panic(fmt.Sprintf("session: crypto/rand: %v", err))
+	}
+	return hex.EncodeToString(b)
+}
+
+// detach gives cleanup work that must finish even when the caller's context
+// was cancelled (recording a sandbox that now exists, killing one that must
+// not) its own short deadline.
+func detach(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+}

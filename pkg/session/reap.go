@@ -1,0 +1,248 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// ReapReport counts what one reaper tick did.
+type ReapReport struct {
+	Paused  int
+	Killed  int
+	Orphans int
+	Errors  int
+}
+
+// reapOutcome is what happened to one due session.
+type reapOutcome int
+
+const (
+	reapNothing reapOutcome = iota
+	reapPaused
+	reapKilled
+	reapFailed
+)
+
+// maxOrphanChecks bounds the sandboxes the sweep looks at per tick.
+const maxOrphanChecks = 500
+
+// Reap is one reaper tick: it takes a bounded batch of due sessions from the
+// deadline index and, for each, pauses it (idle, pausing asked for, lifetime
+// left) or kills it (idle otherwise, or lifetime over), finishes stops left
+// half done, and clears starts whose lease ran out. Every transition is a
+// conditional write made before the provider call, so overlapping ticks and
+// concurrent user calls never act twice on one session. Then it sweeps
+// orphans: sandboxes of this stack that no live session owns, once older
+// than the grace period. Failures on single sessions are counted, not
+// returned; the error is for a tick that could not run at all.
+func (m *Manager) Reap(ctx context.Context) (ReapReport, error) {
+	var rep ReapReport
+	now := m.clock.Now()
+	due, err := m.store.DueSessions(ctx, now, m.cfg.ReapBatch)
+	if err != nil {
+		return rep, fmt.Errorf("find due sessions: %w", err)
+	}
+	outcomes := make([]reapOutcome, len(due))
+	m.parallel(ctx, len(due), func(ctx context.Context, i int) { outcomes[i] = m.reapOne(ctx, due[i]) })
+	for _, o := range outcomes {
+		switch o {
+		case reapPaused:
+			rep.Paused++
+		case reapKilled:
+			rep.Killed++
+		case reapFailed:
+			rep.Errors++
+		}
+	}
+	orphans, errs := m.sweepOrphans(ctx, now)
+	rep.Orphans += orphans
+	rep.Errors += errs
+	if err := ctx.Err(); err != nil {
+		return rep, ctxError(err, "reaping")
+	}
+	return rep, nil
+}
+
+// parallel runs fn for 0..n-1 with at most ReapParallelism at once, and
+// returns when all are done.
+func (m *Manager) parallel(ctx context.Context, n int, fn func(context.Context, int)) {
+	sem := make(chan struct{}, m.cfg.ReapParallelism)
+	var wg sync.WaitGroup
+	for i := range n {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			wg.Wait()
+			return
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			fn(ctx, i)
+		})
+	}
+	wg.Wait()
+}
+
+// reapOne acts on one due session. The record from the index may be stale:
+// a lost conditional write re-reads it and decides again.
+func (m *Manager) reapOne(ctx context.Context, s *Session) reapOutcome {
+	owner := randomID(16)
+	for attempt := 0; attempt < 3; attempt++ {
+		out, err := m.reapDecide(ctx, s, owner)
+		if !errors.Is(err, errRetry) {
+			if err != nil {
+				m.log.WarnContext(ctx, "reap session", "session", s.SessionID, "tenant", s.Tenant, "err", err)
+				return reapFailed
+			}
+			return out
+		}
+		fresh, err := m.store.GetSession(ctx, s.Key)
+		if errors.Is(err, ErrNotFound) {
+			return reapNothing
+		} else if err != nil {
+			m.log.WarnContext(ctx, "re-read due session", "session", s.SessionID, "err", err)
+			return reapFailed
+		}
+		s = fresh
+	}
+	return reapNothing
+}
+
+// reapDecide applies the reaper's policy to s as read.
+func (m *Manager) reapDecide(ctx context.Context, s *Session, owner string) (reapOutcome, error) {
+	now := m.clock.Now()
+	switch s.State {
+	case StateRunning, StatePaused:
+		switch {
+		case expiredLifetime(s, now):
+		case s.State == StatePaused || now.Before(s.IdleDeadline):
+			return reapNothing, nil // not due (any more)
+		case s.PauseOnIdle:
+			return m.reapPause(ctx, s)
+		}
+		if _, err := m.stopSession(ctx, s, owner); err != nil {
+			return reapFailed, err
+		}
+		return reapKilled, nil
+	case StateStopping:
+		if leaseHeld(s, now) {
+			return reapNothing, nil
+		}
+		if _, err := m.stopSession(ctx, s, owner); err != nil {
+			return reapFailed, err
+		}
+		return reapKilled, nil
+	case StateStarting:
+		if leaseHeld(s, now) {
+			return reapNothing, nil
+		}
+		return m.reapStaleStart(ctx, s)
+	}
+	return reapNothing, nil
+}
+
+// reapPause records the session paused, then pauses the sandbox. Recording
+// first means a user call racing with us either lost (and resumes it) or
+// won (and we re-read and find it active).
+func (m *Manager) reapPause(ctx context.Context, cur *Session) (reapOutcome, error) {
+	s := *cur
+	s.State = StatePaused
+	setDue(&s)
+	if err := m.store.UpdateSession(ctx, &s); errors.Is(err, ErrConflict) {
+		return reapNothing, errRetry
+	} else if err != nil {
+		return reapFailed, fmt.Errorf("mark paused: %w", err)
+	}
+	err := m.sandboxes.Pause(ctx, s.SandboxID)
+	if errors.Is(err, ErrSandboxGone) {
+		// Nothing left to pause: record it stopped.
+		if _, err := m.stopSession(ctx, &s, randomID(16)); err != nil && !errors.Is(err, errRetry) {
+			return reapFailed, err
+		}
+		return reapKilled, nil
+	}
+	if err != nil {
+		// Recorded paused while it may run on: a user call resumes it (a
+		// no-op), the provider's timeout ends it, the lifetime deadline
+		// brings the reaper back.
+		return reapFailed, fmt.Errorf("pause sandbox %s: %w", s.SandboxID, err)
+	}
+	return reapPaused, nil
+}
+
+// reapStaleStart clears a start whose caller died holding the lease. A
+// sandbox it may have created unrecorded is left to the orphan sweep.
+func (m *Manager) reapStaleStart(ctx context.Context, cur *Session) (reapOutcome, error) {
+	s := *cur
+	s.State = StateError
+	s.LeaseOwner, s.LeaseUntil = "", time.Time{}
+	s.ExpiresAt = m.clock.Now().Add(m.cfg.StoppedRetention)
+	setDue(&s)
+	if err := m.store.UpdateSession(ctx, &s); errors.Is(err, ErrConflict) {
+		return reapNothing, errRetry
+	} else if err != nil {
+		return reapFailed, fmt.Errorf("clear stale start: %w", err)
+	}
+	if cur.SandboxID != "" {
+		// The sandbox being replaced when the start died.
+		if err := m.sandboxes.Kill(ctx, cur.SandboxID); err != nil {
+			return reapFailed, fmt.Errorf("kill sandbox %s of a stale start: %w", cur.SandboxID, err)
+		}
+	}
+	return reapNothing, nil
+}
+
+// sweepOrphans kills this stack's sandboxes older than the grace period
+// that no live session owns (a start that died after creating one, a kill
+// that failed, a record deleted). Each is checked against its session's
+// record, read afresh.
+func (m *Manager) sweepOrphans(ctx context.Context, now time.Time) (orphans, errs int) {
+	if m.cfg.StackID == "" {
+		return 0, 0
+	}
+	list, err := m.sandboxes.List(ctx, map[string]string{MetaStack: m.cfg.StackID})
+	if err != nil {
+		m.log.WarnContext(ctx, "list sandboxes for the orphan sweep", "err", err)
+		return 0, 1
+	}
+	var old []SandboxInfo
+	for _, sb := range list {
+		if !sb.StartedAt.IsZero() && now.Sub(sb.StartedAt) >= m.cfg.OrphanGrace && len(old) < maxOrphanChecks {
+			old = append(old, sb)
+		}
+	}
+	results := make([]reapOutcome, len(old))
+	m.parallel(ctx, len(old), func(ctx context.Context, i int) { results[i] = m.sweepOne(ctx, old[i]) })
+	for _, r := range results {
+		switch r {
+		case reapKilled:
+			orphans++
+		case reapFailed:
+			errs++
+		}
+	}
+	return orphans, errs
+}
+
+func (m *Manager) sweepOne(ctx context.Context, sb SandboxInfo) reapOutcome {
+	key := Key{Tenant: sb.Metadata[MetaTenant], Principal: sb.Metadata[MetaPrincipal], SessionID: sb.Metadata[MetaSession]}
+	if validateKey(key) == nil {
+		s, err := m.store.GetSession(ctx, key)
+		switch {
+		case err == nil && s.State.Live() && s.SandboxID == sb.ID:
+			return reapNothing
+		case err != nil && !errors.Is(err, ErrNotFound):
+			m.log.WarnContext(ctx, "read owner of sandbox", "sandbox", sb.ID, "err", err)
+			return reapFailed
+		}
+	}
+	if err := m.sandboxes.Kill(ctx, sb.ID); err != nil {
+		m.log.WarnContext(ctx, "kill orphan sandbox", "sandbox", sb.ID, "err", err)
+		return reapFailed
+	}
+	m.log.InfoContext(ctx, "killed orphan sandbox", "sandbox", sb.ID, "session", key.SessionID, "tenant", key.Tenant)
+	return reapKilled
+}

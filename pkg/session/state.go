@@ -1,0 +1,97 @@
+package session
+
+import "time"
+
+// idleTimeout is the session's own idle timeout or the configured one.
+func (m *Manager) idleTimeout(s *Session) time.Duration {
+	if s.IdleTimeout > 0 {
+		return s.IdleTimeout
+	}
+	return m.cfg.IdleTimeout
+}
+
+// markActive records activity at now: the idle deadline moves, never past
+// the lifetime deadline, and the reaper's due time follows.
+func (m *Manager) markActive(s *Session, now time.Time) {
+	s.LastActivityAt = now
+	s.IdleDeadline = now.Add(m.idleTimeout(s))
+	if !s.LifetimeDeadline.IsZero() && s.IdleDeadline.After(s.LifetimeDeadline) {
+		s.IdleDeadline = s.LifetimeDeadline
+	}
+	setDue(s)
+}
+
+// setDue sets when the reaper must next look at the session, from its state:
+// a running one at its nearest deadline, a paused one at the end of its
+// lifetime, one held by a lease when the lease runs out, and never a
+// session that owns no sandbox.
+func setDue(s *Session) {
+	switch s.State {
+	case StateRunning:
+		s.DueAt = earliest(s.IdleDeadline, s.LifetimeDeadline)
+	case StatePaused:
+		s.DueAt = s.LifetimeDeadline
+	case StateStarting, StateStopping:
+		s.DueAt = s.LeaseUntil
+	default:
+		s.DueAt = time.Time{}
+	}
+}
+
+func earliest(a, b time.Time) time.Time {
+	switch {
+	case a.IsZero():
+		return b
+	case b.IsZero(), a.Before(b):
+		return a
+	}
+	return b
+}
+
+// providerTimeout is the timeout to give the provider for s at now: a
+// little past the idle deadline, and never far past the lifetime.
+func (m *Manager) providerTimeout(s *Session, now time.Time) time.Duration {
+	d := m.idleTimeout(s)
+	if !s.LifetimeDeadline.IsZero() {
+		if left := s.LifetimeDeadline.Sub(now); left < d {
+			d = max(left, 0)
+		}
+	}
+	return d + m.cfg.ProviderTimeoutSlack
+}
+
+// leaseHeld reports whether someone holds an unexpired lease on s at now.
+func leaseHeld(s *Session, now time.Time) bool {
+	return (s.State == StateStarting || s.State == StateStopping) && now.Before(s.LeaseUntil)
+}
+
+// expiredLifetime reports whether the sandbox of s has outlived its lifetime.
+func expiredLifetime(s *Session, now time.Time) bool {
+	return !s.LifetimeDeadline.IsZero() && !now.Before(s.LifetimeDeadline)
+}
+
+// view is the session as a reader should see it at now. The reaper acts late
+// (it runs on a schedule) and the store's TTL later still (hours), so reads
+// apply the deadlines themselves: a running session past its idle deadline
+// shows as what the reaper will make of it. ok is false when the record is
+// past its retention and only awaits deletion.
+func (m *Manager) view(s *Session, now time.Time) (out *Session, ok bool) {
+	if !s.State.Live() && !s.ExpiresAt.IsZero() && !now.Before(s.ExpiresAt) {
+		return nil, false
+	}
+	v := *s
+	switch {
+	case v.State == StateRunning || v.State == StatePaused:
+		if expiredLifetime(&v, now) {
+			v.State = StateStopped
+		} else if v.State == StateRunning && !v.IdleDeadline.IsZero() && !now.Before(v.IdleDeadline) {
+			v.State = StateStopped
+			if v.PauseOnIdle {
+				v.State = StatePaused
+			}
+		}
+	case v.State == StateStarting && !leaseHeld(&v, now):
+		v.State = StateError
+	}
+	return &v, true
+}
