@@ -1,0 +1,202 @@
+package e2b
+
+import (
+	"context"
+	"time"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/sessionbox/sessionbox/pkg/envdpb/process"
+)
+
+// Commands runs processes in a sandbox through envd.
+type Commands struct{ sb *Sandbox }
+
+// CommandOptions tune Run and Start.
+type CommandOptions struct {
+	// Envs are added to the sandbox's environment for this command.
+	Envs map[string]string
+	// Cwd is the working directory; empty means the user's home.
+	Cwd string
+	// User runs the command as this user; empty means the sandbox default.
+	User string
+	// Timeout bounds the process's lifetime: envd kills it when it elapses,
+	// even if the client has disconnected. Zero means DefaultCommandTimeout;
+	// negative means no limit.
+	Timeout time.Duration
+	// Stdin keeps the process's stdin open for SendStdin.
+	Stdin bool
+	// Tag labels the process, e.g. to find it in List.
+	Tag string
+	// OnStdout and OnStderr receive output chunks as they arrive (raw bytes,
+	// not split on lines). They run on the handle's reader goroutine.
+	OnStdout func([]byte)
+	OnStderr func([]byte)
+	// KeepaliveInterval asks envd to send keepalives when idle (default 50s).
+	KeepaliveInterval time.Duration
+}
+
+// CommandResult is the outcome of a finished command.
+type CommandResult struct {
+	ExitCode int
+	Stdout   string
+	Stderr   string
+	// Error is envd's description of an abnormal end, e.g. "signal: killed".
+	Error string
+	// Status is the raw process state, e.g. "exit status 1".
+	Status string
+}
+
+// ProcessInfo describes a running process.
+type ProcessInfo struct {
+	PID  uint32
+	Tag  string
+	Cmd  string
+	Args []string
+	Envs map[string]string
+	Cwd  string
+}
+
+// Run executes cmd with bash -l -c, waits for it and returns its result.
+// A non-zero exit returns the result and a *CommandExitError. If ctx ends
+// first the process is killed. Run is never retried.
+func (c *Commands) Run(ctx context.Context, cmd string, opts CommandOptions) (*CommandResult, error) {
+	h, err := c.Start(ctx, cmd, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer h.Disconnect()
+	res, err := h.Wait(ctx)
+	if err != nil && ctx.Err() != nil {
+		kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_, _ = h.Kill(kctx) // best effort: the caller gave up on it
+	}
+	return res, err
+}
+
+// Start launches cmd with bash -l -c in the background and returns once
+// envd reports its pid. Output is consumed by the handle until the process
+// ends, ctx ends or Disconnect is called; the process itself keeps running
+// when the client goes away (until its Timeout).
+func (c *Commands) Start(ctx context.Context, cmd string, opts CommandOptions) (*CommandHandle, error) {
+	return c.start(ctx, "commands.start", &process.StartRequest{
+		Process: &process.ProcessConfig{Cmd: "/bin/bash", Args: []string{"-l", "-c", cmd}, Envs: opts.Envs, Cwd: optString(opts.Cwd)},
+		Stdin:   proto.Bool(opts.Stdin),
+		Tag:     optString(opts.Tag),
+	}, opts, outputSinks{stdout: opts.OnStdout, stderr: opts.OnStderr})
+}
+
+func (c *Commands) start(ctx context.Context, op string, msg *process.StartRequest, opts CommandOptions, sinks outputSinks) (*CommandHandle, error) {
+	streamCtx, cancel := c.sb.client.streamContext(ctx, commandTimeout(opts.Timeout))
+	req := connect.NewRequest(msg)
+	basicUser(req.Header(), opts.User)
+	req.Header().Set("Keepalive-Ping-Interval", keepaliveHeader(opts.KeepaliveInterval))
+	timer := c.sb.client.startStreamTimer(cancel)
+	stream, err := c.sb.envd.proc.Start(streamCtx, req)
+	if err != nil {
+		timer.stop()
+		cancel()
+		return nil, wrapErr(op, c.sb.ID, err)
+	}
+	return newHandle(op, c.sb, streamAdapter[process.StartResponse]{stream}, timer, cancel, sinks)
+}
+
+// ConnectOptions tune Connect.
+type ConnectOptions struct {
+	OnStdout, OnStderr func([]byte)
+	// OnPty receives terminal output when the process is a PTY.
+	OnPty func([]byte)
+	// Timeout bounds the process from now on (see CommandOptions.Timeout).
+	Timeout time.Duration
+}
+
+// Connect attaches to a running (or recently finished) process by pid and
+// streams its remaining output.
+func (c *Commands) Connect(ctx context.Context, pid uint32, opts ConnectOptions) (*CommandHandle, error) {
+	const op = "commands.connect"
+	streamCtx, cancel := c.sb.client.streamContext(ctx, commandTimeout(opts.Timeout))
+	req := connect.NewRequest(&process.ConnectRequest{Process: pidSelector(pid)})
+	req.Header().Set("Keepalive-Ping-Interval", keepaliveSeconds)
+	timer := c.sb.client.startStreamTimer(cancel)
+	stream, err := c.sb.envd.proc.Connect(streamCtx, req)
+	if err != nil {
+		timer.stop()
+		cancel()
+		return nil, wrapErr(op, c.sb.ID, err)
+	}
+	return newHandle(op, c.sb, streamAdapter[process.ConnectResponse]{stream}, timer, cancel,
+		outputSinks{stdout: opts.OnStdout, stderr: opts.OnStderr, pty: opts.OnPty})
+}
+
+// List returns the processes envd is running.
+func (c *Commands) List(ctx context.Context) ([]ProcessInfo, error) {
+	res, err := c.sb.envd.proc.List(ctx, connect.NewRequest(&process.ListRequest{}))
+	if err != nil {
+		return nil, wrapErr("commands.list", c.sb.ID, err)
+	}
+	out := make([]ProcessInfo, 0, len(res.Msg.GetProcesses()))
+	for _, p := range res.Msg.GetProcesses() {
+		cfg := p.GetConfig()
+		out = append(out, ProcessInfo{PID: p.GetPid(), Tag: p.GetTag(), Cmd: cfg.GetCmd(),
+			Args: cfg.GetArgs(), Envs: cfg.GetEnvs(), Cwd: cfg.GetCwd()})
+	}
+	return out, nil
+}
+
+// SendStdin writes data to the stdin of a process started with Stdin set.
+func (c *Commands) SendStdin(ctx context.Context, pid uint32, data []byte) error {
+	_, err := c.sb.envd.proc.SendInput(ctx, connect.NewRequest(&process.SendInputRequest{
+		Process: pidSelector(pid), Input: &process.ProcessInput{Input: &process.ProcessInput_Stdin{Stdin: data}}}))
+	return wrapErr("commands.sendStdin", c.sb.ID, err)
+}
+
+// CloseStdin closes a process's stdin (EOF), needs envd >= 0.5.2.
+func (c *Commands) CloseStdin(ctx context.Context, pid uint32) error {
+	_, err := c.sb.envd.proc.CloseStdin(ctx, connect.NewRequest(&process.CloseStdinRequest{Process: pidSelector(pid)}))
+	return wrapErr("commands.closeStdin", c.sb.ID, err)
+}
+
+// Kill sends SIGKILL to a process. It reports false when no such process exists.
+func (c *Commands) Kill(ctx context.Context, pid uint32) (bool, error) {
+	_, err := c.sb.envd.proc.SendSignal(ctx, connect.NewRequest(&process.SendSignalRequest{
+		Process: pidSelector(pid), Signal: process.Signal_SIGNAL_SIGKILL}))
+	if err != nil {
+		if connect.CodeOf(err) == connect.CodeNotFound {
+			return false, nil
+		}
+		return false, wrapErr("commands.kill", c.sb.ID, err)
+	}
+	return true, nil
+}
+
+func pidSelector(pid uint32) *process.ProcessSelector {
+	return &process.ProcessSelector{Selector: &process.ProcessSelector_Pid{Pid: pid}}
+}
+
+func optString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func commandTimeout(d time.Duration) time.Duration {
+	if d == 0 {
+		return DefaultCommandTimeout
+	}
+	return d
+}
+
+// streamContext detaches a long-lived stream from the caller's deadline
+// (whose value connect would send as the process lifetime) while still
+// ending it when the caller's ctx ends. d > 0 sets the lifetime.
+func (c *Client) streamContext(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	if d > 0 {
+		sctx, cancel = withTimeoutCancel(sctx, cancel, d)
+	}
+	stop := context.AfterFunc(ctx, cancel)
+	return sctx, func() { stop(); cancel() }
+}

@@ -1,0 +1,164 @@
+package e2b
+
+import (
+	"net/http"
+	"os"
+	"strings"
+	"time"
+)
+
+// Default values, matching the official SDKs.
+const (
+	DefaultDomain         = "e2b.app"
+	DefaultRequestTimeout = 60 * time.Second
+	// DefaultSandboxTimeout is the sandbox lifetime E2B applies when Create is given none.
+	DefaultSandboxTimeout = 300 * time.Second
+	// DefaultCommandTimeout bounds a command's lifetime when CommandOptions.Timeout is 0.
+	DefaultCommandTimeout = 60 * time.Second
+	// DefaultRunCodeTimeout bounds a code execution when RunCodeOptions.Timeout is 0.
+	DefaultRunCodeTimeout = 60 * time.Second
+
+	// EnvdPort is the port of envd, the in-sandbox daemon for files and processes.
+	EnvdPort = 49983
+	// InterpreterPort is the port of the code-interpreter server.
+	InterpreterPort = 49999
+
+	debugSandboxID   = "debug_sandbox_id"
+	debugEnvdVersion = "99.99.99"
+	keepaliveSeconds = "50"
+)
+
+// Config configures a Client. Zero fields take their value from the
+// environment (E2B_API_KEY, E2B_DOMAIN, E2B_API_URL, E2B_SANDBOX_URL,
+// E2B_DEBUG) and then from the defaults, exactly like the official SDKs.
+type Config struct {
+	// APIKey authenticates control-plane calls (X-API-Key). Env: E2B_API_KEY.
+	APIKey string
+	// Domain is the E2B domain, "e2b.app" by default. Env: E2B_DOMAIN.
+	Domain string
+	// APIURL overrides the control-plane base URL (default https://api.<domain>).
+	// Env: E2B_API_URL.
+	APIURL string
+	// SandboxURL, when set, receives every envd and code-interpreter request;
+	// the target sandbox and port travel in the E2b-Sandbox-Id and
+	// E2b-Sandbox-Port headers. Env: E2B_SANDBOX_URL.
+	SandboxURL string
+	// Debug targets a single local envd on localhost:49983 and an interpreter
+	// on localhost:49999, and skips the API for create, connect, kill, set
+	// timeout and metrics. Env: E2B_DEBUG=true.
+	Debug bool
+	// RequestTimeout bounds each control-plane call and unary RPC, and the
+	// wait for response headers of streaming calls. Default 60s; negative
+	// means no timeout.
+	RequestTimeout time.Duration
+	// HTTPClient sends every request. When nil the Client builds one on a
+	// private http.Transport with keep-alive and pools sized for many
+	// concurrent sandboxes.
+	HTTPClient *http.Client
+	// Retry controls retries of idempotent calls.
+	Retry RetryPolicy
+	// Headers are added to control-plane requests (never to sandbox traffic).
+	Headers http.Header
+	// BinaryRPC makes envd RPCs use the protobuf binary codec instead of
+	// JSON, which is what the official SDKs send.
+	BinaryRPC bool
+	// IgnoreEnv stops New from reading E2B_* environment variables.
+	IgnoreEnv bool
+}
+
+// RetryPolicy bounds retries of idempotent calls on 429, 502, 503, 504 and
+// reset connections. Calls that create something, start a command or run
+// code are never retried.
+type RetryPolicy struct {
+	// MaxAttempts is the total number of attempts including the first;
+	// default 3; 1 disables retries.
+	MaxAttempts int
+	// BaseDelay is the first backoff step (default 200ms); each retry doubles it
+	// and a random jitter picks a delay between half and all of it.
+	BaseDelay time.Duration
+	// MaxDelay caps one backoff step (default 5s).
+	MaxDelay time.Duration
+}
+
+func (c Config) withDefaults() Config {
+	if !c.IgnoreEnv {
+		c = c.fromEnv()
+	}
+	if c.Domain == "" {
+		c.Domain = DefaultDomain
+	}
+	if c.APIURL == "" {
+		if c.Debug {
+			c.APIURL = "http://localhost:3000"
+		} else {
+			c.APIURL = "https://api." + c.Domain
+		}
+	}
+	c.APIURL = strings.TrimRight(c.APIURL, "/")
+	c.SandboxURL = strings.TrimRight(c.SandboxURL, "/")
+	if c.RequestTimeout == 0 {
+		c.RequestTimeout = DefaultRequestTimeout
+	}
+	if c.Retry.MaxAttempts <= 0 {
+		c.Retry.MaxAttempts = 3
+	}
+	if c.Retry.BaseDelay <= 0 {
+		c.Retry.BaseDelay = 200 * time.Millisecond
+	}
+	if c.Retry.MaxDelay <= 0 {
+		c.Retry.MaxDelay = 5 * time.Second
+	}
+	return c
+}
+
+func (c Config) fromEnv() Config {
+	fill := func(dst *string, key string) {
+		if *dst == "" {
+			*dst = os.Getenv(key)
+		}
+	}
+	fill(&c.APIKey, "E2B_API_KEY")
+	fill(&c.Domain, "E2B_DOMAIN")
+	fill(&c.APIURL, "E2B_API_URL")
+	fill(&c.SandboxURL, "E2B_SANDBOX_URL")
+	if !c.Debug {
+		c.Debug = strings.EqualFold(os.Getenv("E2B_DEBUG"), "true")
+	}
+	return c
+}
+
+// headerRoutedDomains are the E2B domains whose proxy accepts routing by
+// header on https://sandbox.<domain>.
+var headerRoutedDomains = map[string]bool{
+	"e2b.app": true, "e2b.dev": true, "e2b.pro": true, "e2b-staging.dev": true,
+}
+
+// sandboxBaseURL is where requests for one port of one sandbox are sent.
+// direct forbids the shared sandbox.<domain> host (used for file URLs handed
+// to third parties, which cannot add routing headers).
+func (c *Config) sandboxBaseURL(id, domain string, port int, direct bool) string {
+	switch {
+	case c.SandboxURL != "":
+		return c.SandboxURL
+	case c.Debug:
+		return "http://localhost:" + itoa(port)
+	}
+	if domain == "" {
+		domain = c.Domain
+	}
+	if port == EnvdPort && !direct && headerRoutedDomains[domain] {
+		return "https://sandbox." + domain
+	}
+	return "https://" + itoa(port) + "-" + id + "." + domain
+}
+
+// host is the public host of a port of a sandbox, for user services.
+func (c *Config) host(id, domain string, port int) string {
+	if c.Debug {
+		return "localhost:" + itoa(port)
+	}
+	if domain == "" {
+		domain = c.Domain
+	}
+	return itoa(port) + "-" + id + "." + domain
+}

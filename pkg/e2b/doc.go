@@ -1,0 +1,65 @@
+// Package e2b is a Go client for E2B (https://e2b.dev) sandboxes: the
+// control-plane REST API, envd (files and processes inside a sandbox) and
+// the code interpreter. It speaks the same wire protocols as E2B's official
+// JavaScript and Python SDKs and has no other dependency than connect-go
+// and protobuf.
+//
+// # Configuration
+//
+// A Client is configured like the official SDKs. Fields left empty in
+// Config are read from the environment:
+//
+//	E2B_API_KEY      API key (X-API-Key)
+//	E2B_DOMAIN       domain, default e2b.app
+//	E2B_API_URL      control-plane URL, default https://api.<domain>
+//	E2B_SANDBOX_URL  one URL for all sandbox traffic (local or self-hosted E2B)
+//	E2B_DEBUG        "true": a single local envd on localhost:49983
+//
+// Sandbox traffic goes to E2B_SANDBOX_URL when set, else to
+// https://sandbox.<domain> (E2B's own domains) or https://<port>-<id>.<domain>;
+// the E2b-Sandbox-Id, E2b-Sandbox-Port and X-Access-Token headers are always
+// sent so any E2B proxy can route it.
+//
+// # Usage
+//
+//	client, err := e2b.New(e2b.Config{})
+//	sb, err := client.Create(ctx, e2b.CreateParams{Template: "code-interpreter-v1"})
+//	defer sb.Kill(context.WithoutCancel(ctx))
+//	exec, err := sb.RunCode(ctx, "1 + 1", e2b.RunCodeOptions{})
+//	fmt.Println(exec.Text()) // 2
+//
+// Files are streamed in both directions: Filesystem.Read returns an
+// io.ReadCloser fed by the network, Filesystem.Write consumes an io.Reader
+// as it uploads. Commands.Run runs a shell command and waits; Commands.Start
+// returns a CommandHandle that keeps reading output in the background and can
+// be disconnected and reattached with Commands.Connect.
+//
+// # Errors
+//
+// Failures are *Error values. Classify them with errors.Is against
+// ErrNotFound, ErrSandboxNotFound, ErrTimeout, ErrRateLimited,
+// ErrAuthentication, ErrInvalidArgument, ErrNotEnoughSpace, ErrUnavailable,
+// ErrConflict and ErrAlreadyExists, and read status, code, message and
+// RetryAfter with errors.As. Exceptions raised by executed code are not Go
+// errors: they are in Execution.Error. A command that exits non-zero returns
+// its result together with a *CommandExitError.
+//
+// # Retries and timeouts
+//
+// Idempotent calls (get, list, kill, set timeout, connect, metrics, file
+// reads, stat, list dir, process list, context list) are retried with
+// exponential backoff and jitter on 429 (honouring Retry-After), 502, 503,
+// 504 and reset connections, at most Config.Retry.MaxAttempts times and
+// never past the context's deadline. Calls with side effects that cannot be
+// repeated safely — Create, Pause, Commands.Start/Run, RunCode, uploads —
+// are sent exactly once.
+//
+// Every call takes a context.Context. Config.RequestTimeout bounds each
+// request, and for streams only the wait for the first response; the
+// lifetime of a command is its CommandOptions.Timeout (enforced by envd, so
+// it survives a client disconnect) and that of a code execution is
+// RunCodeOptions.Timeout.
+//
+// The Client owns one http.Transport with keep-alive and sized connection
+// pools shared by all sandboxes; reuse one Client and Close it at the end.
+package e2b

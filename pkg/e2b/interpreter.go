@@ -1,0 +1,286 @@
+package e2b
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// CodeContext is an interpreter session (a Jupyter-style kernel) whose
+// variables persist across RunCode calls.
+type CodeContext struct {
+	ID       string `json:"id"`
+	Language string `json:"language"`
+	Cwd      string `json:"cwd"`
+}
+
+// RunCodeOptions tune RunCode.
+type RunCodeOptions struct {
+	// ContextID runs the code in that context. Mutually exclusive with Language.
+	ContextID string
+	// Language runs the code in the default context of that language
+	// ("python" when both are empty).
+	Language string
+	// Envs are environment variables for this execution only.
+	Envs map[string]string
+	// Timeout bounds the whole execution; zero means DefaultRunCodeTimeout,
+	// negative no limit. The wait for the response to begin is bounded by
+	// the client's request timeout.
+	Timeout time.Duration
+	// Live callbacks, called on the caller's goroutine as lines arrive.
+	OnStdout func(OutputMessage)
+	OnStderr func(OutputMessage)
+	OnResult func(Result)
+	OnError  func(ExecutionError)
+}
+
+// OutputMessage is one chunk of stdout or stderr.
+type OutputMessage struct {
+	Text      string
+	Timestamp time.Time
+	IsStderr  bool
+}
+
+// Logs are the textual outputs of an execution, in arrival order.
+type Logs struct {
+	Stdout []string
+	Stderr []string
+}
+
+// ExecutionError is an exception raised by the executed code.
+type ExecutionError struct {
+	Name  string
+	Value string
+	// Traceback is the formatted traceback (may contain ANSI colour codes).
+	Traceback string
+}
+
+func (e *ExecutionError) Error() string { return e.Name + ": " + e.Value }
+
+// Execution is the outcome of RunCode. An exception in the code is reported
+// in Error, not as a Go error.
+type Execution struct {
+	Results        []Result
+	Logs           Logs
+	Error          *ExecutionError
+	ExecutionCount int
+}
+
+// Text returns the text of the main result (the value of the last
+// expression), or "" when there is none.
+func (e *Execution) Text() string {
+	for _, r := range e.Results {
+		if r.IsMainResult {
+			return r.Text
+		}
+	}
+	return ""
+}
+
+// RunCode executes code in the sandbox's code interpreter and collects its
+// output, calling the live callbacks as the NDJSON stream is parsed. It is
+// never retried. ctx and opts.Timeout bound the execution.
+func (s *Sandbox) RunCode(ctx context.Context, code string, opts RunCodeOptions) (*Execution, error) {
+	const op = "interpreter.runCode"
+	if opts.ContextID != "" && opts.Language != "" {
+		return nil, &Error{Op: op, Message: "ContextID and Language are mutually exclusive", kinds: []error{ErrInvalidArgument}}
+	}
+	timeout := opts.Timeout
+	if timeout == 0 {
+		timeout = DefaultRunCodeTimeout
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if timeout > 0 {
+		ctx, cancel = withTimeoutCancel(ctx, cancel, timeout)
+		defer cancel()
+	}
+	body, err := json.Marshal(executeBody{Code: code, ContextID: opts.ContextID, Language: opts.Language, EnvVars: opts.Envs})
+	if err != nil {
+		return nil, fmt.Errorf("e2b: %s: %w", op, err)
+	}
+	req, err := s.interp.request(ctx, http.MethodPost, "/execute", bytes.NewReader(body))
+	if err != nil {
+		return nil, wrapErr(op, s.ID, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	timer := s.client.startStreamTimer(cancel)
+	resp, err := s.interp.http.Do(req)
+	timer.stop()
+	if err != nil {
+		if timer.timedOut() {
+			return nil, timeoutErr(op, s.ID, err)
+		}
+		return nil, wrapErr(op, s.ID, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return nil, envdError(op, s.ID, resp)
+	}
+	exec := &Execution{}
+	if err := parseExecution(resp.Body, exec, &opts); err != nil {
+		return exec, wrapErr(op, s.ID, err)
+	}
+	return exec, nil
+}
+
+type executeBody struct {
+	Code      string            `json:"code"`
+	ContextID string            `json:"context_id,omitempty"`
+	Language  string            `json:"language,omitempty"`
+	EnvVars   map[string]string `json:"env_vars,omitempty"`
+}
+
+// executionLine is one NDJSON line of /execute; which fields are set
+// depends on Type.
+type executionLine struct {
+	Type           string `json:"type"`
+	ExecutionCount int    `json:"execution_count"`
+	Timestamp      string `json:"timestamp"`
+	Name           string `json:"name"`
+	Value          string `json:"value"`
+	Traceback      string `json:"traceback"`
+	Result
+}
+
+// parseExecution consumes the stream line by line as it arrives, so
+// callbacks fire while the code is still running. The stream must end with
+// end_of_execution; anything else means it was cut short.
+func parseExecution(r io.Reader, exec *Execution, opts *RunCodeOptions) error {
+	dec := json.NewDecoder(r)
+	for {
+		var line executionLine
+		if err := dec.Decode(&line); err != nil {
+			if errors.Is(err, io.EOF) {
+				return fmt.Errorf("stream ended before end_of_execution: %w", io.ErrUnexpectedEOF)
+			}
+			return err
+		}
+		if line.Type == "end_of_execution" {
+			return nil
+		}
+		applyLine(&line, exec, opts)
+	}
+}
+
+func applyLine(line *executionLine, exec *Execution, opts *RunCodeOptions) {
+	switch line.Type {
+	case "stdout", "stderr":
+		msg := OutputMessage{Text: line.Text, IsStderr: line.Type == "stderr"}
+		msg.Timestamp, _ = time.Parse(time.RFC3339Nano, line.Timestamp)
+		if msg.IsStderr {
+			exec.Logs.Stderr = append(exec.Logs.Stderr, msg.Text)
+			if opts.OnStderr != nil {
+				opts.OnStderr(msg)
+			}
+		} else {
+			exec.Logs.Stdout = append(exec.Logs.Stdout, msg.Text)
+			if opts.OnStdout != nil {
+				opts.OnStdout(msg)
+			}
+		}
+	case "result":
+		exec.Results = append(exec.Results, line.Result)
+		if opts.OnResult != nil {
+			opts.OnResult(line.Result)
+		}
+	case "error":
+		exec.Error = &ExecutionError{Name: line.Name, Value: line.Value, Traceback: line.Traceback}
+		if opts.OnError != nil {
+			opts.OnError(*exec.Error)
+		}
+	case "number_of_executions":
+		exec.ExecutionCount = line.ExecutionCount
+	}
+}
+
+// CreateContextOptions tune CreateContext.
+type CreateContextOptions struct {
+	// Language of the context, "python" when empty.
+	Language string
+	// Cwd is the working directory, /home/user when empty.
+	Cwd string
+}
+
+// CreateContext starts a new interpreter context. Not retried.
+func (s *Sandbox) CreateContext(ctx context.Context, opts CreateContextOptions) (*CodeContext, error) {
+	body := map[string]string{}
+	if opts.Language != "" {
+		body["language"] = opts.Language
+	}
+	if opts.Cwd != "" {
+		body["cwd"] = opts.Cwd
+	}
+	var out CodeContext
+	if err := s.interpCall(ctx, "interpreter.createContext", http.MethodPost, "/contexts", body, false, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ListContexts returns the interpreter's contexts.
+func (s *Sandbox) ListContexts(ctx context.Context) ([]CodeContext, error) {
+	var out []CodeContext
+	if err := s.interpCall(ctx, "interpreter.listContexts", http.MethodGet, "/contexts", nil, true, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// RestartContext restarts a context's kernel, clearing its state.
+func (s *Sandbox) RestartContext(ctx context.Context, id string) error {
+	return s.interpCall(ctx, "interpreter.restartContext", http.MethodPost, "/contexts/"+url.PathEscape(id)+"/restart", nil, false, nil)
+}
+
+// RemoveContext shuts a context down.
+func (s *Sandbox) RemoveContext(ctx context.Context, id string) error {
+	return s.interpCall(ctx, "interpreter.removeContext", http.MethodDelete, "/contexts/"+url.PathEscape(id), nil, true, nil)
+}
+
+// interpCall is a small JSON request to the interpreter.
+func (s *Sandbox) interpCall(ctx context.Context, op, method, path string, in any, idempotent bool, out any) error {
+	var payload []byte
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return fmt.Errorf("e2b: %s: %w", op, err)
+		}
+		payload = b
+	}
+	err := s.client.withRetry(ctx, idempotent, func(ctx context.Context) error {
+		ctx, cancel := s.client.requestContext(ctx)
+		defer cancel()
+		var body io.Reader
+		if payload != nil {
+			body = bytes.NewReader(payload)
+		}
+		req, err := s.interp.request(ctx, method, path, body)
+		if err != nil {
+			return err
+		}
+		if payload != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp, err := s.interp.http.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode >= 300 {
+			return envdError(op, s.ID, resp)
+		}
+		if out == nil {
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
+			return nil
+		}
+		return json.NewDecoder(io.LimitReader(resp.Body, maxAPIBody)).Decode(out)
+	})
+	return wrapErr(op, s.ID, err)
+}
+
