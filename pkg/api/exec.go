@@ -1,0 +1,170 @@
+package api
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"regexp"
+
+	"github.com/sessionbox/sessionbox/pkg/session"
+)
+
+type execBody struct {
+	Code        *string           `json:"code"`
+	TimeoutSecs int               `json:"timeoutSecs"`
+	Envs        map[string]string `json:"envs"`
+	Context     string            `json:"context"`
+}
+
+var contextName = regexp.MustCompile(`^[A-Za-z0-9._-]{0,128}$`)
+
+func (b *execBody) validate() *Problem {
+	var ps problems
+	ps.check(b.Code != nil, `"code" is required`)
+	ps.check(b.Code == nil || *b.Code != "", `"code" must not be empty`)
+	ps.check(b.TimeoutSecs >= 0 && b.TimeoutSecs <= maxTimeoutSecs, "timeoutSecs must be from 0 (the default) to %d", maxTimeoutSecs)
+	ps.check(contextName.MatchString(b.Context), "context must be at most 128 letters, digits or ._-")
+	validateEnvs(&ps, b.Envs)
+	return ps.problem()
+}
+
+// logCode notes code in the access log by hash and size only: code may hold
+// secrets and is no business of a log.
+func logCode(r *http.Request, code string) {
+	sum := sha256.Sum256([]byte(code))
+	logAttrs(r.Context(), slog.String("codeSha256", hex.EncodeToString(sum[:8])), slog.Int("codeBytes", len(code)))
+}
+
+func (s *Server) execute(w http.ResponseWriter, r *http.Request, id identity) {
+	key, p := sessionKey(r, id)
+	if p == nil && !acceptable(r) {
+		p = newProblem(kindNotAccept, "execute answers application/json or "+contentTypeNDJSON)
+	}
+	var b execBody
+	if p == nil {
+		p = s.decodeJSON(w, r, &b, true)
+	}
+	if p == nil {
+		p = b.validate()
+	}
+	if p != nil {
+		writeProblem(w, r, p)
+		return
+	}
+	logCode(r, *b.Code)
+	req := session.ExecRequest{Code: *b.Code, TimeoutSecs: b.TimeoutSecs, Envs: b.Envs, Context: b.Context}
+	if wantsNDJSON(r) {
+		st := newNDJSONStream(w)
+		res, err := s.mgr.Execute(r.Context(), key, req, st.onEvent)
+		s.finishStream(st, w, r, normalizeResult(res), err)
+		return
+	}
+	res, err := s.mgr.Execute(r.Context(), key, req, nil)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, normalizeResult(res))
+}
+
+// normalizeResult sends empty lists as [] rather than null, as documented.
+func normalizeResult(res *session.ExecResult) *session.ExecResult {
+	if res == nil {
+		return nil
+	}
+	out := *res
+	if out.Results == nil {
+		out.Results = []session.Result{}
+	}
+	return &out
+}
+
+func (s *Server) reset(w http.ResponseWriter, r *http.Request, id identity) {
+	key, p := sessionKey(r, id)
+	if p == nil {
+		p = s.decodeJSON(w, r, &struct{}{}, false)
+	}
+	if p != nil {
+		writeProblem(w, r, p)
+		return
+	}
+	if err := s.mgr.Reset(r.Context(), key); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+type installBody struct {
+	Packages []string `json:"packages"`
+	IndexURL string   `json:"indexUrl"`
+}
+
+const maxPackages = 64
+
+func (b *installBody) validate() *Problem {
+	var ps problems
+	ps.check(len(b.Packages) > 0, `"packages" must list at least one package`)
+	ps.check(len(b.Packages) <= maxPackages, `"packages" may list at most %d packages`, maxPackages)
+	for _, spec := range b.Packages {
+		ps.add(session.ValidatePackageSpec(spec))
+	}
+	if b.IndexURL != "" {
+		u, err := url.Parse(b.IndexURL)
+		ps.check(err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.User == nil && len(b.IndexURL) <= 2048,
+			"indexUrl must be an http or https URL without credentials")
+	}
+	return ps.problem()
+}
+
+// installView is an install's outcome as the API shows it.
+type installView struct {
+	Success    bool   `json:"success"`
+	ExitCode   int    `json:"exitCode"`
+	Stdout     string `json:"stdout"`
+	Stderr     string `json:"stderr"`
+	DurationMs int64  `json:"durationMs"`
+	Truncated  bool   `json:"truncated"`
+	Restarted  bool   `json:"restarted"`
+}
+
+func viewInstall(res *session.InstallResult) *installView {
+	if res == nil {
+		return nil
+	}
+	return &installView{Success: res.Success, ExitCode: res.ExitCode, Stdout: res.Stdout, Stderr: res.Stderr,
+		DurationMs: res.DurationMs, Truncated: res.Truncated, Restarted: res.Restarted}
+}
+
+func (s *Server) install(w http.ResponseWriter, r *http.Request, id identity) {
+	key, p := sessionKey(r, id)
+	if p == nil && !acceptable(r) {
+		p = newProblem(kindNotAccept, "install answers application/json or "+contentTypeNDJSON)
+	}
+	var b installBody
+	if p == nil {
+		p = s.decodeJSON(w, r, &b, true)
+	}
+	if p == nil {
+		p = b.validate()
+	}
+	if p != nil {
+		writeProblem(w, r, p)
+		return
+	}
+	req := session.InstallRequest{Packages: b.Packages, IndexURL: b.IndexURL}
+	if wantsNDJSON(r) {
+		st := newNDJSONStream(w)
+		res, err := s.mgr.Install(r.Context(), key, req, st.onEvent)
+		s.finishStream(st, w, r, viewInstall(res), err)
+		return
+	}
+	res, err := s.mgr.Install(r.Context(), key, req, nil)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, viewInstall(res))
+}

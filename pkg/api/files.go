@@ -1,0 +1,298 @@
+package api
+
+import (
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"path"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/sessionbox/sessionbox/pkg/session"
+)
+
+const (
+	defaultListDir = "/home/user"
+	maxListDepth   = 10
+	// maxPresignedPut is S3's limit for one PUT, which is what a presigned
+	// upload is.
+	maxPresignedPut = 5 << 30
+)
+
+type fileList struct {
+	Entries []session.FileEntry `json:"entries"`
+}
+
+func (s *Server) listFiles(w http.ResponseWriter, r *http.Request, id identity) {
+	key, q, p := s.fileRequest(r, id)
+	var dir string
+	var depth int
+	if p == nil {
+		dir, p = pathParam(q, defaultListDir)
+	}
+	if p == nil {
+		depth, p = intParam(q, "depth", 1, 1, maxListDepth)
+	}
+	if p != nil {
+		writeProblem(w, r, p)
+		return
+	}
+	entries, err := s.mgr.ListFiles(r.Context(), key, dir, depth)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if entries == nil {
+		entries = []session.FileEntry{}
+	}
+	writeJSON(w, http.StatusOK, fileList{Entries: entries})
+}
+
+// fileRequest validates what every files route shares: the session id and
+// a well-formed query string.
+func (s *Server) fileRequest(r *http.Request, id identity) (session.Key, map[string][]string, *Problem) {
+	key, p := sessionKey(r, id)
+	if p != nil {
+		return key, nil, p
+	}
+	q, p := query(r)
+	return key, q, p
+}
+
+func (s *Server) deleteFile(w http.ResponseWriter, r *http.Request, id identity) {
+	key, q, p := s.fileRequest(r, id)
+	var target string
+	if p == nil {
+		target, p = pathParam(q, "")
+	}
+	if p != nil {
+		writeProblem(w, r, p)
+		return
+	}
+	if err := s.mgr.DeleteFile(r.Context(), key, target); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// contentType guesses a file's type from its extension only: sniffing
+// content a sandbox produced is not something to trust.
+func contentType(p string) string {
+	if ct := mime.TypeByExtension(path.Ext(p)); ct != "" {
+		return ct
+	}
+	return "application/octet-stream"
+}
+
+func (s *Server) readFile(w http.ResponseWriter, r *http.Request, id identity) {
+	key, q, p := s.fileRequest(r, id)
+	var target string
+	if p == nil {
+		target, p = pathParam(q, "")
+	}
+	if p != nil {
+		writeProblem(w, r, p)
+		return
+	}
+	body, entry, err := s.mgr.ReadFile(r.Context(), key, target)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	defer body.Close()
+	h := w.Header()
+	h.Set("Content-Type", contentType(target))
+	// The bytes come from user code; never let a browser run them in the
+	// API's origin.
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Security-Policy", "sandbox")
+	h.Set("Cache-Control", "no-store")
+	if entry.Type == "file" && entry.Size >= 0 {
+		h.Set("Content-Length", strconv.FormatInt(entry.Size, 10))
+	}
+	if !entry.ModifiedAt.IsZero() {
+		h.Set("Last-Modified", entry.ModifiedAt.UTC().Format(http.TimeFormat))
+	}
+	w.WriteHeader(http.StatusOK)
+	if _, err := io.Copy(w, body); err != nil && r.Context().Err() == nil {
+		// The status is out; all that is left is to cut the response short
+		// so the client sees a truncated body rather than a complete one.
+		s.log.WarnContext(r.Context(), "file stream broke", "requestId", requestID(r.Context()), "error", err.Error())
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// limitedBody is a request body that refuses more than limit bytes and
+// remembers that it did, so the refusal is reported as 413 however the
+// Manager wraps the read error.
+type limitedBody struct {
+	r        io.Reader
+	exceeded bool
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		b.exceeded = true
+	}
+	return n, err
+}
+
+func (s *Server) writeFile(w http.ResponseWriter, r *http.Request, id identity) {
+	key, q, p := s.fileRequest(r, id)
+	var target string
+	if p == nil {
+		target, p = pathParam(q, "")
+	}
+	if p == nil && r.ContentLength > s.maxInlineFile {
+		p = s.tooLargeInline()
+	}
+	if p != nil {
+		writeProblem(w, r, p)
+		return
+	}
+	body := &limitedBody{r: http.MaxBytesReader(w, r.Body, s.maxInlineFile)}
+	entry, err := s.mgr.WriteFile(r.Context(), key, target, body)
+	if body.exceeded {
+		writeProblem(w, r, s.tooLargeInline())
+		return
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, entry)
+}
+
+func (s *Server) tooLargeInline() *Problem {
+	return newProblem(kindTooLarge, "inline files are limited to "+strconv.FormatInt(s.maxInlineFile, 10)+
+		" bytes; use files/upload-url and files/import for larger ones")
+}
+
+type uploadBody struct {
+	Path        string `json:"path"`
+	SizeBytes   *int64 `json:"sizeBytes"`
+	ContentType string `json:"contentType"`
+}
+
+type uploadView struct {
+	UploadURL  string            `json:"uploadUrl"`
+	Method     string            `json:"method"`
+	Headers    map[string]string `json:"headers"`
+	ExpiresAt  *time.Time        `json:"expiresAt"`
+	TransferID string            `json:"transferId"`
+}
+
+// cleanBodyPath cleans a sandbox path given in a JSON body.
+func cleanBodyPath(ps *problems, p string) string {
+	if p == "" {
+		ps.check(false, `"path" is required`)
+		return ""
+	}
+	clean, err := session.CleanPath(p)
+	if err != nil {
+		ps.add(err)
+	}
+	return clean
+}
+
+func (s *Server) uploadURL(w http.ResponseWriter, r *http.Request, id identity) {
+	key, p := sessionKey(r, id)
+	var b uploadBody
+	if p == nil {
+		p = s.decodeJSON(w, r, &b, true)
+	}
+	var target string
+	if p == nil {
+		var ps problems
+		target = cleanBodyPath(&ps, b.Path)
+		ps.check(b.SizeBytes != nil, `"sizeBytes" is required`)
+		ps.check(b.SizeBytes == nil || (*b.SizeBytes >= 0 && *b.SizeBytes <= maxPresignedPut),
+			"sizeBytes must be from 0 to %d", int64(maxPresignedPut))
+		if b.ContentType != "" {
+			_, _, err := mime.ParseMediaType(b.ContentType)
+			ps.check(err == nil && len(b.ContentType) <= 255, "contentType must be a media type such as text/csv")
+		}
+		p = ps.problem()
+	}
+	if p != nil {
+		writeProblem(w, r, p)
+		return
+	}
+	t, err := s.mgr.UploadURL(r.Context(), key, target, *b.SizeBytes, b.ContentType)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	headers := t.Request.Headers
+	if headers == nil {
+		headers = map[string]string{}
+	}
+	writeJSON(w, http.StatusOK, uploadView{UploadURL: t.Request.URL, Method: t.Request.Method, Headers: headers,
+		ExpiresAt: timePtr(t.Request.ExpiresAt), TransferID: t.TransferID})
+}
+
+type importBody struct {
+	TransferID string `json:"transferId"`
+}
+
+var transferIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,256}$`)
+
+func (s *Server) importFile(w http.ResponseWriter, r *http.Request, id identity) {
+	key, p := sessionKey(r, id)
+	var b importBody
+	if p == nil {
+		p = s.decodeJSON(w, r, &b, true)
+	}
+	if p == nil && !transferIDPattern.MatchString(b.TransferID) {
+		p = newProblem(kindInvalid, `"transferId" is required: the id files/upload-url returned`)
+	}
+	if p != nil {
+		writeProblem(w, r, p)
+		return
+	}
+	entry, err := s.mgr.Import(r.Context(), key, b.TransferID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, entry)
+}
+
+type downloadBody struct {
+	Path string `json:"path"`
+}
+
+type downloadView struct {
+	DownloadURL string     `json:"downloadUrl"`
+	ExpiresAt   *time.Time `json:"expiresAt"`
+	SizeBytes   int64      `json:"sizeBytes"`
+}
+
+func (s *Server) downloadURL(w http.ResponseWriter, r *http.Request, id identity) {
+	key, p := sessionKey(r, id)
+	var b downloadBody
+	if p == nil {
+		p = s.decodeJSON(w, r, &b, true)
+	}
+	var target string
+	if p == nil {
+		var ps problems
+		target = cleanBodyPath(&ps, b.Path)
+		p = ps.problem()
+	}
+	if p != nil {
+		writeProblem(w, r, p)
+		return
+	}
+	t, err := s.mgr.DownloadURL(r.Context(), key, target)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, downloadView{DownloadURL: t.URL, ExpiresAt: timePtr(t.ExpiresAt), SizeBytes: t.SizeBytes})
+}

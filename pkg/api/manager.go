@@ -1,0 +1,37 @@
+package api
+
+import (
+	"context"
+	"io"
+
+	"github.com/sessionbox/sessionbox/pkg/session"
+)
+
+// Manager is what the API needs of *session.Manager. It is an interface so
+// tests can inject faults; production passes *session.Manager.
+type Manager interface {
+	Authenticate(ctx context.Context, plaintext string) (*session.APIKey, error)
+
+	Start(ctx context.Context, key session.Key, opts session.StartOptions) (*session.Session, error)
+	Stop(ctx context.Context, key session.Key) (*session.Session, error)
+	Status(ctx context.Context, key session.Key) (*session.Session, error)
+	List(ctx context.Context, tenant, principal string, limit int, cursor string) ([]*session.Session, string, error)
+
+	Execute(ctx context.Context, key session.Key, req session.ExecRequest, onEvent func(session.Event)) (*session.ExecResult, error)
+	Reset(ctx context.Context, key session.Key) error
+	Install(ctx context.Context, key session.Key, req session.InstallRequest, onEvent func(session.Event)) (*session.InstallResult, error)
+
+	ListFiles(ctx context.Context, key session.Key, dir string, depth int) ([]session.FileEntry, error)
+	ReadFile(ctx context.Context, key session.Key, path string) (io.ReadCloser, session.FileEntry, error)
+	WriteFile(ctx context.Context, key session.Key, path string, r io.Reader) (session.FileEntry, error)
+	DeleteFile(ctx context.Context, key session.Key, path string) error
+	UploadURL(ctx context.Context, key session.Key, path string, size int64, contentType string) (*session.UploadTicket, error)
+	Import(ctx context.Context, key session.Key, transferID string) (session.FileEntry, error)
+	DownloadURL(ctx context.Context, key session.Key, path string) (*session.DownloadTicket, error)
+
+	SubmitRun(ctx context.Context, key session.Key, req session.RunRequest) (*session.Run, error)
+	GetRun(ctx context.Context, tenant, principal, runID string) (*session.Run, error)
+}
+
+// Production wiring must keep compiling against the real Manager.
+var _ Manager = (*session.Manager)(nil)

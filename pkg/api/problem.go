@@ -1,0 +1,175 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"math"
+	"net/http"
+	"strconv"
+
+	"github.com/sessionbox/sessionbox/pkg/session"
+)
+
+// problemBase prefixes every problem type URI. The URIs are identifiers
+// clients switch on; they never change once published.
+const problemBase = "https://sessionbox.dev/problems/"
+
+const contentTypeProblem = "application/problem+json"
+
+// Problem is an RFC 9457 problem details object. RequestID is an extension
+// member so a caller can quote it when reporting trouble.
+type Problem struct {
+	Type      string `json:"type"`
+	Title     string `json:"title"`
+	Status    int    `json:"status"`
+	Detail    string `json:"detail"`
+	Instance  string `json:"instance,omitempty"`
+	RequestID string `json:"requestId,omitempty"`
+
+	retryAfterSecs int
+	allow          string
+}
+
+// problemKind is one stable (type, title, status) triple.
+type problemKind struct {
+	slug   string
+	title  string
+	status int
+}
+
+var (
+	kindInvalid      = problemKind{"invalid-input", "Invalid input", http.StatusBadRequest}
+	kindUnauthorized = problemKind{"unauthorized", "Unauthorized", http.StatusUnauthorized}
+	kindForbidden    = problemKind{"forbidden", "Forbidden", http.StatusForbidden}
+	kindNotFound     = problemKind{"not-found", "Not found", http.StatusNotFound}
+	kindMethod       = problemKind{"method-not-allowed", "Method not allowed", http.StatusMethodNotAllowed}
+	kindNotAccept    = problemKind{"not-acceptable", "Not acceptable", http.StatusNotAcceptable}
+	kindConflict     = problemKind{"conflict", "Conflict", http.StatusConflict}
+	kindTooLarge     = problemKind{"too-large", "Payload too large", http.StatusRequestEntityTooLarge}
+	kindMediaType    = problemKind{"unsupported-media-type", "Unsupported media type", http.StatusUnsupportedMediaType}
+	kindLimit        = problemKind{"limit-reached", "Limit reached", http.StatusTooManyRequests}
+	kindInternal     = problemKind{"internal", "Internal error", http.StatusInternalServerError}
+	kindUnavailable  = problemKind{"sandbox-unavailable", "Sandbox provider unavailable", http.StatusBadGateway}
+	kindTimeout      = problemKind{"timeout", "Timed out", http.StatusGatewayTimeout}
+)
+
+// problemKinds lists every kind; the OpenAPI test checks the document
+// names each type URI.
+var problemKinds = []problemKind{
+	kindInvalid, kindUnauthorized, kindForbidden, kindNotFound, kindMethod,
+	kindNotAccept, kindConflict, kindTooLarge, kindMediaType, kindLimit,
+	kindInternal, kindUnavailable, kindTimeout,
+}
+
+func newProblem(k problemKind, detail string) *Problem {
+	return &Problem{Type: problemBase + k.slug, Title: k.title, Status: k.status, Detail: detail}
+}
+
+// domainKinds maps the domain's sentinel errors to problems, in the order
+// they are tested (an error may match more than one through wrapping).
+var domainKinds = []struct {
+	err  error
+	kind problemKind
+	// generic is the detail used when the error carries none a user can
+	// act on.
+	generic string
+}{
+	{session.ErrInvalid, kindInvalid, "the request is not valid"},
+	{session.ErrUnauthorized, kindUnauthorized, "missing or invalid credentials"},
+	{session.ErrForbidden, kindForbidden, "not allowed"},
+	{session.ErrNotFound, kindNotFound, "not found"},
+	{session.ErrConflict, kindConflict, "a concurrent change won; try again"},
+	{session.ErrTooLarge, kindTooLarge, "too large"},
+	{session.ErrLimit, kindLimit, "limit reached; try again later"},
+	{session.ErrSandboxGone, kindUnavailable, "the sandbox is gone; try again"},
+	{session.ErrUnavailable, kindUnavailable, "the sandbox provider is unavailable; try again"},
+	{session.ErrTimeout, kindTimeout, "the operation timed out"},
+}
+
+// problemFor turns an error from the Manager into a problem. The second
+// result reports whether the error was unexpected (a 5xx the operator must
+// look at), so the caller logs it.
+func problemFor(err error) (*Problem, bool) {
+	for _, d := range domainKinds {
+		if !errors.Is(err, d.err) {
+			continue
+		}
+		p := newProblem(d.kind, d.generic)
+		var se *session.Error
+		if errors.As(err, &se) {
+			if se.Detail != "" {
+				p.Detail = se.Detail
+			}
+			if se.RetryAfter > 0 {
+				p.retryAfterSecs = int(math.Ceil(se.RetryAfter.Seconds()))
+			}
+		}
+		return p, d.kind.status >= 500
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return newProblem(kindTimeout, "the operation timed out"), true
+	}
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return newProblem(kindTooLarge, "the request body is larger than "+strconv.FormatInt(mbe.Limit, 10)+" bytes"), false
+	}
+	return newProblem(kindInternal, "an internal error occurred; quote the request id when reporting it"), true
+}
+
+// writeProblem sends p as application/problem+json, filling in the
+// request's id and path.
+func writeProblem(w http.ResponseWriter, r *http.Request, p *Problem) {
+	info := infoFrom(r.Context())
+	if info != nil {
+		p.RequestID = info.requestID
+		info.problemType = p.Type
+	}
+	if p.Instance == "" {
+		p.Instance = r.URL.Path
+	}
+	h := w.Header()
+	h.Set("Content-Type", contentTypeProblem)
+	h.Set("Cache-Control", "no-store")
+	h.Del("Content-Length")
+	if p.retryAfterSecs > 0 {
+		h.Set("Retry-After", strconv.Itoa(p.retryAfterSecs))
+	}
+	if p.allow != "" {
+		h.Set("Allow", p.allow)
+	}
+	if p.Status == http.StatusUnauthorized {
+		h.Set("WWW-Authenticate", `Bearer realm="sessionbox"`)
+	}
+	w.WriteHeader(p.Status)
+	_ = json.NewEncoder(w).Encode(p)
+}
+
+// fail reports err from the Manager to the client, logging it when it is
+// not the client's fault.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	if r.Context().Err() != nil && errors.Is(err, context.Canceled) {
+		// The client went away; nobody is left to answer.
+		s.log.InfoContext(r.Context(), "request canceled by client", slog.String("requestId", requestID(r.Context())))
+		return
+	}
+	p, unexpected := problemFor(err)
+	if unexpected {
+		s.log.ErrorContext(r.Context(), "request failed",
+			slog.String("requestId", requestID(r.Context())),
+			slog.Int("status", p.Status),
+			slog.String("error", err.Error()))
+	}
+	writeProblem(w, r, p)
+}
+
+// domainDetail is the detail of a domain validation error, as a user reads
+// it.
+func domainDetail(err error) string {
+	var se *session.Error
+	if errors.As(err, &se) && se.Detail != "" {
+		return se.Detail
+	}
+	return err.Error()
+}

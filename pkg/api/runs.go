@@ -1,0 +1,88 @@
+package api
+
+import (
+	"net/http"
+	"net/url"
+	"regexp"
+	"time"
+
+	"github.com/sessionbox/sessionbox/pkg/session"
+)
+
+type runBody struct {
+	Code        *string `json:"code"`
+	TimeoutSecs int     `json:"timeoutSecs"`
+}
+
+func (b *runBody) validate() *Problem {
+	var ps problems
+	ps.check(b.Code != nil, `"code" is required`)
+	ps.check(b.Code == nil || *b.Code != "", `"code" must not be empty`)
+	ps.check(b.TimeoutSecs >= 0 && b.TimeoutSecs <= maxTimeoutSecs, "timeoutSecs must be from 0 (the default) to %d", maxTimeoutSecs)
+	return ps.problem()
+}
+
+const maxIdempotencyKeyLen = 255
+
+var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
+
+type runAccepted struct {
+	RunID  string            `json:"runId"`
+	Status session.RunStatus `json:"status"`
+}
+
+func (s *Server) submitRun(w http.ResponseWriter, r *http.Request, id identity) {
+	key, p := sessionKey(r, id)
+	idem := r.Header.Get("Idempotency-Key")
+	if p == nil && (len(idem) > maxIdempotencyKeyLen || !printableASCII(idem)) {
+		p = newProblem(kindInvalid, "Idempotency-Key must be at most 255 printable ASCII characters")
+	}
+	var b runBody
+	if p == nil {
+		p = s.decodeJSON(w, r, &b, true)
+	}
+	if p == nil {
+		p = b.validate()
+	}
+	if p != nil {
+		writeProblem(w, r, p)
+		return
+	}
+	logCode(r, *b.Code)
+	run, err := s.mgr.SubmitRun(r.Context(), key, session.RunRequest{Code: *b.Code, TimeoutSecs: b.TimeoutSecs, IdempotencyKey: idem})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Location", "/v1/runs/"+url.PathEscape(run.ID))
+	writeJSON(w, http.StatusAccepted, runAccepted{RunID: run.ID, Status: run.Status})
+}
+
+// runView is a run as the API shows it.
+type runView struct {
+	RunID      string              `json:"runId"`
+	SessionID  string              `json:"sessionId"`
+	Status     session.RunStatus   `json:"status"`
+	Result     *session.ExecResult `json:"result,omitempty"`
+	Error      string              `json:"error,omitempty"`
+	CreatedAt  *time.Time          `json:"createdAt,omitempty"`
+	StartedAt  *time.Time          `json:"startedAt,omitempty"`
+	FinishedAt *time.Time          `json:"finishedAt,omitempty"`
+}
+
+func (s *Server) getRun(w http.ResponseWriter, r *http.Request, id identity) {
+	runID := r.PathValue("runId")
+	if !runIDPattern.MatchString(runID) {
+		writeProblem(w, r, newProblem(kindInvalid, "run id must be 1 to 128 letters, digits or ._-"))
+		return
+	}
+	run, err := s.mgr.GetRun(r.Context(), id.tenant, id.principal, runID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, runView{
+		RunID: run.ID, SessionID: run.SessionID, Status: run.Status, Result: normalizeResult(run.Result),
+		Error: run.Error, CreatedAt: timePtr(run.CreatedAt), StartedAt: timePtr(run.StartedAt), FinishedAt: timePtr(run.FinishedAt),
+	})
+}

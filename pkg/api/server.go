@@ -1,0 +1,136 @@
+package api
+
+import (
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/sessionbox/sessionbox/pkg/session"
+)
+
+// Default limits on request bodies.
+const (
+	defaultJSONBodyBytes   = 1 << 20 // 1 MiB: JSON bodies, code included
+	defaultInlineFileBytes = 5 << 20 // matches session.Config's inline default
+)
+
+// Server is the HTTP API. It is an http.Handler.
+type Server struct {
+	mgr           Manager
+	log           *slog.Logger
+	identity      IdentityFunc
+	corsPolicy    corsPolicy
+	maxJSONBytes  int64
+	maxInlineFile int64
+
+	mux     *http.ServeMux
+	routes  []route
+	handler http.Handler
+}
+
+// Option configures a Server.
+type Option func(*Server)
+
+// WithLogger sets the logger for access logs and errors.
+func WithLogger(l *slog.Logger) Option { return func(s *Server) { s.log = l } }
+
+// WithIdentity replaces API-key authentication: f takes tenant and
+// principal from the request, e.g. from API Gateway's authorizer context.
+func WithIdentity(f IdentityFunc) Option { return func(s *Server) { s.identity = f } }
+
+// WithAllowedOrigins restricts CORS to these origins. Without it (or with
+// "*") any origin may call the API, without credentials: see cors.go.
+func WithAllowedOrigins(origins ...string) Option {
+	return func(s *Server) { s.corsPolicy = newCORSPolicy(origins) }
+}
+
+// WithInlineFileLimit sets the largest body PUT files/content accepts; it
+// should equal the Manager's MaxInlineFileBytes.
+func WithInlineFileLimit(n int64) Option { return func(s *Server) { s.maxInlineFile = n } }
+
+// WithJSONBodyLimit sets the largest JSON request body.
+func WithJSONBodyLimit(n int64) Option { return func(s *Server) { s.maxJSONBytes = n } }
+
+// New builds the API over mgr.
+func New(mgr Manager, opts ...Option) *Server {
+	s := &Server{
+		mgr:           mgr,
+		log:           slog.Default(),
+		corsPolicy:    newCORSPolicy(nil),
+		maxJSONBytes:  defaultJSONBodyBytes,
+		maxInlineFile: defaultInlineFileBytes,
+		mux:           http.NewServeMux(),
+	}
+	// The inline limit is the Manager's; an option may still override it.
+	if c, ok := mgr.(interface{ Config() session.Config }); ok && c.Config().MaxInlineFileBytes > 0 {
+		s.maxInlineFile = c.Config().MaxInlineFileBytes
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	s.routes = s.routeTable()
+	for _, rt := range s.routes {
+		s.mux.Handle(rt.method+" "+rt.path, s.wrap(rt))
+	}
+	s.handler = s.observe(s.cors(http.HandlerFunc(s.dispatch)))
+	return s
+}
+
+// ServeHTTP serves one request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// dispatch answers what the mux would answer in text/plain (unknown
+// routes, wrong methods) with problems instead.
+func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
+	if _, pattern := s.mux.Handler(r); pattern != "" {
+		s.mux.ServeHTTP(w, r)
+		return
+	}
+	methods := s.allowed(r)
+	switch {
+	case len(methods) == 0:
+		writeProblem(w, r, newProblem(kindNotFound, "no route matches "+r.URL.Path))
+	case r.Method == http.MethodOptions:
+		w.Header().Set("Allow", strings.Join(methods, ", "))
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		p := newProblem(kindMethod, r.Method+" is not allowed on "+r.URL.Path+"; use "+strings.Join(methods, ", "))
+		p.allow = strings.Join(methods, ", ")
+		writeProblem(w, r, p)
+	}
+}
+
+// allowed lists the methods with a route for r's path.
+func (s *Server) allowed(r *http.Request) []string {
+	var methods []string
+	seen := map[string]bool{}
+	for _, rt := range s.routes {
+		if seen[rt.method] {
+			continue
+		}
+		probe := &http.Request{Method: rt.method, URL: r.URL, Host: r.Host, Header: http.Header{}}
+		if _, pattern := s.mux.Handler(probe); strings.HasPrefix(pattern, rt.method+" ") {
+			seen[rt.method] = true
+			methods = append(methods, rt.method)
+		}
+	}
+	return methods
+}
+
+// wrap runs a route's handler after authenticating the caller, unless the
+// route is public.
+func (s *Server) wrap(rt route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if info := infoFrom(r.Context()); info != nil {
+			info.route = rt.method + " " + rt.path
+		}
+		var id identity
+		if !rt.public {
+			var ok bool
+			if id, ok = s.authenticate(w, r); !ok {
+				return
+			}
+		}
+		rt.handle(s, w, r, id)
+	})
+}
