@@ -1,0 +1,259 @@
+package envd
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sort"
+	"sync"
+	"syscall"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/creack/pty"
+
+	"github.com/sessionbox/sessionbox/pkg/envdpb/process"
+)
+
+// drainGrace is how long output readers may keep going after the process
+// exited; a background child that inherited the pipe would otherwise hold
+// the end event back for as long as it lives.
+const drainGrace = 250 * time.Millisecond
+
+const readChunk = 32 << 10
+
+// startSpec is a validated Start request.
+type startSpec struct {
+	req     *process.StartRequest
+	dir     string
+	env     []string
+	timeout time.Duration
+}
+
+func (s *Server) buildSpec(req *process.StartRequest, timeout time.Duration) (*startSpec, error) {
+	cfg := req.GetProcess()
+	if cfg == nil || cfg.GetCmd() == "" {
+		return nil, connect.NewError(connect.CodeInvalidArgument, errors.New("process.cmd is required"))
+	}
+	dir := s.cfg.Home
+	if cfg.Cwd != nil {
+		d, err := s.resolvePath(cfg.GetCwd())
+		if err != nil {
+			return nil, connect.NewError(connect.CodeInvalidArgument, err)
+		}
+		dir = d
+	}
+	return &startSpec{req: req, dir: dir, env: s.processEnv(cfg.GetEnvs()), timeout: timeout}, nil
+}
+
+// processEnv layers PATH/HOME/USER/LOGNAME, the sandbox-global vars and the
+// request's vars, later layers winning.
+func (s *Server) processEnv(reqEnv map[string]string) []string {
+	env := map[string]string{
+		"PATH":    s.pathEnv,
+		"HOME":    s.cfg.Home,
+		"USER":    s.cfg.User,
+		"LOGNAME": s.cfg.User,
+		"SHELL":   s.cfg.Shell,
+	}
+	for k, v := range s.cfg.Env {
+		env[k] = v
+	}
+	for k, v := range reqEnv {
+		env[k] = v
+	}
+	out := make([]string, 0, len(env))
+	for k, v := range env {
+		if k == "" || containsAny(k, "=\x00") || containsAny(v, "\x00") {
+			continue
+		}
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func containsAny(s, chars string) bool {
+	for i := 0; i < len(s); i++ {
+		for j := 0; j < len(chars); j++ {
+			if s[i] == chars[j] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// launch starts the process with sub already attached, so no output can
+// be missed, and supervises it until its end event.
+func (s *Server) launch(spec *startSpec, sub *subscriber) (*proc, error) {
+	cfg := spec.req.GetProcess()
+	cmd := exec.Command(cfg.GetCmd(), cfg.GetArgs()...)
+	cmd.Dir = spec.dir
+	cmd.Env = spec.env
+	p := &proc{
+		tag:    spec.req.Tag,
+		config: cfg,
+		maxOut: s.cfg.MaxOutputBytes,
+		cmd:    cmd,
+		subs:   map[*subscriber]struct{}{sub: {}},
+		done:   make(chan struct{}),
+	}
+	var readers []outputSource
+	var err error
+	if spec.req.Pty != nil {
+		readers, err = startPTY(p, spec.req.GetPty().GetSize())
+	} else {
+		readers, err = startPipes(p, spec.req.Stdin == nil || spec.req.GetStdin())
+	}
+	if err != nil {
+		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("start %q: %w", cfg.GetCmd(), err))
+	}
+	p.pid = uint32(cmd.Process.Pid)
+	if err := s.procs.add(p); err != nil {
+		_ = p.signal(sigKill)
+		_ = cmd.Wait()
+		return nil, connect.NewError(connect.CodeUnavailable, err)
+	}
+	s.wg.Add(1)
+	go s.supervise(p, readers, spec.timeout)
+	return p, nil
+}
+
+// outputSource is one stream of process output and the file it comes from.
+type outputSource struct {
+	kind outKind
+	f    *os.File
+}
+
+func startPipes(p *proc, withStdin bool) ([]outputSource, error) {
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		closeAll(outR, outW)
+		return nil, err
+	}
+	parentOnly := []*os.File{outR, errR}
+	childOnly := []*os.File{outW, errW}
+	p.cmd.Stdout, p.cmd.Stderr = outW, errW
+	if withStdin {
+		inR, inW, err := os.Pipe()
+		if err != nil {
+			closeAll(append(parentOnly, childOnly...)...)
+			return nil, err
+		}
+		p.cmd.Stdin, p.stdin = inR, inW
+		parentOnly = append(parentOnly, inW)
+		childOnly = append(childOnly, inR)
+	}
+	// Its own process group, so a signal reaches the whole tree.
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = p.cmd.Start()
+	closeAll(childOnly...)
+	if err != nil {
+		closeAll(parentOnly...)
+		p.stdin = nil
+		return nil, err
+	}
+	return []outputSource{{outStdout, outR}, {outStderr, errR}}, nil
+}
+
+func startPTY(p *proc, size *process.PTY_Size) ([]outputSource, error) {
+	// A new session with the PTY as controlling terminal: the process leads
+	// its own process group, like a login on a real terminal.
+	ptmx, err := pty.StartWithAttrs(p.cmd, winsize(size), &syscall.SysProcAttr{Setsid: true, Setctty: true})
+	if err != nil {
+		return nil, err
+	}
+	p.ptmx = ptmx
+	return []outputSource{{outPTY, ptmx}}, nil
+}
+
+func closeAll(files ...*os.File) {
+	for _, f := range files {
+		_ = f.Close()
+	}
+}
+
+// supervise pumps output, enforces the lifetime, reaps the process and
+// publishes exactly one end event.
+func (s *Server) supervise(p *proc, sources []outputSource, timeout time.Duration) {
+	defer s.wg.Done()
+	var readers sync.WaitGroup
+	for _, src := range sources {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			pump(p, src)
+		}()
+	}
+	var timer *time.Timer
+	if timeout > 0 {
+		timer = time.AfterFunc(timeout, func() { _ = p.signal(sigKill) })
+	}
+	waitErr := p.cmd.Wait()
+	if timer != nil {
+		timer.Stop()
+	}
+	readersDone := make(chan struct{})
+	go func() {
+		readers.Wait()
+		close(readersDone)
+	}()
+	select {
+	case <-readersDone:
+	case <-time.After(drainGrace):
+		for _, src := range sources {
+			_ = src.f.Close()
+		}
+		<-readersDone
+	}
+	for _, src := range sources {
+		_ = src.f.Close()
+	}
+	p.inMu.Lock()
+	if p.stdin != nil {
+		_ = p.stdin.Close()
+		p.stdin = nil
+	}
+	p.inMu.Unlock()
+	p.finish(endEvent(p.cmd.ProcessState, waitErr))
+	s.procs.exitedNow(p)
+}
+
+// pump copies one output stream into events until EOF (or EIO on a PTY
+// whose last slave closed), draining past the output cap.
+func pump(p *proc, src outputSource) {
+	buf := make([]byte, readChunk)
+	for {
+		n, err := src.f.Read(buf)
+		if n > 0 {
+			p.publish(src.kind, buf[:n])
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, syscall.EIO) && !errors.Is(err, os.ErrClosed) {
+				p.publish(outStderr, fmt.Appendf(nil, "\n[envd: reading output failed: %v]\n", err))
+			}
+			return
+		}
+	}
+}
+
+func endEvent(ps *os.ProcessState, waitErr error) *process.ProcessEvent {
+	end := &process.ProcessEvent_EndEvent{ExitCode: -1, Status: "unknown"}
+	if ps != nil {
+		end.ExitCode = int32(ps.ExitCode())
+		end.Exited = ps.Exited()
+		end.Status = ps.String()
+	}
+	if waitErr != nil {
+		msg := waitErr.Error()
+		end.Error = &msg
+	}
+	return &process.ProcessEvent{Event: &process.ProcessEvent_End{End: end}}
+}
