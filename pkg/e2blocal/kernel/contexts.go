@@ -1,0 +1,155 @@
+package kernel
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+)
+
+const maxControlBody = 1 << 20
+
+type contextJSON struct {
+	ID       string `json:"id"`
+	Language string `json:"language"`
+	Cwd      string `json:"cwd"`
+}
+
+func (c *kctx) json() contextJSON {
+	return contextJSON{ID: c.id, Language: c.language, Cwd: c.cwd}
+}
+
+type createContextRequest struct {
+	Language *string `json:"language"`
+	Cwd      *string `json:"cwd"`
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeText(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, msg)
+}
+
+// writeValidation answers 422 like the E2B server's body validation.
+func writeValidation(w http.ResponseWriter, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusUnprocessableEntity)
+	_ = json.NewEncoder(w).Encode(map[string]any{"detail": []map[string]string{{"msg": msg, "type": "value_error"}}})
+}
+
+// decodeBody reads a JSON body; an empty body is allowed when optional.
+func decodeBody(r *http.Request, v any, optional bool) error {
+	data, err := io.ReadAll(io.LimitReader(r.Body, maxExecuteBody+1))
+	if err != nil {
+		return fmt.Errorf("read body: %w", err)
+	}
+	if len(data) > maxExecuteBody {
+		return errors.New("body too large")
+	}
+	if optional && len(data) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("invalid JSON body: %w", err)
+	}
+	return nil
+}
+
+func unsupportedLanguage(lang string) string {
+	return fmt.Sprintf("Language %q is not supported by this interpreter; supported: python", lang)
+}
+
+func (s *Server) handleCreateContext(w http.ResponseWriter, r *http.Request) {
+	var req createContextRequest
+	if err := decodeBody(r, &req, true); err != nil {
+		writeValidation(w, err.Error())
+		return
+	}
+	lang := langPython
+	if req.Language != nil {
+		lang = normalizeLanguage(*req.Language)
+	}
+	if lang != langPython {
+		writeText(w, http.StatusBadRequest, unsupportedLanguage(lang))
+		return
+	}
+	cwd := s.cfg.Workdir
+	if req.Cwd != nil && *req.Cwd != "" {
+		cwd = *req.Cwd
+		if !filepath.IsAbs(cwd) {
+			cwd = filepath.Join(s.cfg.Workdir, cwd)
+		}
+	}
+	if st, err := os.Stat(cwd); err != nil || !st.IsDir() {
+		writeText(w, http.StatusBadRequest, fmt.Sprintf("cwd %s is not an existing directory", cwd))
+		return
+	}
+	c := newContext(s, lang, cwd)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		writeText(w, http.StatusServiceUnavailable, errClosed.Error())
+		return
+	}
+	s.addLocked(c)
+	s.mu.Unlock()
+	if !c.tryAcquire() {
+		writeText(w, http.StatusInternalServerError, "new context is busy")
+		return
+	}
+	_, err := c.ensure(r.Context())
+	c.release()
+	if err != nil {
+		s.remove(c.id)
+		c.destroy()
+		writeText(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	writeJSON(w, c.json())
+}
+
+func (s *Server) handleListContexts(w http.ResponseWriter, r *http.Request) {
+	all := s.list()
+	out := make([]contextJSON, 0, len(all))
+	for _, c := range all {
+		out = append(out, c.json())
+	}
+	writeJSON(w, out)
+}
+
+func (s *Server) handleDeleteContext(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	c := s.remove(id)
+	if c == nil {
+		writeText(w, http.StatusNotFound, fmt.Sprintf("Context %s not found", id))
+		return
+	}
+	c.destroy()
+	writeJSON(w, nil)
+}
+
+func (s *Server) handleRestartContext(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	c := s.lookup(id)
+	if c == nil {
+		writeText(w, http.StatusNotFound, fmt.Sprintf("Context %s not found", id))
+		return
+	}
+	if err := c.restart(r.Context()); err != nil {
+		if errors.Is(err, errContextGone) {
+			writeText(w, http.StatusNotFound, fmt.Sprintf("Context %s not found", id))
+			return
+		}
+		writeText(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	writeJSON(w, nil)
+}

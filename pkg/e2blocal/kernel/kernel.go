@@ -1,0 +1,172 @@
+// Package kernel is the code-interpreter server of the local E2B runtime (E2B
+// port 49999): /execute streams NDJSON from a lean stdlib-only Python kernel,
+// one kernel process per context.
+package kernel
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+)
+
+// DefaultMaxOutputBytes caps stdout and stderr of one execution, each.
+const DefaultMaxOutputBytes = 1 << 20
+
+// Config configures a Server.
+type Config struct {
+	Python         string   // interpreter, default "/usr/bin/python3"
+	Workdir        string   // default context cwd, "/home/user"
+	Env            []string // base environment of kernel processes, "K=V"; nil = this process's
+	MaxOutputBytes int64    // per-execution cap on stdout/stderr, each; 0 = DefaultMaxOutputBytes
+	// ExecTimeout bounds an execution whose request sets no "timeout"; 0 = no bound.
+	ExecTimeout time.Duration
+}
+
+// tuning holds intervals that tests shorten.
+type tuning struct {
+	keepalive    time.Duration // NDJSON keepalive period while an execution waits or runs
+	grace        time.Duration // after an interrupt, how long a cell may take to stop before its kernel is killed
+	startTimeout time.Duration // how long a new kernel may take to report ready
+}
+
+var defaultTuning = tuning{keepalive: 5 * time.Second, grace: 5 * time.Second, startTimeout: 30 * time.Second}
+
+// Server serves the code-interpreter API.
+type Server struct {
+	cfg  Config
+	tune tuning
+	mux  *http.ServeMux
+
+	mu        sync.Mutex
+	contexts  map[string]*kctx
+	order     []string
+	defaultID string
+	closed    bool
+}
+
+var errClosed = errors.New("kernel server closed")
+
+// New returns a Server with a default python context; its kernel starts on first use.
+func New(cfg Config) (*Server, error) {
+	return newServer(cfg, defaultTuning)
+}
+
+func newServer(cfg Config, tune tuning) (*Server, error) {
+	if cfg.Python == "" {
+		cfg.Python = "/usr/bin/python3"
+	}
+	if cfg.Workdir == "" {
+		cfg.Workdir = "/home/user"
+	}
+	if cfg.Env == nil {
+		cfg.Env = os.Environ()
+	}
+	if cfg.MaxOutputBytes < 0 {
+		return nil, fmt.Errorf("kernel: negative MaxOutputBytes %d", cfg.MaxOutputBytes)
+	}
+	if cfg.MaxOutputBytes == 0 {
+		cfg.MaxOutputBytes = DefaultMaxOutputBytes
+	}
+	s := &Server{cfg: cfg, tune: tune, contexts: map[string]*kctx{}}
+	s.mux = http.NewServeMux()
+	s.mux.HandleFunc("GET /health", s.handleHealth)
+	s.mux.HandleFunc("POST /execute", s.handleExecute)
+	s.mux.HandleFunc("POST /contexts", s.handleCreateContext)
+	s.mux.HandleFunc("GET /contexts", s.handleListContexts)
+	s.mux.HandleFunc("DELETE /contexts/{id}", s.handleDeleteContext)
+	s.mux.HandleFunc("POST /contexts/{id}/restart", s.handleRestartContext)
+	s.defaultContext()
+	return s, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mux.ServeHTTP(w, r)
+}
+
+// Close stops every kernel; requests still running end with an error line.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	all := make([]*kctx, 0, len(s.contexts))
+	for _, c := range s.contexts {
+		all = append(all, c)
+	}
+	s.contexts = map[string]*kctx{}
+	s.order = nil
+	s.defaultID = ""
+	s.mu.Unlock()
+	for _, c := range all {
+		c.destroy()
+	}
+	return nil
+}
+
+func (s *Server) procSpec(cwd string) procSpec {
+	return procSpec{python: s.cfg.Python, dir: cwd, env: s.cfg.Env, cap: s.cfg.MaxOutputBytes}
+}
+
+// defaultContext returns the default python context, creating it when it is missing.
+func (s *Server) defaultContext() (*kctx, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errClosed
+	}
+	if c := s.contexts[s.defaultID]; c != nil {
+		return c, nil
+	}
+	c := newContext(s, langPython, s.cfg.Workdir)
+	s.addLocked(c)
+	s.defaultID = c.id
+	return c, nil
+}
+
+func (s *Server) addLocked(c *kctx) {
+	s.contexts[c.id] = c
+	s.order = append(s.order, c.id)
+}
+
+func (s *Server) lookup(id string) *kctx {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.contexts[id]
+}
+
+func (s *Server) remove(id string) *kctx {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.contexts[id]
+	if c == nil {
+		return nil
+	}
+	delete(s.contexts, id)
+	for i, o := range s.order {
+		if o == id {
+			s.order = append(s.order[:i:i], s.order[i+1:]...)
+			break
+		}
+	}
+	if s.defaultID == id {
+		s.defaultID = ""
+	}
+	return c
+}
+
+func (s *Server) list() []*kctx {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*kctx, 0, len(s.order))
+	for _, id := range s.order {
+		out = append(out, s.contexts[id])
+	}
+	return out
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write([]byte(`"OK"`))
+}

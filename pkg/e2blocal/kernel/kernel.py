@@ -1,0 +1,741 @@
+# sessionbox code-interpreter kernel: one process per context, stdlib only.
+#
+# The Go server starts this program as `python3 - <max_output>` with the source on
+# stdin, the command pipe on fd 3 and the event pipe on fd 4. Every frame on both
+# pipes is: 1 type byte, a 4-byte little-endian payload length, the payload.
+#
+# Commands (fd 3):  E  execute: u32 env length, env block ("k\0v\0"...), code (UTF-8)
+# Events (fd 4):    K ready, C execution count, O stdout, R stderr, T main result
+#                   as text/plain only, M main result bundle (JSON), D display data
+#                   bundle (JSON), X error (JSON), W stream truncated, F cell done.
+import ast
+import builtins
+import linecache
+import os
+import select
+import signal
+import sys
+import threading
+import time
+import types
+
+_CMD_FD, _EVT_FD = 3, 4
+_IDLE, _USER, _CRIT = 0, 1, 2
+_KERNEL_FILE = sys._getframe().f_code.co_filename
+_FLUSH_DELAY = 0.002
+_PLAIN_FAST = (int, float, complex, bool, str)
+_MIME_METHODS = (
+    ("text/html", "_repr_html_"),
+    ("text/markdown", "_repr_markdown_"),
+    ("image/svg+xml", "_repr_svg_"),
+    ("image/png", "_repr_png_"),
+    ("image/jpeg", "_repr_jpeg_"),
+    ("text/latex", "_repr_latex_"),
+    ("application/json", "_repr_json_"),
+    ("application/javascript", "_repr_javascript_"),
+    ("application/pdf", "_repr_pdf_"),
+)
+_BINARY_MIMES = ("image/png", "image/jpeg", "application/pdf")
+
+
+def _frame(tag, payload):
+    return tag + len(payload).to_bytes(4, "little") + payload
+
+
+class _Stream:
+    """sys.stdout / sys.stderr: buffers text and lets the flusher thread send it live."""
+
+    encoding = "utf-8"
+    errors = "strict"
+    newlines = None
+    line_buffering = True
+    closed = False
+
+    def __init__(self, kernel, tag, fd, name):
+        self._k = kernel
+        self.tag = tag
+        self._fd = fd
+        self.name = name
+        self.buf = []
+        self.count = 0
+        self.dropped = False
+
+    def write(self, s):
+        if not isinstance(s, str):
+            raise TypeError("write() argument must be str, not " + type(s).__name__)
+        n = len(s)
+        if n:
+            self._k.stream_write(self, s)
+        return n
+
+    def writelines(self, lines):
+        for line in lines:
+            self.write(line)
+
+    def flush(self):
+        self._k.flush_streams()
+
+    def fileno(self):
+        return self._fd
+
+    def isatty(self):
+        return False
+
+    def readable(self):
+        return False
+
+    def writable(self):
+        return True
+
+    def seekable(self):
+        return False
+
+    @property
+    def buffer(self):
+        return _BinaryStream(self)
+
+
+class _BinaryStream:
+    def __init__(self, text):
+        self._text = text
+
+    def write(self, b):
+        self._text.write(bytes(b).decode("utf-8", "replace"))
+        return len(b)
+
+    def flush(self):
+        self._text.flush()
+
+
+class Kernel:
+    def __init__(self, cap):
+        self.cap = cap
+        self.lock = threading.RLock()
+        self.rawlock = threading.Lock()
+        self.wake = threading.Event()
+        self.scheduled = False
+        self.out = []
+        self.state = _IDLE
+        self.intr_pending = False
+        self.main_id = threading.get_ident()
+        self.count = 0
+        self.loop = None
+        self.raw = {}
+        self.stdout = _Stream(self, b"O", 1, "<stdout>")
+        self.stderr = _Stream(self, b"R", 2, "<stderr>")
+        self.ns = None
+
+    # ---- frame output -------------------------------------------------
+
+    def _emit_locked(self):
+        """Writes every queued frame in one syscall; caller holds self.lock."""
+        if not self.out:
+            return
+        data = b"".join(self.out)
+        self.out.clear()
+        main = threading.get_ident() == self.main_id
+        prev = self.state
+        if main:
+            self.state = _CRIT
+        try:
+            mv = memoryview(data)
+            while mv:
+                mv = mv[os.write(_EVT_FD, mv):]
+        except OSError:
+            os._exit(0)
+        finally:
+            if main:
+                self.state = prev
+        if main and prev == _USER and self.intr_pending:
+            self.intr_pending = False
+            raise KeyboardInterrupt
+
+    def _queue_streams_locked(self):
+        for s in (self.stdout, self.stderr):
+            if s.buf:
+                text = "".join(s.buf)
+                s.buf.clear()
+                self.out.append(_frame(s.tag, text.encode("utf-8", "replace")))
+
+    def stream_write(self, stream, s):
+        with self.lock:
+            if stream.dropped:
+                return
+            room = self.cap - stream.count
+            if len(s) > room:
+                s = s[:room]
+                stream.dropped = True
+                self.out.append(_frame(b"W", stream.tag))
+            stream.count += len(s)
+            if s:
+                stream.buf.append(s)
+            if not self.scheduled:
+                self.scheduled = True
+                self.wake.set()
+
+    def flush_streams(self):
+        with self.lock:
+            self._queue_streams_locked()
+            self._emit_locked()
+
+    def send(self, tag, payload, now=True):
+        with self.lock:
+            self._queue_streams_locked()
+            self.out.append(_frame(tag, payload))
+            if now:
+                self._emit_locked()
+
+    def _flusher(self):
+        _block_sigint()
+        while True:
+            self.wake.wait()
+            time.sleep(_FLUSH_DELAY)
+            with self.lock:
+                self.wake.clear()
+                self.scheduled = False
+                self._queue_streams_locked()
+                self._emit_locked()
+
+    # ---- raw fd 1/2 capture (subprocesses, C extensions) ---------------
+
+    def capture_fds(self):
+        import codecs
+
+        for fd, stream in ((1, self.stdout), (2, self.stderr)):
+            r, w = os.pipe()
+            os.dup2(w, fd)
+            os.close(w)
+            os.set_blocking(r, False)
+            self.raw[r] = (stream, codecs.getincrementaldecoder("utf-8")("replace"))
+        threading.Thread(target=self._raw_reader, name="sbk-raw", daemon=True).start()
+
+    def _drain_raw_locked(self, r):
+        stream, dec = self.raw[r]
+        while True:
+            try:
+                data = os.read(r, 65536)
+            except BlockingIOError:
+                return
+            if not data:
+                return
+            text = dec.decode(data)
+            if text:
+                self.stream_write(stream, text)
+
+    def _raw_reader(self):
+        _block_sigint()
+        fds = list(self.raw)
+        while True:
+            ready, _, _ = select.select(fds, [], [])
+            with self.rawlock:
+                for r in ready:
+                    self._drain_raw_locked(r)
+
+    def drain_raw(self):
+        with self.rawlock:
+            for r in self.raw:
+                self._drain_raw_locked(r)
+
+    # ---- signals --------------------------------------------------------
+
+    def on_sigint(self, signum, frame):
+        if self.state == _USER:
+            raise KeyboardInterrupt
+        if self.state == _CRIT:
+            self.intr_pending = True
+
+    # ---- cells ------------------------------------------------------------
+
+    def run_cell(self, payload):
+        envlen = int.from_bytes(payload[:4], "little")
+        env = payload[4 : 4 + envlen]
+        code = payload[4 + envlen :].decode("utf-8", "replace")
+        self.count += 1
+        n = self.count
+        with self.lock:
+            for s in (self.stdout, self.stderr):
+                s.count = 0
+                s.dropped = False
+            self.out.append(_frame(b"C", str(n).encode()))
+        saved = []
+        try:
+            if envlen:
+                _apply_env(env, saved)
+            self._run(code, n)
+        except BaseException as e:  # an interrupt that landed in kernel code
+            self.state = _IDLE
+            self.send(b"X", _error_json(e), now=False)
+        finally:
+            self.state = _IDLE
+            self.intr_pending = False
+            if saved:
+                _restore_env(saved)
+        self._finish()
+
+    def _run(self, code, n):
+        fn = "<cell-%d>" % n
+        try:
+            src, body, last = _compile_cell(code, fn)
+        except SyntaxError as e:
+            self.send(b"X", _error_json(e, syntax=True), now=False)
+            return
+        linecache.cache[fn] = (len(src), None, src.splitlines(True), fn)
+        ns = self.ns
+        try:
+            self.state = _USER
+            if body is not None:
+                r = eval(body, ns)
+                if r is not None and body.co_flags & 0x80:
+                    self._await(r)
+            if last is None:
+                return
+            value = eval(last, ns)
+            if last.co_flags & 0x80:
+                value = self._await(value)
+            if value is None:
+                return
+            ns["_"] = value
+            self._send_result(value)
+        except BaseException as e:
+            self.state = _IDLE
+            self.send(b"X", _error_json(e), now=False)
+        finally:
+            self.state = _IDLE
+
+    def _await(self, coro):
+        import asyncio
+
+        if self.loop is None:
+            self.loop = asyncio.new_event_loop()
+        return self.loop.run_until_complete(coro)
+
+    def _send_result(self, value):
+        if type(value) in _PLAIN_FAST:
+            self.send(b"T", repr(value).encode("utf-8", "replace"), now=False)
+            return
+        bundle = self.bundle(value)
+        self.send(b"M", _dumps(bundle), now=False)
+
+    def _finish(self):
+        self.drain_raw()
+        if "matplotlib.pyplot" in sys.modules:
+            try:
+                self.show_figures()
+            except BaseException as e:
+                self.stderr.write("sessionbox: could not render figures: %r\n" % (e,))
+        with self.lock:
+            self._queue_streams_locked()
+            self.out.append(_frame(b"F", b""))
+            self._emit_locked()
+
+    # ---- rich display ---------------------------------------------------
+
+    def bundle(self, obj):
+        d = {}
+        if not isinstance(obj, type):
+            _mimebundle(obj, d, self.stderr)
+            fig = sys.modules.get("matplotlib.figure")
+            if fig is not None and isinstance(obj, fig.Figure) and "image/png" not in d:
+                d["image/png"] = _figure_png(obj)
+                _close_figure(obj)
+        if "text/plain" not in d:
+            d["text/plain"] = _plain(obj)
+        for mime in _BINARY_MIMES:
+            v = d.get(mime)
+            if isinstance(v, (bytes, bytearray)):
+                import base64
+
+                d[mime] = base64.b64encode(v).decode("ascii")
+        return d
+
+    def display(self, *objs, raw=False, **kwargs):
+        for obj in objs:
+            if raw and isinstance(obj, dict):
+                bundle = dict(obj)
+            else:
+                bundle = self.bundle(obj)
+            self.send(b"D", _dumps(bundle))
+
+    def show_figures(self, *args, **kwargs):
+        helpers = sys.modules.get("matplotlib._pylab_helpers")
+        if helpers is None:
+            return
+        for mgr in helpers.Gcf.get_all_fig_managers():
+            fig = mgr.canvas.figure
+            if fig.axes or fig.artists or fig.images or fig.texts or fig.patches or fig.lines:
+                bundle = {"image/png": _figure_png(fig), "text/plain": repr(fig)}
+                self.send(b"D", _dumps(bundle))
+        plt = sys.modules.get("matplotlib.pyplot")
+        if plt is not None:
+            plt.close("all")
+
+    # ---- magics (only tried when the cell is not valid Python) ------------
+
+    def system(self, cmd):
+        import subprocess
+
+        self.flush_streams()
+        shell = "/bin/bash" if os.path.exists("/bin/bash") else "/bin/sh"
+        subprocess.run(cmd, shell=True, executable=shell)
+
+    def pip(self, args):
+        import shlex
+        import subprocess
+
+        self.flush_streams()
+        subprocess.run([sys.executable, "-m", "pip"] + shlex.split(args))
+
+    def cd(self, path):
+        os.chdir(os.path.expanduser(path.strip() or "~"))
+        print(os.getcwd())
+
+    def env(self, arg):
+        if "=" in arg:
+            k, v = arg.split("=", 1)
+            os.environ[k.strip()] = v.strip()
+        elif arg.strip():
+            return os.environ.get(arg.strip())
+        else:
+            return dict(os.environ)
+
+    # ---- main loop ----------------------------------------------------------
+
+    def serve(self):
+        rf = os.fdopen(_CMD_FD, "rb", buffering=1 << 16)
+        while True:
+            hdr = rf.read(5)
+            if len(hdr) < 5:
+                os._exit(0)
+            n = int.from_bytes(hdr[1:5], "little")
+            payload = rf.read(n) if n else b""
+            if len(payload) < n:
+                os._exit(0)
+            if hdr[0] == 0x45:  # 'E'
+                self.run_cell(payload)
+
+
+def _block_sigint():
+    try:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    except (AttributeError, OSError):
+        pass
+
+
+def _apply_env(block, saved):
+    parts = block.decode("utf-8", "surrogateescape").split("\0")
+    for i in range(0, len(parts) - 1, 2):
+        k, v = parts[i], parts[i + 1]
+        saved.append((k, os.environ.get(k)))
+        os.environ[k] = v
+
+
+def _restore_env(saved):
+    for k, old in reversed(saved):
+        if old is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = old
+
+
+_FLAGS = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if hasattr(ast, "PyCF_ALLOW_TOP_LEVEL_AWAIT") else 0
+
+
+def _compile_cell(code, fn):
+    """Splits the cell into its body and a trailing expression (REPL semantics)."""
+    try:
+        tree = ast.parse(code, fn, "exec")
+    except SyntaxError:
+        alt = _transform_magics(code)
+        if alt is None:
+            raise
+        code = alt
+        tree = ast.parse(code, fn, "exec")
+    last = None
+    if tree.body and isinstance(tree.body[-1], ast.Expr) and not code.rstrip().endswith(";"):
+        last = ast.Expression(tree.body.pop().value)
+    body = compile(tree, fn, "exec", _FLAGS) if tree.body else None
+    expr = compile(last, fn, "eval", _FLAGS) if last is not None else None
+    return code, body, expr
+
+
+_LINE_MAGICS = {"pip": "pip", "cd": "cd", "env": "env"}
+_NOOP_MAGICS = ("matplotlib", "load_ext", "config", "reload_ext", "autoreload")
+
+
+def _transform_magics(code):
+    lines = code.split("\n")
+    first = lines[0].strip()
+    if first.startswith("%%bash") or first.startswith("%%sh"):
+        return "__sbk__.system(%r)" % "\n".join(lines[1:])
+    changed = False
+    out = []
+    for line in lines:
+        stripped = line.lstrip()
+        indent = line[: len(line) - len(stripped)]
+        if stripped.startswith("!"):
+            out.append(indent + "__sbk__.system(%r)" % stripped[1:])
+            changed = True
+            continue
+        if stripped.startswith("%") and not stripped.startswith("%%"):
+            name, _, arg = stripped[1:].partition(" ")
+            if name in _LINE_MAGICS:
+                out.append(indent + "__sbk__.%s(%r)" % (_LINE_MAGICS[name], arg))
+                changed = True
+                continue
+            if name in _NOOP_MAGICS:
+                out.append(indent + "pass")
+                changed = True
+                continue
+        out.append(line)
+    return "\n".join(out) if changed else None
+
+
+def _real_method(obj, name):
+    # Objects whose __getattr__ answers everything (mocks, proxies) are not asked.
+    try:
+        if getattr(obj, "_ipython_canary_method_should_not_exist_", None) is not None:
+            return None
+        m = getattr(obj, name, None)
+    except Exception:
+        return None
+    return m if callable(m) else None
+
+
+def _mimebundle(obj, d, err):
+    m = _real_method(obj, "_repr_mimebundle_")
+    if m is not None:
+        try:
+            r = m(include=None, exclude=None)
+            if isinstance(r, tuple):
+                r = r[0]
+            if isinstance(r, dict):
+                d.update(r)
+        except Exception as e:
+            err.write("sessionbox: _repr_mimebundle_ failed: %r\n" % (e,))
+    for mime, name in _MIME_METHODS:
+        if mime in d:
+            continue
+        m = _real_method(obj, name)
+        if m is None:
+            continue
+        try:
+            v = m()
+        except Exception as e:
+            err.write("sessionbox: %s failed: %r\n" % (name, e))
+            continue
+        if isinstance(v, tuple):
+            v = v[0]
+        if v is not None:
+            d[mime] = v
+
+
+def _plain(obj):
+    if type(obj) in (list, tuple, dict, set, frozenset):
+        import pprint
+
+        return pprint.pformat(obj, width=79, sort_dicts=False)
+    return repr(obj)
+
+
+def _dumps(bundle):
+    import json
+
+    return json.dumps(bundle, default=repr).encode("utf-8", "replace")
+
+
+def _figure_png(fig):
+    import base64
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", bbox_inches="tight")
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _close_figure(fig):
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is not None:
+        plt.close(fig)
+
+
+def _user_tb(tb):
+    while tb is not None and tb.tb_frame.f_code.co_filename == _KERNEL_FILE:
+        tb = tb.tb_next
+    return tb
+
+
+def _error_json(e, syntax=False):
+    import json
+    import traceback
+
+    try:
+        if syntax:
+            lines = traceback.format_exception_only(type(e), e)
+        else:
+            te = traceback.TracebackException(type(e), e, _user_tb(e.__traceback__))
+            te.stack = traceback.StackSummary.from_list(
+                [f for f in te.stack if f.filename != _KERNEL_FILE]
+            )
+            lines = list(te.format())
+        tb = "".join(lines)
+    except Exception:
+        tb = ""
+    try:
+        value = str(e)
+    except Exception:
+        value = "<unprintable %s object>" % type(e).__name__
+    return json.dumps({"name": type(e).__name__, "value": value, "traceback": tb}).encode(
+        "utf-8", "replace"
+    )
+
+
+class _Finder:
+    """Patches pyplot.show on import and serves an IPython.display shim when IPython is absent."""
+
+    def __init__(self, kernel):
+        self.k = kernel
+        self.busy = False
+
+    def find_spec(self, name, path, target=None):
+        if name != "matplotlib.pyplot" or self.busy:
+            return None
+        import importlib.util
+
+        self.busy = True
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            self.busy = False
+        if spec is None or spec.loader is None:
+            return spec
+        spec.loader = _PatchingLoader(spec.loader, self.k)
+        return spec
+
+
+class _PatchingLoader:
+    def __init__(self, inner, kernel):
+        self.inner = inner
+        self.k = kernel
+
+    def create_module(self, spec):
+        return self.inner.create_module(spec)
+
+    def exec_module(self, module):
+        self.inner.exec_module(module)
+        k = self.k
+
+        # A plain function: pyplot sets __signature__ on its show when switching backends.
+        def show(*args, **kwargs):
+            k.show_figures()
+
+        module.show = show
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+class _ShimFinder:
+    def __init__(self, kernel):
+        self.k = kernel
+
+    def find_spec(self, name, path, target=None):
+        if name not in ("IPython", "IPython.display"):
+            return None
+        import importlib.machinery
+
+        return importlib.machinery.ModuleSpec(name, self, is_package=(name == "IPython"))
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        if module.__name__ == "IPython":
+            module.__path__ = []
+            module.__version__ = "0.0.0-sessionbox-shim"
+            module.get_ipython = lambda: None
+            return
+        _fill_display_shim(module, self.k)
+
+
+def _fill_display_shim(mod, k):
+    class _Data:
+        mime = "text/plain"
+
+        def __init__(self, data=None, url=None, filename=None, **kwargs):
+            if filename is not None:
+                with open(filename, "rb" if self.binary else "r") as f:
+                    data = f.read()
+            self.data = data
+            self.url = url
+
+        binary = False
+
+        def _repr_mimebundle_(self, include=None, exclude=None):
+            return {self.mime: self.data}
+
+        def __repr__(self):
+            return "<IPython.core.display.%s object>" % type(self).__name__
+
+    def mk(name, mime, binary=False):
+        return type(name, (_Data,), {"mime": mime, "binary": binary})
+
+    mod.HTML = mk("HTML", "text/html")
+    mod.Markdown = mk("Markdown", "text/markdown")
+    mod.SVG = mk("SVG", "image/svg+xml")
+    mod.Latex = mk("Latex", "text/latex")
+    mod.Math = mk("Math", "text/latex")
+    mod.Javascript = mk("Javascript", "application/javascript")
+    mod.JSON = mk("JSON", "application/json")
+    mod.Pretty = mk("Pretty", "text/plain")
+
+    class Image(_Data):
+        binary = True
+
+        def __init__(self, data=None, url=None, filename=None, format=None, **kwargs):
+            super().__init__(data, url, filename)
+            fmt = (format or (filename or "").rsplit(".", 1)[-1] or "png").lower()
+            self.mime = "image/jpeg" if fmt in ("jpg", "jpeg") else "image/png"
+
+    mod.Image = Image
+    mod.display = k.display
+    mod.clear_output = lambda wait=False: None
+    for name, mime in (("html", "text/html"), ("markdown", "text/markdown"), ("svg", "image/svg+xml"),
+                       ("png", "image/png"), ("jpeg", "image/jpeg"), ("latex", "text/latex"),
+                       ("json", "application/json"), ("javascript", "application/javascript")):
+        def show(*objs, raw=False, _mime=mime, **kw):
+            for o in objs:
+                k.display({_mime: o} if raw else o, raw=raw)
+
+        setattr(mod, "display_" + name, show)
+
+
+def main():
+    cap = int(sys.argv[1]) if len(sys.argv) > 1 else 1 << 20
+    k = Kernel(cap)
+    os.set_inheritable(_CMD_FD, False)
+    os.set_inheritable(_EVT_FD, False)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.environ["MPLBACKEND"] = "Agg"
+    k.capture_fds()
+    sys.stdout = sys.__stdout__ = k.stdout
+    sys.stderr = sys.__stderr__ = k.stderr
+    sys.argv = [""]
+    if "" not in sys.path:
+        sys.path.insert(0, "")
+    user = types.ModuleType("__main__")
+    user.__dict__["__builtins__"] = builtins
+    sys.modules["__main__"] = user
+    k.ns = user.__dict__
+    builtins.display = k.display
+    builtins.__sbk__ = k
+    sys.meta_path.insert(0, _Finder(k))
+    sys.meta_path.append(_ShimFinder(k))
+    signal.signal(signal.SIGINT, k.on_sigint)
+    threading.Thread(target=k._flusher, name="sbk-flush", daemon=True).start()
+    k.send(b"K", ("python %d.%d.%d" % sys.version_info[:3]).encode())
+    k.serve()
+
+
+main()

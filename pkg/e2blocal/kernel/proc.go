@@ -1,0 +1,260 @@
+package kernel
+
+import (
+	"bufio"
+	"context"
+	_ "embed"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+//go:embed kernel.py
+var kernelSource string
+
+// Frame types of the kernel pipe protocol (see kernel.py).
+const (
+	frameReady     = 'K'
+	frameCount     = 'C'
+	frameStdout    = 'O'
+	frameStderr    = 'R'
+	frameText      = 'T'
+	frameMain      = 'M'
+	frameDisplay   = 'D'
+	frameError     = 'X'
+	frameTruncated = 'W'
+	frameDone      = 'F'
+	frameExecute   = 'E'
+	// frameOversize is synthesised by the reader for a frame it had to drop.
+	frameOversize = '!'
+)
+
+// maxFrame bounds one frame from a kernel; user code controls the kernel, so a
+// bigger frame is skipped rather than buffered.
+const maxFrame = 64 << 20
+
+type frame struct {
+	typ  byte
+	data []byte
+}
+
+// proc is one running kernel process.
+type proc struct {
+	cmd    *exec.Cmd
+	pid    int
+	cmdW   *os.File
+	frames chan frame
+	quit   chan struct{}
+	done   chan struct{}
+	stderr *tailBuffer
+
+	killOnce sync.Once
+	mu       sync.Mutex
+	exited   bool
+	exitErr  error
+}
+
+type procSpec struct {
+	python string
+	dir    string
+	env    []string
+	cap    int64
+}
+
+// startProc launches a kernel and waits for its ready frame.
+func startProc(ctx context.Context, spec procSpec, timeout time.Duration) (*proc, error) {
+	cmdR, cmdW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("kernel command pipe: %w", err)
+	}
+	evR, evW, err := os.Pipe()
+	if err != nil {
+		cmdR.Close()
+		cmdW.Close()
+		return nil, fmt.Errorf("kernel event pipe: %w", err)
+	}
+	cmd := exec.Command(spec.python, "-", strconv.FormatInt(spec.cap, 10))
+	cmd.Dir = spec.dir
+	cmd.Env = spec.env
+	cmd.Stdin = strings.NewReader(kernelSource)
+	tail := &tailBuffer{max: 4096}
+	cmd.Stdout = tail
+	cmd.Stderr = tail
+	cmd.ExtraFiles = []*os.File{cmdR, evW}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = time.Second
+	err = cmd.Start()
+	cmdR.Close()
+	evW.Close()
+	if err != nil {
+		cmdW.Close()
+		evR.Close()
+		return nil, fmt.Errorf("start kernel %s: %w", spec.python, err)
+	}
+	p := &proc{
+		cmd:    cmd,
+		pid:    cmd.Process.Pid,
+		cmdW:   cmdW,
+		frames: make(chan frame, 256),
+		quit:   make(chan struct{}),
+		done:   make(chan struct{}),
+		stderr: tail,
+	}
+	go p.readLoop(evR)
+	if err := p.awaitReady(ctx, timeout); err != nil {
+		p.kill()
+		<-p.done
+		return nil, err
+	}
+	return p, nil
+}
+
+func (p *proc) awaitReady(ctx context.Context, timeout time.Duration) error {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case f, ok := <-p.frames:
+		if !ok {
+			return fmt.Errorf("kernel exited during startup (%s): %s", p.exitStatus(), p.stderr.String())
+		}
+		if f.typ != frameReady {
+			return fmt.Errorf("kernel sent frame %q before ready", f.typ)
+		}
+		return nil
+	case <-t.C:
+		return fmt.Errorf("kernel not ready after %s: %s", timeout, p.stderr.String())
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for kernel: %w", ctx.Err())
+	}
+}
+
+// readLoop turns the event pipe into frames until the kernel goes away, then
+// kills what is left of its process group and reaps it.
+func (p *proc) readLoop(evR *os.File) {
+	defer close(p.done)
+	defer close(p.frames)
+	defer evR.Close()
+	br := bufio.NewReaderSize(evR, 64<<10)
+	var hdr [5]byte
+	stopped := false
+	deliver := func(f frame) {
+		if stopped {
+			return
+		}
+		select {
+		case p.frames <- f:
+		case <-p.quit:
+			stopped = true
+		}
+	}
+	for {
+		if _, err := io.ReadFull(br, hdr[:]); err != nil {
+			break
+		}
+		n := binary.LittleEndian.Uint32(hdr[1:])
+		if n > maxFrame {
+			if _, err := io.CopyN(io.Discard, br, int64(n)); err != nil {
+				break
+			}
+			deliver(frame{typ: frameOversize, data: []byte(strconv.FormatUint(uint64(n), 10))})
+			continue
+		}
+		buf := make([]byte, n)
+		if _, err := io.ReadFull(br, buf); err != nil {
+			break
+		}
+		deliver(frame{typ: hdr[0], data: buf})
+	}
+	p.kill()
+	err := p.cmd.Wait()
+	p.cmdW.Close()
+	p.mu.Lock()
+	p.exited = true
+	p.exitErr = err
+	p.mu.Unlock()
+}
+
+// send writes one command frame to the kernel.
+func (p *proc) send(typ byte, parts ...[]byte) error {
+	n := 0
+	for _, b := range parts {
+		n += len(b)
+	}
+	buf := make([]byte, 5, 5+n)
+	buf[0] = typ
+	binary.LittleEndian.PutUint32(buf[1:], uint32(n))
+	for _, b := range parts {
+		buf = append(buf, b...)
+	}
+	if _, err := p.cmdW.Write(buf); err != nil {
+		return fmt.Errorf("write to kernel: %w", err)
+	}
+	return nil
+}
+
+// signal sends sig to the kernel's process group (the kernel and the commands it runs).
+func (p *proc) signal(sig syscall.Signal) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.exited {
+		_ = syscall.Kill(-p.pid, sig)
+	}
+}
+
+func (p *proc) interrupt() { p.signal(syscall.SIGINT) }
+
+// kill stops the kernel and everything it started; the reader goroutine reaps it.
+func (p *proc) kill() {
+	p.killOnce.Do(func() { close(p.quit) })
+	p.signal(syscall.SIGKILL)
+}
+
+func (p *proc) exitStatus() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.exited {
+		return "running"
+	}
+	var ee *exec.ExitError
+	if errors.As(p.exitErr, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return "killed by signal " + ws.Signal().String()
+		}
+		return "exit status " + strconv.Itoa(ee.ExitCode())
+	}
+	if p.exitErr != nil {
+		return p.exitErr.Error()
+	}
+	return "exit status 0"
+}
+
+// tailBuffer keeps the last max bytes written to it (the kernel's own diagnostics).
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = append(t.b[:0], t.b[len(t.b)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(string(t.b))
+}

@@ -1,0 +1,160 @@
+package kernel
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+	"unicode/utf8"
+)
+
+// execStream writes one execution's NDJSON lines, batching them between flushes.
+type execStream struct {
+	w        http.ResponseWriter
+	rc       *http.ResponseController
+	buf      []byte
+	gone     bool // the client went away: nothing more is written
+	cap      int64
+	written  [2]int64 // stdout, stderr bytes so far
+	noted    [2]bool  // truncation already reported
+	sawError bool
+	timedOut bool
+	timeout  time.Duration
+}
+
+func newExecStream(w http.ResponseWriter, capBytes int64, timeout time.Duration) *execStream {
+	return &execStream{w: w, rc: http.NewResponseController(w), buf: make([]byte, 0, 512), cap: capBytes, timeout: timeout}
+}
+
+func (es *execStream) flush() {
+	if es.gone {
+		es.buf = es.buf[:0]
+		return
+	}
+	if len(es.buf) > 0 {
+		_, err := es.w.Write(es.buf)
+		es.buf = es.buf[:0]
+		if err != nil {
+			es.gone = true
+			return
+		}
+	}
+	if err := es.rc.Flush(); err != nil {
+		es.gone = true
+	}
+}
+
+func (es *execStream) keepalive() {
+	es.buf = append(es.buf, `{"type":"keepalive"}`+"\n"...)
+}
+
+func (es *execStream) end() {
+	es.buf = append(es.buf, endOfExecutionLine...)
+	es.flush()
+}
+
+func (es *execStream) errorLine(name, value, traceback string) {
+	if es.sawError {
+		return
+	}
+	es.sawError = true
+	es.buf = appendErrorLine(es.buf, name, value, traceback)
+}
+
+var streamNames = [2]string{"stdout", "stderr"}
+
+// handle turns one kernel frame into NDJSON.
+func (es *execStream) handle(f frame) {
+	switch f.typ {
+	case frameCount:
+		es.buf = appendCountLine(es.buf, f.data)
+	case frameStdout:
+		es.streamText(0, f.data)
+	case frameStderr:
+		es.streamText(1, f.data)
+	case frameTruncated:
+		if len(f.data) == 1 && f.data[0] == frameStderr {
+			es.noteTruncated(1)
+		} else {
+			es.noteTruncated(0)
+		}
+	case frameText:
+		es.buf = appendTextResultLine(es.buf, string(f.data))
+	case frameMain, frameDisplay:
+		b, err := appendBundleLine(es.buf, f.data, f.typ == frameMain)
+		if err != nil {
+			es.note(fmt.Sprintf("[sessionbox] a result was dropped: %v\n", err))
+			return
+		}
+		es.buf = b
+	case frameError:
+		es.kernelError(f.data)
+	case frameOversize:
+		es.note(fmt.Sprintf("[sessionbox] a result of %s bytes was dropped: too large\n", f.data))
+	}
+}
+
+func (es *execStream) streamText(i int, text []byte) {
+	room := es.cap - es.written[i]
+	if room <= 0 {
+		es.noteTruncated(i)
+		return
+	}
+	cut := false
+	if int64(len(text)) > room {
+		n := int(room)
+		for n > 0 && !utf8.RuneStart(text[n]) {
+			n--
+		}
+		text = text[:n]
+		cut = true
+	}
+	es.written[i] += int64(len(text))
+	if len(text) > 0 {
+		es.buf = appendStreamLine(es.buf, streamNames[i], text, time.Now())
+	}
+	if cut {
+		es.noteTruncated(i)
+	}
+}
+
+func (es *execStream) noteTruncated(i int) {
+	if es.noted[i] {
+		return
+	}
+	es.noted[i] = true
+	es.note(fmt.Sprintf("[sessionbox] %s exceeded %d bytes; the rest of it was dropped\n", streamNames[i], es.cap))
+}
+
+// note writes a message of ours on stderr, outside the stream caps.
+func (es *execStream) note(msg string) {
+	es.buf = appendStreamLine(es.buf, "stderr", []byte(msg), time.Now())
+}
+
+type kernelErr struct {
+	Name      string `json:"name"`
+	Value     string `json:"value"`
+	Traceback string `json:"traceback"`
+}
+
+func (es *execStream) kernelError(data []byte) {
+	var e kernelErr
+	if err := json.Unmarshal(data, &e); err != nil {
+		e = kernelErr{Name: "KernelError", Value: "malformed error from the kernel"}
+	}
+	if es.timedOut && e.Name == "KeyboardInterrupt" {
+		e.Name = "TimeoutError"
+		e.Value = fmt.Sprintf("Execution timed out after %s and was interrupted", es.timeout)
+	}
+	es.errorLine(e.Name, e.Value, e.Traceback)
+}
+
+// died reports a kernel that went away before finishing the cell.
+func (es *execStream) died(p *proc) {
+	status := p.exitStatus()
+	if es.timedOut {
+		es.errorLine("TimeoutError", fmt.Sprintf("Execution timed out after %s; the kernel did not stop and was restarted (%s)", es.timeout, status), "")
+		return
+	}
+	es.errorLine("DeadKernelError", fmt.Sprintf("The kernel died (%s); it is restarted for the next execution", status), p.stderr.String())
+}
