@@ -232,3 +232,5 @@ func (f *fakeManager) GetRun(ctx context.Context, tenant, principal, runID strin
 	return &session.Run{ID: runID, Key: session.Key{Tenant: tenant, Principal: principal, SessionID: "s1"}, Status: session.RunSucceeded,
 		Result: fakeResult(), CreatedAt: fakeNow, StartedAt: fakeNow, FinishedAt: fakeNow.Add(time.Second)}, nil
 }
+
+func providerDown() error { return session.Errorf(session.ErrUnavailable, "provider down") }

@@ -1,0 +1,191 @@
+package api
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sessionbox/sessionbox/pkg/session"
+)
+
+// openStream posts to a streaming route and returns the live response.
+func (h *harness) openStream(path, body string) *http.Response {
+	h.t.Helper()
+	req, _ := http.NewRequest("POST", h.srv.URL+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+keyAlice)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/x-ndjson")
+	resp, err := h.srv.Client().Do(req)
+	if err != nil {
+		h.t.Fatalf("POST %s: %v", path, err)
+	}
+	h.t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+func nextLine(t *testing.T, sc *bufio.Scanner) map[string]any {
+	t.Helper()
+	if !sc.Scan() {
+		t.Fatalf("stream ended early: %v", sc.Err())
+	}
+	var m map[string]any
+	if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+		t.Fatalf("line %q is not JSON: %v", sc.Text(), err)
+	}
+	return m
+}
+
+// TestExecuteStreamsLive checks each event reaches the client while the
+// execution is still running: the fake blocks after each event until the
+// test has read the corresponding line.
+func TestExecuteStreamsLive(t *testing.T) {
+	h := newHarness(t)
+	read := make(chan struct{})
+	h.fake.execute = func(ctx context.Context, _ session.Key, _ session.ExecRequest, onEvent func(session.Event)) (*session.ExecResult, error) {
+		events := []session.Event{
+			{Stdout: "one\n"}, {Stderr: "warn\n"},
+			{Result: &session.Result{PNG: "iVBOR", IsMainResult: false}},
+			{Error: &session.ExecError{Name: "ValueError", Value: "bad", Traceback: "tb"}},
+		}
+		for _, ev := range events {
+			onEvent(ev)
+			select {
+			case <-read:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(10 * time.Second):
+				return nil, session.Errorf(session.ErrTimeout, "the client never read the line: not flushed")
+			}
+		}
+		return &session.ExecResult{Stdout: "one\n", Stderr: "warn\n", Error: events[3].Error}, nil
+	}
+	resp := h.openStream("/v1/sessions/s1/execute", `{"code":"print('one')"}`)
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/x-ndjson" {
+		t.Fatalf("status %d, Content-Type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	sc := bufio.NewScanner(resp.Body)
+	want := []string{
+		`{"type":"stdout","text":"one\n"}`,
+		`{"type":"stderr","text":"warn\n"}`,
+		`{"type":"result","result":{"png":"iVBOR","isMainResult":false}}`,
+		`{"type":"error","error":{"name":"ValueError","value":"bad","traceback":"tb"}}`,
+	}
+	for _, w := range want {
+		if !sc.Scan() {
+			t.Fatalf("stream ended before %s: %v", w, sc.Err())
+		}
+		if sc.Text() != w {
+			t.Fatalf("line %s, want %s", sc.Text(), w)
+		}
+		read <- struct{}{}
+	}
+	done := nextLine(t, sc)
+	result, _ := done["result"].(map[string]any)
+	if done["type"] != "done" || result["stdout"] != "one\n" || result["success"] != false {
+		t.Fatalf("last line %v", done)
+	}
+	if results, ok := result["results"].([]any); !ok || len(results) != 0 {
+		t.Fatalf("results must be [] in the done line: %v", result)
+	}
+	if sc.Scan() {
+		t.Fatalf("line after done: %s", sc.Text())
+	}
+}
+
+func TestStreamErrors(t *testing.T) {
+	t.Run("after streaming began", func(t *testing.T) {
+		h := newHarness(t)
+		h.fake.execute = func(_ context.Context, _ session.Key, _ session.ExecRequest, onEvent func(session.Event)) (*session.ExecResult, error) {
+			onEvent(session.Event{Stdout: "partial"})
+			return nil, session.Errorf(session.ErrSandboxGone, "the sandbox died")
+		}
+		resp := h.openStream("/v1/sessions/s1/execute", `{"code":"x"}`)
+		sc := bufio.NewScanner(resp.Body)
+		if l := nextLine(t, sc); l["type"] != "stdout" {
+			t.Fatalf("first line %v", l)
+		}
+		last := nextLine(t, sc)
+		p, _ := last["problem"].(map[string]any)
+		if last["type"] != "error" || p["type"] != problemBase+"sandbox-unavailable" || p["status"] != float64(502) ||
+			p["detail"] != "the sandbox died" || p["requestId"] != resp.Header.Get("X-Request-Id") {
+			t.Fatalf("last line %v", last)
+		}
+		if sc.Scan() {
+			t.Fatalf("line after the error: %s", sc.Text())
+		}
+	})
+	t.Run("before streaming began", func(t *testing.T) {
+		h := newHarness(t)
+		h.fake.execute = func(context.Context, session.Key, session.ExecRequest, func(session.Event)) (*session.ExecResult, error) {
+			return nil, &session.Error{Kind: session.ErrLimit, Detail: "too many sandboxes", RetryAfter: 30 * time.Second}
+		}
+		resp := h.openStream("/v1/sessions/s1/execute", `{"code":"x"}`)
+		body := readAll(t, resp)
+		checkProblem(t, resp, body, 429)
+		if resp.Header.Get("Retry-After") != "30" {
+			t.Fatalf("Retry-After %q", resp.Header.Get("Retry-After"))
+		}
+	})
+	t.Run("late events are dropped", func(t *testing.T) {
+		h := newHarness(t)
+		late := make(chan func(session.Event), 1)
+		h.fake.execute = func(_ context.Context, _ session.Key, _ session.ExecRequest, onEvent func(session.Event)) (*session.ExecResult, error) {
+			onEvent(session.Event{Stdout: "a"})
+			late <- onEvent
+			return &session.ExecResult{Stdout: "a"}, nil
+		}
+		resp := h.openStream("/v1/sessions/s1/execute", `{"code":"x"}`)
+		body := readAll(t, resp)
+		// An event after Execute returned must neither panic nor write.
+		(<-late)(session.Event{Stdout: "too late"})
+		lines := strings.Split(strings.TrimSpace(string(body)), "\n")
+		if len(lines) != 2 || !strings.Contains(lines[1], `"type":"done"`) {
+			t.Fatalf("lines %q", lines)
+		}
+	})
+}
+
+func TestInstallStreams(t *testing.T) {
+	h := newHarness(t)
+	var got session.InstallRequest
+	h.fake.install = func(_ context.Context, _ session.Key, req session.InstallRequest, onEvent func(session.Event)) (*session.InstallResult, error) {
+		got = req
+		onEvent(session.Event{Stdout: "Collecting tinylib\n"})
+		return &session.InstallResult{Success: true, Stdout: "Collecting tinylib\n", DurationMs: 5}, nil
+	}
+	resp := h.openStream("/v1/sessions/s1/install", `{"packages":["tinylib==1.0"],"indexUrl":"http://127.0.0.1:1/simple"}`)
+	body := string(readAll(t, resp))
+	want := `{"type":"stdout","text":"Collecting tinylib\n"}` + "\n" +
+		`{"type":"done","result":{"success":true,"exitCode":0,"stdout":"Collecting tinylib\n","stderr":"","durationMs":5,"truncated":false,"restarted":false}}` + "\n"
+	if body != want {
+		t.Fatalf("stream\n%s\nwant\n%s", body, want)
+	}
+	if len(got.Packages) != 1 || got.Packages[0] != "tinylib==1.0" || got.IndexURL != "http://127.0.0.1:1/simple" {
+		t.Fatalf("manager got %+v", got)
+	}
+}
+
+func TestAcceptNegotiation(t *testing.T) {
+	cases := []struct {
+		accept string
+		stream bool
+	}{
+		{"", false},
+		{"application/json", false},
+		{"*/*", false},
+		{"application/x-ndjson", true},
+		{"application/json;q=0.5, application/x-ndjson", true},
+		{"application/x-ndjson;q=0", false},
+	}
+	for _, tc := range cases {
+		r, _ := http.NewRequest("POST", "/", nil)
+		r.Header.Set("Accept", tc.accept)
+		if got := wantsNDJSON(r); got != tc.stream {
+			t.Errorf("Accept %q: stream %v, want %v", tc.accept, got, tc.stream)
+		}
+	}
+}
