@@ -26,9 +26,6 @@ type createParams struct {
 
 var errClosed = errors.New("runtime is closed")
 
-// codeInterpreterTemplate gets its interpreter started in the background.
-const codeInterpreterTemplate = "code-interpreter-v1"
-
 func (rt *Runtime) create(ctx context.Context, p createParams) (*sandbox, error) {
 	id, err := newSandboxID()
 	if err != nil {
@@ -148,7 +145,6 @@ func (rt *Runtime) agentConfig(s *sandbox) agent.Config {
 		Socket: insideSocket, User: "user", Home: insideHome, Shell: "/bin/bash",
 		Python: rt.cfg.Python, Env: s.envVars, AccessToken: s.accessToken,
 		MaxOutputBytes: rt.cfg.MaxOutputBytes,
-		PrewarmKernel:  s.templateID == codeInterpreterTemplate,
 		Rlimits:        rl,
 	}
 }

@@ -118,3 +118,5 @@ func sbx(t testing.TB, rt *Runtime, id, port, method, path string, body any) rep
 	t.Helper()
 	return do(t, method, rt.SandboxURL()+path, body, map[string]string{hdrSandboxID: id, hdrSandboxPort: port})
 }
+
+func readDir(dir string) ([]os.DirEntry, error) { return os.ReadDir(dir) }

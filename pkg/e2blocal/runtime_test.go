@@ -2,6 +2,7 @@ package e2blocal
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -22,5 +23,14 @@ func TestCreateRouteKill(t *testing.T) {
 	}
 	if r := sbx(t, rt, sb.SandboxID, "49983", "GET", "/health", nil); r.status != http.StatusBadGateway {
 		t.Fatalf("health after kill: %d %s", r.status, r.body)
+	}
+}
+
+func TestRunCommand(t *testing.T) {
+	rt := startRuntime(t, Config{})
+	sb := createSandbox(t, rt, map[string]any{"templateID": "base", "envVars": map[string]string{"FOO": "bar"}})
+	out := mustRun(t, rt, sb, `echo "$(id -u):$(id -un):$HOME:$(pwd):$FOO"`)
+	if got, want := strings.TrimSpace(out), "1000:user:/home/user:/home/user:bar"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
 	}
 }

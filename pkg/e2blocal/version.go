@@ -1,4 +1,7 @@
 package e2blocal
 
-// envdVersion is advertised as envdVersion; the SDKs gate features on it.
-const envdVersion = "0.6.4"
+import "github.com/sessionbox/sessionbox/pkg/e2blocal/envd"
+
+// envdVersion is advertised as envdVersion; the SDKs gate features on it,
+// so it is exactly the version whose features the envd server implements.
+const envdVersion = envd.Version

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -22,34 +21,34 @@ type backend interface {
 	Close() error
 }
 
-// Run serves the sandbox until ctx ends. It signals readiness by writing one
-// byte to ready as soon as the socket listens: envd is cheap to build, while
-// the Python kernel starts lazily (or in the background when prewarmed) so
-// create-to-first-command does not wait for an interpreter. ready must also
-// release the readiness descriptor so sandboxed processes never inherit it.
+// Run serves the sandbox until ctx ends. It signals readiness as soon as the
+// socket listens; both servers are cheap to build (the interpreter starts
+// Python on first use), so create-to-first-command never waits for Python.
+// ready must also release the readiness descriptor so sandboxed processes
+// never inherit it.
 func Run(ctx context.Context, cfg Config, ready func() error) error {
 	if err := applyRlimits(cfg.Rlimits); err != nil {
 		return err
 	}
+	envdSrv, err := newEnvd(cfg)
+	if err != nil {
+		return err
+	}
+	kernelSrv, err := newKernel(cfg)
+	if err != nil {
+		return errors.Join(err, envdSrv.Close())
+	}
 	_ = os.Remove(cfg.Socket)
 	ln, err := net.Listen("unix", cfg.Socket)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Socket, err)
+		return errors.Join(fmt.Errorf("listen on %s: %w", cfg.Socket, err), envdSrv.Close(), kernelSrv.Close())
 	}
-	envdSrv, err := newEnvd(cfg)
-	if err != nil {
-		ln.Close()
-		return err
-	}
-	k := &lazyKernel{cfg: cfg}
-	srv := &http.Server{Handler: dispatch(envdSrv, k), ReadHeaderTimeout: 30 * time.Second}
+	srv := &http.Server{Handler: dispatch(envdSrv, kernelSrv), ReadHeaderTimeout: 30 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	if err := ready(); err != nil {
-		return errors.Join(fmt.Errorf("report readiness: %w", err), srv.Close())
-	}
-	if cfg.PrewarmKernel {
-		go k.get()
+		err = fmt.Errorf("report readiness: %w", err)
+		return errors.Join(err, srv.Close(), envdSrv.Close(), kernelSrv.Close())
 	}
 	select {
 	case <-ctx.Done():
@@ -57,52 +56,19 @@ func Run(ctx context.Context, cfg Config, ready func() error) error {
 	}
 	shutCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	return errors.Join(err, srv.Shutdown(shutCtx), envdSrv.Close(), k.Close())
+	return errors.Join(err, srv.Shutdown(shutCtx), envdSrv.Close(), kernelSrv.Close())
 }
 
-func dispatch(envdSrv http.Handler, k *lazyKernel) http.Handler {
+// dispatch routes on the port the client addressed, which the runtime's
+// proxy passes through in E2b-Sandbox-Port.
+func dispatch(envdSrv, kernelSrv http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("E2b-Sandbox-Port") != KernelPort {
-			envdSrv.ServeHTTP(w, r)
+		if r.Header.Get("E2b-Sandbox-Port") == KernelPort {
+			kernelSrv.ServeHTTP(w, r)
 			return
 		}
-		h, err := k.get()
-		if err != nil {
-			http.Error(w, "code interpreter unavailable: "+err.Error(), http.StatusServiceUnavailable)
-			return
-		}
-		h.ServeHTTP(w, r)
+		envdSrv.ServeHTTP(w, r)
 	})
-}
-
-// lazyKernel builds the interpreter server on first use, once.
-type lazyKernel struct {
-	cfg  Config
-	once sync.Once
-	mu   sync.Mutex
-	srv  backend
-	err  error
-}
-
-func (k *lazyKernel) get() (http.Handler, error) {
-	k.once.Do(func() {
-		srv, err := newKernel(k.cfg)
-		k.mu.Lock()
-		k.srv, k.err = srv, err
-		k.mu.Unlock()
-	})
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.srv, k.err
-}
-
-func (k *lazyKernel) Close() error {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.srv == nil {
-		return nil
-	}
-	return k.srv.Close()
 }
 
 // applyRlimits lowers the agent's own limits; everything it starts inherits

@@ -20,7 +20,6 @@ type Config struct {
 	Env            map[string]string `json:"env"`            // sandbox-global env vars
 	AccessToken    string            `json:"accessToken"`    // envd token; empty = open
 	MaxOutputBytes int64             `json:"maxOutputBytes"` // per process / execution
-	PrewarmKernel  bool              `json:"prewarmKernel"`  // start the interpreter before the first request
 	Rlimits        []Rlimit          `json:"rlimits"`        // applied to the agent, inherited by everything it starts
 }
 

@@ -1,0 +1,73 @@
+package e2blocal
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+
+	"github.com/sessionbox/sessionbox/pkg/envdpb/process"
+	"github.com/sessionbox/sessionbox/pkg/envdpb/process/processconnect"
+)
+
+// routedClient adds the routing and auth headers the SDKs send.
+type routedClient struct {
+	id, token string
+}
+
+func (c routedClient) header(h http.Header) {
+	h.Set(hdrSandboxID, c.id)
+	h.Set(hdrSandboxPort, "49983")
+	if c.token != "" {
+		h.Set("X-Access-Token", c.token)
+	}
+}
+
+type cmdResult struct {
+	stdout, stderr string
+	exit           int32
+	err            error
+}
+
+// runIn runs a bash script in the sandbox through envd's process service,
+// routed by the runtime's sandbox address, as the SDKs do.
+func runIn(ctx context.Context, rt *Runtime, sb sandboxBody, script string) cmdResult {
+	client := processconnect.NewProcessClient(http.DefaultClient, rt.SandboxURL())
+	req := connect.NewRequest(&process.StartRequest{Process: &process.ProcessConfig{
+		Cmd: "/bin/bash", Args: []string{"-l", "-c", script},
+	}})
+	routedClient{sb.SandboxID, sb.EnvdAccessToken}.header(req.Header())
+	req.Header().Set("Authorization", "Basic dXNlcjo=") // "user:"
+	stream, err := client.Start(ctx, req)
+	if err != nil {
+		return cmdResult{err: err}
+	}
+	defer stream.Close()
+	var out, errOut strings.Builder
+	for stream.Receive() {
+		ev := stream.Msg().GetEvent()
+		if d := ev.GetData(); d != nil {
+			out.Write(d.GetStdout())
+			errOut.Write(d.GetStderr())
+		}
+		if end := ev.GetEnd(); end != nil {
+			return cmdResult{stdout: out.String(), stderr: errOut.String(), exit: end.GetExitCode()}
+		}
+	}
+	return cmdResult{stdout: out.String(), stderr: errOut.String(), err: stream.Err()}
+}
+
+// mustRun runs script and fails the test unless it exits 0.
+func mustRun(t testing.TB, rt *Runtime, sb sandboxBody, script string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	r := runIn(ctx, rt, sb, script)
+	if r.err != nil || r.exit != 0 {
+		t.Fatalf("run %q: exit %d err %v\nstdout: %s\nstderr: %s", script, r.exit, r.err, r.stdout, r.stderr)
+	}
+	return r.stdout
+}
