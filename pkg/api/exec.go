@@ -102,7 +102,8 @@ type installBody struct {
 	IndexURL string   `json:"indexUrl"`
 }
 
-const maxPackages = 64
+// maxPackages matches the domain's bound on one install.
+const maxPackages = 100
 
 func (b *installBody) validate() *Problem {
 	var ps problems
@@ -112,6 +113,7 @@ func (b *installBody) validate() *Problem {
 		ps.add(session.ValidatePackageSpec(spec))
 	}
 	if b.IndexURL != "" {
+		ps.add(session.ValidateIndexURL(b.IndexURL))
 		u, err := url.Parse(b.IndexURL)
 		ps.check(err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.User == nil && len(b.IndexURL) <= 2048,
 			"indexUrl must be an http or https URL without credentials")
