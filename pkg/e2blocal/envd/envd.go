@@ -51,12 +51,14 @@ type Config struct {
 type Server struct {
 	cfg      Config
 	pathEnv  string
-	mux      *http.ServeMux
+	handler  http.Handler
 	errW     *connect.ErrorWriter
 	procs    *processTable
 	watchers *watcherTable
 	cpu      *cpuSampler
 	ids      *idNames
+	// gzWriters pools *gzip.Writer for compressed downloads.
+	gzWriters sync.Pool
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -106,7 +108,7 @@ func New(cfg Config) (*Server, error) {
 		ctx:      ctx,
 		cancel:   cancel,
 	}
-	s.mux = s.routes()
+	s.handler = withCORS(s.routes())
 	return s, nil
 }
 
@@ -137,7 +139,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeJSONError(w, http.StatusInternalServerError, fmt.Errorf("internal error: %v", rec))
 		}
 	}()
-	s.mux.ServeHTTP(w, r)
+	s.handler.ServeHTTP(w, r)
 }
 
 // Close kills every process the server started, stops every watcher and

@@ -57,7 +57,7 @@ func (s *Server) handleDownload(w http.ResponseWriter, r *http.Request) {
 	// Range and conditional requests need ServeContent's identity semantics;
 	// Accept-Encoding is advisory, so they are served uncompressed.
 	if useGzip && !hasRangeOrConditional(r) {
-		serveGzip(w, r, name, f)
+		s.serveGzip(w, r, name, f)
 		return
 	}
 	http.ServeContent(w, r, name, info.ModTime(), f)
@@ -72,7 +72,7 @@ func hasRangeOrConditional(r *http.Request) bool {
 	return false
 }
 
-func serveGzip(w http.ResponseWriter, r *http.Request, name string, f *os.File) {
+func (s *Server) serveGzip(w http.ResponseWriter, r *http.Request, name string, f *os.File) {
 	ctype := mime.TypeByExtension(filepath.Ext(name))
 	if ctype == "" {
 		ctype = "application/octet-stream"
@@ -83,10 +83,8 @@ func serveGzip(w http.ResponseWriter, r *http.Request, name string, f *os.File) 
 	if r.Method == http.MethodHead {
 		return
 	}
-	gz, err := gzip.NewWriterLevel(w, gzip.BestSpeed)
-	if err != nil {
-		return
-	}
+	gz := s.gzipWriter(w)
+	defer s.gzWriters.Put(gz)
 	// Once the status is out an I/O error can only truncate the stream; the
 	// client's gzip reader then reports it.
 	if _, err := io.Copy(gz, f); err != nil {
@@ -151,4 +149,15 @@ func parseCoding(item string) (string, float64, error) {
 		weight = f
 	}
 	return coding, weight, nil
+}
+
+// gzipWriter reuses compressors: each holds about a megabyte of state, which
+// would otherwise dominate the cost of small downloads.
+func (s *Server) gzipWriter(w io.Writer) *gzip.Writer {
+	if gz, ok := s.gzWriters.Get().(*gzip.Writer); ok {
+		gz.Reset(w)
+		return gz
+	}
+	gz, _ := gzip.NewWriterLevel(w, gzip.BestSpeed) // a constant valid level never fails
+	return gz
 }

@@ -34,10 +34,11 @@ func newEnv(t testing.TB, mutate ...func(*Config)) *env {
 	}
 	hs := httptest.NewServer(srv)
 	t.Cleanup(func() {
-		hs.Close()
+		// Server first: it ends the streams httptest would wait for.
 		if err := srv.Close(); err != nil {
 			t.Errorf("Close: %v", err)
 		}
+		hs.Close()
 	})
 	return &env{srv: srv, url: hs.URL, home: cfg.Home}
 }

@@ -115,6 +115,12 @@ func (s *Server) launch(spec *startSpec, sub *subscriber) (*proc, error) {
 	if err := s.procs.add(p); err != nil {
 		_ = p.signal(sigKill)
 		_ = cmd.Wait()
+		for _, src := range readers {
+			_ = src.f.Close()
+		}
+		if p.stdin != nil {
+			_ = p.stdin.Close()
+		}
 		return nil, connect.NewError(connect.CodeUnavailable, err)
 	}
 	s.wg.Add(1)

@@ -99,6 +99,20 @@ func TestHealthEnvsMetrics(t *testing.T) {
 	checkRESTError(t, status, body, http.StatusNotFound)
 }
 
+func TestCORS(t *testing.T) {
+	e := newEnv(t)
+	status, h, _ := do(t, "OPTIONS", e.url+"/process.Process/Start", nil, map[string]string{
+		"Origin": "http://app.example", "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "connect-protocol-version,content-type",
+	})
+	if status != http.StatusNoContent || h.Get("Access-Control-Allow-Origin") != "*" || !strings.Contains(h.Get("Access-Control-Allow-Headers"), "connect-protocol-version") {
+		t.Errorf("preflight %d %v", status, h)
+	}
+	status, h, _ = do(t, "GET", e.url+"/health", nil, map[string]string{"Origin": "http://app.example"})
+	if status != http.StatusNoContent || h.Get("Access-Control-Allow-Origin") != "*" || !strings.Contains(h.Get("Access-Control-Expose-Headers"), "Content-Disposition") {
+		t.Errorf("simple request %d %v", status, h)
+	}
+}
+
 func TestAccessToken(t *testing.T) {
 	const token = "secret-token"
 	e := newEnv(t, func(c *Config) { c.AccessToken = token })
