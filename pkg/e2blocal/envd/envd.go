@@ -62,8 +62,10 @@ type Server struct {
 
 	ctx    context.Context
 	cancel context.CancelFunc
-	wg     sync.WaitGroup
 
+	lifeMu    sync.Mutex // orders spawn against Close
+	isClosed  bool
+	wg        sync.WaitGroup
 	closeOnce sync.Once
 }
 
@@ -146,6 +148,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // waits for their goroutines.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
+		s.lifeMu.Lock()
+		s.isClosed = true
+		s.lifeMu.Unlock()
 		s.cancel()
 		s.procs.killAll()
 		s.watchers.closeAll()
@@ -155,6 +160,21 @@ func (s *Server) Close() error {
 }
 
 func (s *Server) closed() bool { return s.ctx.Err() != nil }
+
+// spawn runs f on a goroutine Close waits for; after Close it refuses.
+func (s *Server) spawn(f func()) bool {
+	s.lifeMu.Lock()
+	defer s.lifeMu.Unlock()
+	if s.isClosed {
+		return false
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		f()
+	}()
+	return true
+}
 
 func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")

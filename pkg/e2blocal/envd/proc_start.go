@@ -123,8 +123,11 @@ func (s *Server) launch(spec *startSpec, sub *subscriber) (*proc, error) {
 		}
 		return nil, connect.NewError(connect.CodeUnavailable, err)
 	}
-	s.wg.Add(1)
-	go s.supervise(p, readers, spec.timeout)
+	if !s.spawn(func() { s.supervise(p, readers, spec.timeout) }) {
+		// Close won the race: reap here so the process is not left behind.
+		_ = p.signal(sigKill)
+		s.supervise(p, readers, 0)
+	}
 	return p, nil
 }
 
@@ -189,7 +192,6 @@ func closeAll(files ...*os.File) {
 // supervise pumps output, enforces the lifetime, reaps the process and
 // publishes exactly one end event.
 func (s *Server) supervise(p *proc, sources []outputSource, timeout time.Duration) {
-	defer s.wg.Done()
 	var readers sync.WaitGroup
 	for _, src := range sources {
 		readers.Add(1)

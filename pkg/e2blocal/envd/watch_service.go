@@ -178,11 +178,12 @@ func (f *filesystemService) CreateWatcher(_ context.Context, req *connect.Reques
 		d.close()
 		return nil, connect.NewError(connect.CodeUnavailable, err)
 	}
-	f.s.wg.Add(1)
-	go func() {
-		defer f.s.wg.Done()
-		w.collect(ctx)
-	}()
+	if !f.s.spawn(func() { w.collect(ctx) }) {
+		cancel()
+		d.close()
+		_, _ = f.s.watchers.remove(id)
+		return nil, connect.NewError(connect.CodeUnavailable, errServerClosed)
+	}
 	return connect.NewResponse(&filesystem.CreateWatcherResponse{WatcherId: id}), nil
 }
 
