@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -31,21 +32,17 @@ func (s *Server) handleDownload(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusBadRequest, err)
 		return
 	}
-	f, err := os.Open(path)
+	f, info, err := openRegular(path)
 	if err != nil {
-		writeJSONError(w, fsStatus(err), fmt.Errorf("open '%s': %w", path, err))
+		var he *httpError
+		if errors.As(err, &he) {
+			writeJSONError(w, he.status, err)
+			return
+		}
+		writeJSONError(w, fsStatus(err), err)
 		return
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		writeJSONError(w, http.StatusInternalServerError, fmt.Errorf("stat '%s': %w", path, err))
-		return
-	}
-	if info.IsDir() {
-		writeJSONError(w, http.StatusBadRequest, fmt.Errorf("path '%s' is a directory", path))
-		return
-	}
 	useGzip, err := wantsGzip(r.Header.Values("Accept-Encoding"))
 	if err != nil {
 		writeJSONError(w, http.StatusNotAcceptable, err)
@@ -160,4 +157,31 @@ func (s *Server) gzipWriter(w io.Writer) *gzip.Writer {
 	}
 	gz, _ := gzip.NewWriterLevel(w, gzip.BestSpeed) // a constant valid level never fails
 	return gz
+}
+
+// openRegular opens a regular file for download. Directories, FIFOs and
+// devices are refused: a FIFO would block the open and a device such as
+// /dev/zero would stream forever.
+func openRegular(path string) (*os.File, os.FileInfo, error) {
+	if info, err := os.Stat(path); err != nil {
+		return nil, nil, fmt.Errorf("stat '%s': %w", path, err)
+	} else if info.IsDir() {
+		return nil, nil, statusErr(http.StatusBadRequest, "path '%s' is a directory", path)
+	} else if !info.Mode().IsRegular() {
+		return nil, nil, statusErr(http.StatusBadRequest, "path '%s' is not a regular file", path)
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open '%s': %w", path, err)
+	}
+	info, err := f.Stat()
+	if err != nil {
+		_ = f.Close()
+		return nil, nil, fmt.Errorf("stat '%s': %w", path, err)
+	}
+	if !info.Mode().IsRegular() {
+		_ = f.Close()
+		return nil, nil, statusErr(http.StatusBadRequest, "path '%s' is not a regular file", path)
+	}
+	return f, info, nil
 }

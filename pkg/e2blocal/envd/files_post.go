@@ -208,8 +208,14 @@ func (s *Server) writeUpload(p string, src io.Reader, md map[string]string) (upl
 	if err := ensureParent(path); err != nil {
 		return uploadedEntry{}, err
 	}
-	if info, err := os.Stat(path); err == nil && info.IsDir() {
-		return uploadedEntry{}, statusErr(http.StatusBadRequest, "path is a directory: %s", path)
+	if info, err := os.Stat(path); err == nil {
+		switch mode := info.Mode(); {
+		case mode.IsDir():
+			return uploadedEntry{}, statusErr(http.StatusBadRequest, "path is a directory: %s", path)
+		case !mode.IsRegular() && mode&os.ModeCharDevice == 0:
+			// A FIFO or socket would block the open or the writes.
+			return uploadedEntry{}, statusErr(http.StatusBadRequest, "path is not a regular file: %s", path)
+		}
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
 	if err != nil {

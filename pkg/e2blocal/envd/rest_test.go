@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -308,6 +309,9 @@ func TestUploadMultipart(t *testing.T) {
 func TestUploadErrors(t *testing.T) {
 	e := newEnv(t)
 	mustWrite(t, filepath.Join(e.home, "afile"), "x")
+	if err := syscall.Mkfifo(filepath.Join(e.home, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Mkdir(filepath.Join(e.home, "adir"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -351,6 +355,7 @@ func TestUploadErrors(t *testing.T) {
 		{"bad metadata value", map[string]string{"path": "m"}, strings.NewReader("x"), map[string]string{"Content-Type": "application/octet-stream", "X-Metadata-K": "caf\u00e9"}, 400},
 		{"metadata too large", map[string]string{"path": "m"}, strings.NewReader("x"), map[string]string{"Content-Type": "application/octet-stream", "X-Metadata-K": strings.Repeat("v", 5000)}, 400},
 		// /dev/full fails every write with ENOSPC: a real disk-full error.
+		{"fifo target", map[string]string{"path": "fifo"}, strings.NewReader("x"), octet, 400},
 		{"disk full", map[string]string{"path": "/dev/full"}, strings.NewReader("data"), octet, 507},
 	}
 	for _, tc := range cases {
@@ -422,6 +427,9 @@ func TestDownload(t *testing.T) {
 	content := bytes.Repeat([]byte("0123456789"), 1000)
 	mustWrite(t, filepath.Join(e.home, "d", "file.txt"), string(content))
 	mustWrite(t, filepath.Join(e.home, "empty"), "")
+	if err := syscall.Mkfifo(filepath.Join(e.home, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	t.Run("plain", func(t *testing.T) {
 		status, h, body := do(t, "GET", filesURL(e.url, map[string]string{"path": "d/file.txt"}), nil, nil)
 		if status != 200 || !bytes.Equal(body, content) {
@@ -468,6 +476,8 @@ func TestDownload(t *testing.T) {
 		{"no path is home, a directory", nil, nil, 400},
 		{"bad tilde", map[string]string{"path": "~x"}, nil, 400},
 		{"other user", map[string]string{"path": "d/file.txt", "username": "root"}, nil, 401},
+		{"endless device", map[string]string{"path": "/dev/zero"}, map[string]string{"Accept-Encoding": "gzip"}, 400},
+		{"fifo", map[string]string{"path": "fifo"}, nil, 400},
 		{"unacceptable encoding", map[string]string{"path": "d/file.txt"}, map[string]string{"Accept-Encoding": "br, identity;q=0"}, 406},
 	}
 	for _, tc := range cases {
