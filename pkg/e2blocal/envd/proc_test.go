@@ -517,3 +517,30 @@ func alive(pid int) bool {
 	i := strings.LastIndexByte(st, ')')
 	return i < 0 || i+2 >= len(st) || st[i+2] != 'Z'
 }
+
+// Input to a process that never reads fills the pipe; the blocked write
+// must give up with the request instead of wedging the process's input.
+func TestBlockedStdinWriteIsInterrupted(t *testing.T) {
+	e := newEnv(t)
+	c := e.proc()
+	req := startReq("sleep", "30")
+	yes := true
+	req.Msg.Stdin = &yes
+	pid, s := startBackground(t, c, req)
+	sel := &process.ProcessSelector{Selector: &process.ProcessSelector_Pid{Pid: pid}}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	big := make([]byte, 4<<20)
+	_, err := c.SendInput(ctx, connect.NewRequest(&process.SendInputRequest{Process: sel, Input: &process.ProcessInput{Input: &process.ProcessInput_Stdin{Stdin: big}}}))
+	wantCode(t, err, connect.CodeDeadlineExceeded)
+	// The input lock was released: CloseStdin and a kill still go through.
+	if _, err := c.CloseStdin(testCtx(t), connect.NewRequest(&process.CloseStdinRequest{Process: sel})); err != nil {
+		t.Fatalf("CloseStdin after blocked write: %v", err)
+	}
+	if _, err := c.SendSignal(testCtx(t), connect.NewRequest(&process.SendSignalRequest{Process: sel, Signal: process.Signal_SIGNAL_SIGKILL})); err != nil {
+		t.Fatal(err)
+	}
+	if r := rest(t, s); r.end.GetStatus() != "signal: killed" {
+		t.Errorf("end %v", r.end)
+	}
+}
