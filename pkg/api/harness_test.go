@@ -31,13 +31,13 @@ func (b *syncBuffer) String() string {
 }
 
 type harness struct {
-	t    *testing.T
+	t    testing.TB
 	srv  *httptest.Server
 	fake *fakeManager
 	logs *syncBuffer
 }
 
-func newHarness(t *testing.T, opts ...Option) *harness {
+func newHarness(t testing.TB, opts ...Option) *harness {
 	t.Helper()
 	h := &harness{t: t, fake: newFake(), logs: &syncBuffer{}}
 	logger := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
