@@ -13,6 +13,9 @@ import (
 
 func TestMain(m *testing.M) {
 	RunAgentIfRequested()
+	if dir := os.Getenv(childRuntimeEnv); dir != "" {
+		os.Exit(runChildRuntime(dir))
+	}
 	os.Exit(m.Run())
 }
 

@@ -264,3 +264,13 @@ func TestRouting(t *testing.T) {
 		}
 	})
 }
+
+// TestProxyFastStreams guards the proxy against dropping streams whose
+// response starts before the request body has been fully forwarded.
+func TestProxyFastStreams(t *testing.T) {
+	rt := startRuntime(t, Config{})
+	sb := createSandbox(t, rt, nil)
+	for range 150 {
+		mustRun(t, rt, sb, `echo hi > ~/f && [ "$(cat ~/f)" = hi ]`)
+	}
+}

@@ -62,6 +62,10 @@ func (rt *Runtime) proxyHandler() http.Handler {
 			proxyNotFound(w, id)
 			return
 		}
+		// By default an HTTP/1 server stops the request body once response
+		// headers are flushed; a proxy still copying the request body then
+		// fails and drops the stream (seen with fast envd replies).
+		_ = http.NewResponseController(w).EnableFullDuplex()
 		r.Header.Set(hdrSandboxID, id)
 		if port != "" {
 			r.Header.Set(hdrSandboxPort, port)

@@ -1,0 +1,102 @@
+package e2blocal
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// childRuntimeEnv makes the test binary a runtime process that creates one
+// sandbox, prints its process tree and waits to be killed.
+const childRuntimeEnv = "E2BLOCAL_TEST_CHILD_RUNTIME"
+
+func runChildRuntime(dir string) int {
+	ctx := context.Background()
+	rt, err := Start(ctx, Config{APIAddr: "127.0.0.1:0", SandboxAddr: "127.0.0.1:0", DataDir: dir})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	req, _ := http.NewRequest("POST", rt.APIURL()+"/v2/sandboxes", strings.NewReader(`{"templateID":"base"}`))
+	req.Header.Set("X-API-Key", testKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	var sb sandboxBody
+	_ = json.NewDecoder(resp.Body).Decode(&sb)
+	resp.Body.Close()
+	s := rt.lookup(sb.SandboxID)
+	if s == nil {
+		fmt.Fprintln(os.Stderr, "sandbox not created")
+		return 1
+	}
+	_ = json.NewEncoder(os.Stdout).Encode(processTree(s.proc.cmd.Process.Pid))
+	select {} // killed by the test
+}
+
+func TestRuntimeDeathKillsSandboxes(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), childRuntimeEnv+"="+t.TempDir())
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadBytes('\n')
+	if err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("child runtime: %v", err)
+	}
+	var pids []int
+	if err := json.Unmarshal(line, &pids); err != nil || len(pids) < 3 {
+		t.Fatalf("child said %q", line)
+	}
+	for _, pid := range pids {
+		if !alive(pid) {
+			t.Fatalf("sandbox pid %d not running before the runtime died", pid)
+		}
+	}
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
+	assertGone(t, pids)
+}
+
+func TestCloseKillsSandboxes(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rt, err := Start(ctx, Config{APIAddr: "127.0.0.1:0", SandboxAddr: "127.0.0.1:0", DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for range 3 {
+		sb := createSandbox(t, rt, nil)
+		pids = append(pids, processTree(rt.lookup(sb.SandboxID).proc.cmd.Process.Pid)...)
+	}
+	if err := rt.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	assertGone(t, pids)
+	if r, err := http.Get(rt.APIURL() + "/health"); err == nil {
+		r.Body.Close()
+		t.Fatal("API still serving after Close")
+	}
+}
