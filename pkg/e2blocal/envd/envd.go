@@ -59,6 +59,8 @@ type Server struct {
 	ids      *idNames
 	// gzWriters pools *gzip.Writer for compressed downloads.
 	gzWriters sync.Pool
+	// copyBufs pools upload copy buffers (*[]byte).
+	copyBufs sync.Pool
 
 	ctx    context.Context
 	cancel context.CancelFunc

@@ -222,7 +222,9 @@ func (s *Server) writeUpload(p string, src io.Reader, md map[string]string) (upl
 		return uploadedEntry{}, &httpError{fsStatus(err), fmt.Errorf("open %s for writing: %w", path, err)}
 	}
 	br := &bodyReader{r: src}
-	_, copyErr := io.Copy(f, br)
+	buf := s.copyBuffer()
+	_, copyErr := io.CopyBuffer(writerOnly{f}, br, *buf)
+	s.copyBufs.Put(buf)
 	closeErr := f.Close()
 	switch {
 	case br.err != nil:
@@ -250,4 +252,18 @@ func ensureParent(path string) error {
 		return statusErr(http.StatusBadRequest, "a parent of %s is not a directory: %w", path, err)
 	}
 	return &httpError{fsStatus(err), fmt.Errorf("create parent directories of %s: %w", path, err)}
+}
+
+// writerOnly hides *os.File's ReadFrom so io.CopyBuffer uses our pooled
+// buffer instead of allocating its own per upload.
+type writerOnly struct{ io.Writer }
+
+const copyBufferSize = 256 << 10
+
+func (s *Server) copyBuffer() *[]byte {
+	if b, ok := s.copyBufs.Get().(*[]byte); ok {
+		return b
+	}
+	b := make([]byte, copyBufferSize)
+	return &b
 }
