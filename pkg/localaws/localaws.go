@@ -1,0 +1,60 @@
+// Package localaws runs in-process stand-ins for the AWS services sessionbox
+// uses, for local mode (`sessionbox serve`) and tests: a DynamoDB-compatible
+// HTTP API (minidyn) and an S3-compatible one (gofakes3) storing objects on
+// disk. The production adapters (pkg/store, pkg/blob) talk to them through
+// the real AWS SDK clients built by DynamoDBClient and S3Client, so local
+// mode runs the production code path.
+package localaws
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+)
+
+// Region and static credentials the local clients sign with. The stand-ins
+// do not check signatures, but the SDK insists on having something to sign.
+const (
+	Region          = "us-east-1"
+	accessKeyID     = "sessionbox-local"
+	secretAccessKey = "sessionbox-local-secret"
+)
+
+// shutdownGrace bounds how long stop waits for requests in flight.
+const shutdownGrace = 5 * time.Second
+
+// serve listens on a free loopback port and serves h until stop is called
+// or ctx ends. stop waits for the server goroutine, so none outlives it.
+func serve(ctx context.Context, name string, h http.Handler) (endpoint string, stop func(), err error) {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, fmt.Errorf("localaws: %s: listen: %w", name, err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// Serve only returns on shutdown or a broken listener; in the
+		// latter case callers see their requests fail, which says more
+		// than a log line would.
+		_ = srv.Serve(ln)
+	}()
+	ctxDone := context.AfterFunc(ctx, func() { shutdown(srv) })
+	stop = func() {
+		ctxDone()
+		shutdown(srv)
+		<-done
+	}
+	return "http://" + ln.Addr().String(), stop, nil
+}
+
+func shutdown(srv *http.Server) {
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		_ = srv.Close()
+	}
+}

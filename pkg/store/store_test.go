@@ -1,0 +1,89 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/truora/minidyn/server"
+
+	"github.com/sessionbox/sessionbox/pkg/localaws"
+	"github.com/sessionbox/sessionbox/pkg/session"
+	"github.com/sessionbox/sessionbox/pkg/store"
+	"github.com/sessionbox/sessionbox/pkg/store/storetest"
+)
+
+// fastRetries keeps the SDK's retry behaviour (so fault tests see what
+// production sees after retries) without its production back-off delays.
+func fastRetries(o *dynamodb.Options) {
+	o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) {
+		so.MaxAttempts = 2
+		so.RateLimiter = ratelimit.None
+		so.Backoff = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return time.Millisecond, nil })
+	})
+}
+
+// client builds the real SDK client for a local endpoint.
+func client(endpoint string) *dynamodb.Client {
+	return localaws.DynamoDBClient(endpoint, fastRetries)
+}
+
+var tableSeq atomic.Int64
+
+// newTable creates a fresh table with the store's layout.
+func newTable(t *testing.T, db *dynamodb.Client) string {
+	t.Helper()
+	name := fmt.Sprintf("sessionbox-test-%d", tableSeq.Add(1))
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if err := store.CreateTable(ctx, db, name); err != nil {
+		t.Fatalf("CreateTable: %v", err)
+	}
+	return name
+}
+
+// minidynServer runs minidyn's HTTP API in process.
+func minidynServer(t *testing.T) (*server.Server, string) {
+	t.Helper()
+	md := server.NewServer()
+	srv := httptest.NewServer(md)
+	t.Cleanup(srv.Close)
+	return md, srv.URL
+}
+
+func TestContractMinidyn(t *testing.T) {
+	md, url := minidynServer(t)
+	db := client(url)
+	storetest.Run(t, func(t *testing.T, clock session.Clock) storetest.Env {
+		table := newTable(t, db)
+		return storetest.Env{
+			Store: store.New(db, table, store.WithClock(clock)),
+			Fail: func(on bool) {
+				cond := server.FailureConditionNone
+				if on {
+					cond = server.FailureConditionInternalServerError
+				}
+				md.EmulateFailureForTable(table, cond)
+			},
+		}
+	})
+}
+
+func TestContractDynalite(t *testing.T) {
+	db := client(startDynalite(t))
+	storetest.Run(t, func(t *testing.T, clock session.Clock) storetest.Env {
+		// Faults come from a proxy in front of dynalite, which has no
+		// failure injection of its own.
+		proxy := newFaultProxy(t, aws.ToString(db.Options().BaseEndpoint))
+		pdb := client(proxy.url)
+		table := newTable(t, pdb)
+		return storetest.Env{Store: store.New(pdb, table, store.WithClock(clock)), Fail: proxy.fail}
+	})
+}

@@ -1,0 +1,79 @@
+// Package storetest is the contract every session.Store must meet, as one
+// test suite: run it against each implementation (and each backend of one)
+// so they cannot drift apart.
+package storetest
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sessionbox/sessionbox/pkg/session"
+)
+
+// Env is one fresh, empty store under test.
+type Env struct {
+	Store session.Store
+	// Fail, when not nil, makes the backend answer every call as a failing
+	// or overloaded service does (on) or heals it (off).
+	Fail func(on bool)
+}
+
+// Factory makes a fresh Env whose store reads time from clock.
+type Factory func(t *testing.T, clock session.Clock) Env
+
+// Clock is a settable clock for expiry tests.
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// NewClock returns a clock showing t.
+func NewClock(t time.Time) *Clock { return &Clock{now: t} }
+
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock forward by d.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// epoch is the suite's starting time: fixed, so failures reproduce.
+var epoch = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+// Run runs the whole contract against stores made by newEnv.
+func Run(t *testing.T, newEnv Factory) {
+	tests := []struct {
+		name string
+		fn   func(*testing.T, Env, *Clock)
+	}{
+		{"SessionLifecycle", testSessionLifecycle},
+		{"SessionRoundTrip", testSessionRoundTrip},
+		{"ConcurrentUpdates", testConcurrentUpdates},
+		{"ConcurrentCreates", testConcurrentCreates},
+		{"Expired", testExpired},
+		{"ListPaging", testListPaging},
+		{"ListCursorTampering", testListCursorTampering},
+		{"DueSessions", testDueSessions},
+		{"DueSessionsLimitAndOrder", testDueLimitAndOrder},
+		{"DueSessionsFollowUpdates", testDueFollowUpdates},
+		{"Runs", testRuns},
+		{"RunTooLarge", testRunTooLarge},
+		{"SessionTooLarge", testSessionTooLarge},
+		{"APIKeys", testAPIKeys},
+		{"Unavailable", testUnavailable},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := NewClock(epoch)
+			tc.fn(t, newEnv(t, clock), clock)
+		})
+	}
+}
