@@ -1,0 +1,145 @@
+package e2blocal
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// BenchmarkCreateToFirstCommand measures what a user waits for: create a
+// sandbox through the API, then run `true` in it through envd via the
+// routing address. The sandbox is killed outside the timed section.
+func BenchmarkCreateToFirstCommand(b *testing.B) {
+	rt := startRuntime(b, Config{})
+	ctx := context.Background()
+	var lat []time.Duration
+	var ids []string
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		sb := createSandbox(b, rt, nil)
+		if r := runIn(ctx, rt, sb, "true"); r.err != nil || r.exit != 0 {
+			b.Fatalf("first command: %+v", r)
+		}
+		lat = append(lat, time.Since(start))
+		ids = append(ids, sb.SandboxID)
+		if len(ids) >= 20 {
+			b.StopTimer()
+			killAll(b, rt, ids)
+			ids = ids[:0]
+			b.StartTimer()
+		}
+	}
+	b.StopTimer()
+	killAll(b, rt, ids)
+	reportPercentiles(b, lat)
+}
+
+func killAll(b testing.TB, rt *Runtime, ids []string) {
+	for _, id := range ids {
+		if r := api(b, rt, "DELETE", "/sandboxes/"+id, nil); r.status != http.StatusNoContent {
+			b.Fatalf("kill %s: %d", id, r.status)
+		}
+	}
+}
+
+func reportPercentiles(b *testing.B, lat []time.Duration) {
+	if len(lat) == 0 {
+		return
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	pct := func(p float64) float64 {
+		return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) / 1000
+	}
+	b.ReportMetric(pct(0.50), "p50-ms")
+	b.ReportMetric(pct(0.99), "p99-ms")
+}
+
+// BenchmarkIdleSandboxMemory reports the memory of idle sandboxes: resident
+// set (RSS) and proportional set (PSS, shared pages split between sharers)
+// of each process tree (bwrap, its init, the agent), averaged.
+func BenchmarkIdleSandboxMemory(b *testing.B) {
+	rt := startRuntime(b, Config{})
+	const n = 10
+	var ids []string
+	for range n {
+		sb := createSandbox(b, rt, nil)
+		mustRun(b, rt, sb, "true") // envd has served a command, as after real use
+		ids = append(ids, sb.SandboxID)
+	}
+	time.Sleep(500 * time.Millisecond)
+	b.ResetTimer()
+	var rss, pss int64
+	for range b.N {
+		rss, pss = 0, 0
+		for _, id := range ids {
+			for _, pid := range processTree(rt.lookup(id).proc.cmd.Process.Pid) {
+				r, p := memOf(pid)
+				rss += r
+				pss += p
+			}
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(rss)/n/(1<<20), "rss-MB/sandbox")
+	b.ReportMetric(float64(pss)/n/(1<<20), "pss-MB/sandbox")
+	killAll(b, rt, ids)
+}
+
+// memOf returns a process's RSS and PSS in bytes from smaps_rollup.
+func memOf(pid int) (rss, pss int64) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return 0, 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		v, _ := strconv.ParseInt(f[1], 10, 64)
+		switch f[0] {
+		case "Rss:":
+			rss = v << 10
+		case "Pss:":
+			pss = v << 10
+		}
+	}
+	return rss, pss
+}
+
+// createMany creates n sandboxes with a few creates in flight at once.
+func createMany(t testing.TB, rt *Runtime, n int) []sandboxBody {
+	t.Helper()
+	out := make([]sandboxBody, n)
+	errs := make(chan error, n)
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			r := do(t, "POST", rt.APIURL()+"/v2/sandboxes", map[string]any{"templateID": "base"}, map[string]string{"X-API-Key": testKey})
+			if r.status != http.StatusCreated {
+				errs <- fmt.Errorf("create %d: %d %s", i, r.status, r.body)
+				return
+			}
+			r.decode(t, &out[i])
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	return out
+}
