@@ -68,17 +68,31 @@ proto:
 	  --connect-go_out=. --connect-go_opt=module=github.com/sessionbox/sessionbox \
 	  proto/process/process.proto proto/filesystem/filesystem.proto
 
-## synth / deploy / diff: the per-tenant CDK stack (TENANT=acme)
-synth: build
-	npx --yes --prefix infra aws-cdk@2.1148.1 synth -c tenant=$(or $(TENANT),example) --output cdk.out
+## synth / deploy / diff: the per-tenant CDK stack (TENANT=acme). The CDK CLI is
+## pinned in infra/_cdk/package-lock.json (the leading _ keeps `go test ./...`
+## out of its node_modules). Extra context goes in CDK_CONTEXT, e.g.
+## CDK_CONTEXT="-c allowedOrigins=https://app.example.com -c e2bSecretName=shared/e2b".
+CDK_CLI     := infra/_cdk/node_modules/.bin/cdk
+CDK_CONTEXT ?=
+CDK_ARGS     = -c tenant=$(TENANT) $(if $(DIST_DIR),-c distDir=$(DIST_DIR)) $(CDK_CONTEXT)
+export CDK_DISABLE_CLI_TELEMETRY := true
 
-deploy: build
+$(CDK_CLI): infra/_cdk/package.json infra/_cdk/package-lock.json
+	cd infra/_cdk && npm ci --no-audit --no-fund
+	@touch $@
+
+synth: TENANT ?= example
+synth: build $(CDK_CLI)
+	$(CDK_CLI) synth $(CDK_ARGS) --output cdk.out --quiet --no-notices
+	@echo "CloudFormation for sessionbox-$(TENANT): cdk.out/sessionbox-$(TENANT).template.json"
+
+deploy: build $(CDK_CLI)
 	@test -n "$(TENANT)" || { echo "TENANT is required: make deploy TENANT=acme"; exit 2; }
-	npx --yes --prefix infra aws-cdk@2.1148.1 deploy -c tenant=$(TENANT) --require-approval never
+	$(CDK_CLI) deploy $(CDK_ARGS) --output cdk.out --no-notices $(CDK_DEPLOY_FLAGS) sessionbox-$(TENANT)
 
-diff: build
+diff: build $(CDK_CLI)
 	@test -n "$(TENANT)" || { echo "TENANT is required: make diff TENANT=acme"; exit 2; }
-	npx --yes --prefix infra aws-cdk@2.1148.1 diff -c tenant=$(TENANT)
+	$(CDK_CLI) diff $(CDK_ARGS) --output cdk.out --no-notices sessionbox-$(TENANT)
 
 clean:
 	rm -rf bin dist cdk.out

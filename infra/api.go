@@ -1,0 +1,170 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// route is one method of the REST API (shared/DESIGN.md, "The HTTP API").
+type route struct {
+	fn     string
+	method string
+	path   string
+	public bool // no authorizer: liveness and the OpenAPI document
+}
+
+func routes() []route {
+	const s = "/v1/sessions/{id}"
+	return []route{
+		{fn: "start", method: "POST", path: s + "/sandbox/start"},
+		{fn: "stop", method: "POST", path: s + "/sandbox/stop"},
+		{fn: "status", method: "GET", path: s + "/sandbox"},
+		{fn: "status", method: "GET", path: "/v1/sessions"},
+		{fn: "status", method: "GET", path: "/v1/runs/{runId}"},
+		{fn: "status", method: "GET", path: "/healthz", public: true},
+		{fn: "status", method: "GET", path: "/v1/openapi.json", public: true},
+		{fn: "execute", method: "POST", path: s + "/execute"},
+		{fn: "execute", method: "POST", path: s + "/reset"},
+		{fn: "execute", method: "POST", path: s + "/runs"},
+		{fn: "install", method: "POST", path: s + "/install"},
+		{fn: "files", method: "GET", path: s + "/files"},
+		{fn: "files", method: "DELETE", path: s + "/files"},
+		{fn: "files", method: "GET", path: s + "/files/content"},
+		{fn: "files", method: "PUT", path: s + "/files/content"},
+		{fn: "files", method: "POST", path: s + "/files/upload-url"},
+		{fn: "files", method: "POST", path: s + "/files/import"},
+		{fn: "files", method: "POST", path: s + "/files/download-url"},
+	}
+}
+
+// authCacheTTL is how long API Gateway reuses an authorizer decision; a
+// revoked key keeps working this long (README).
+const authCacheMinutes = 5
+
+// streamTimeoutMinutes is the most API Gateway allows a streamed response.
+const streamTimeoutMinutes = 15
+
+type restAPI struct {
+	api       awsapigateway.RestApi
+	accessLog awslogs.LogGroup
+}
+
+func newRestAPI(stack awscdk.Stack, cfg Config, fns map[string]function) restAPI {
+	accessLog := awslogs.NewLogGroup(stack, jsii.String("ApiAccessLogs"), &awslogs.LogGroupProps{
+		Retention:     retentionDays[cfg.LogRetentionDays],
+		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+	})
+	api := awsapigateway.NewRestApi(stack, jsii.String("Api"), &awsapigateway.RestApiProps{
+		RestApiName:    jsii.String("sessionbox-" + cfg.Tenant),
+		Description:    jsii.String("sessionbox API for tenant " + cfg.Tenant),
+		EndpointTypes:  &[]awsapigateway.EndpointType{awsapigateway.EndpointType_REGIONAL},
+		CloudWatchRole: jsii.Bool(cfg.APIGatewayCloudWatchRole),
+		// Raw file bodies (PUT/GET .../files/content) pass as binary when
+		// sent as application/octet-stream (and asked for with that Accept).
+		BinaryMediaTypes:            jsii.Strings("application/octet-stream"),
+		DefaultCorsPreflightOptions: corsOptions(cfg.AllowedOrigins),
+		DeployOptions: &awsapigateway.StageOptions{
+			StageName:            jsii.String(cfg.StageName),
+			ThrottlingRateLimit:  jsii.Number(cfg.ThrottleRate),
+			ThrottlingBurstLimit: jsii.Number(cfg.ThrottleBurst),
+			AccessLogDestination: awsapigateway.NewLogGroupLogDestination(accessLog),
+			AccessLogFormat:      awsapigateway.AccessLogFormat_Custom(jsii.String(accessLogFormat)),
+		},
+	})
+	auth := newAuthorizer(stack, cfg, fns["authorizer"])
+	integrations := map[string]awsapigateway.LambdaIntegration{}
+	for _, r := range routes() {
+		in, ok := integrations[r.fn]
+		if !ok {
+			in = integrationFor(fns[r.fn])
+			integrations[r.fn] = in
+		}
+		opts := &awsapigateway.MethodOptions{
+			AuthorizationType: awsapigateway.AuthorizationType_CUSTOM,
+			Authorizer:        auth,
+		}
+		if r.public {
+			opts = &awsapigateway.MethodOptions{AuthorizationType: awsapigateway.AuthorizationType_NONE}
+		}
+		api.Root().ResourceForPath(jsii.String(r.path)).AddMethod(jsii.String(r.method), in, opts)
+	}
+	addProblemResponses(api)
+	return restAPI{api: api, accessLog: accessLog}
+}
+
+// integrationFor is a Lambda proxy integration. Functions that stream get
+// every route streamed: they answer in the streaming framing always, so a
+// buffered integration could not parse them.
+func integrationFor(f function) awsapigateway.LambdaIntegration {
+	opts := &awsapigateway.LambdaIntegrationOptions{
+		Proxy:           jsii.Bool(true),
+		AllowTestInvoke: jsii.Bool(false),
+	}
+	if f.spec.streams {
+		opts.ResponseTransferMode = awsapigateway.ResponseTransferMode_STREAM
+		opts.Timeout = awscdk.Duration_Minutes(jsii.Number(streamTimeoutMinutes))
+	}
+	return awsapigateway.NewLambdaIntegration(f.fn, opts)
+}
+
+// newAuthorizer is a REQUEST authorizer. API Gateway builds its cache key
+// from the identity sources and answers 401 itself when any is missing, so
+// with the cache on only the Authorization header can be one: listing
+// X-API-Key too would demand both headers on every call. acceptXApiKey
+// trades the cache for accepting either header (README, "API keys").
+func newAuthorizer(stack awscdk.Stack, cfg Config, fn function) awsapigateway.RequestAuthorizer {
+	props := &awsapigateway.RequestAuthorizerProps{
+		Handler:         fn.fn,
+		AuthorizerName:  jsii.String("sessionbox-" + cfg.Tenant),
+		IdentitySources: jsii.Strings(*awsapigateway.IdentitySource_Header(jsii.String("Authorization"))),
+		ResultsCacheTtl: awscdk.Duration_Minutes(jsii.Number(authCacheMinutes)),
+	}
+	if cfg.AcceptXAPIKey {
+		props.IdentitySources = &[]*string{}
+		props.ResultsCacheTtl = awscdk.Duration_Seconds(jsii.Number(0))
+	}
+	a := awsapigateway.NewRequestAuthorizer(stack, jsii.String("Authorizer"), props)
+	if cfg.AcceptXAPIKey {
+		// Without caching the identity source is optional; leaving it out
+		// means API Gateway always calls the authorizer.
+		a.Node().DefaultChild().(awscdk.CfnResource).AddPropertyDeletionOverride(jsii.String("IdentitySource"))
+	}
+	return a
+}
+
+func corsOptions(origins []string) *awsapigateway.CorsOptions {
+	if len(origins) == 0 {
+		return nil
+	}
+	return &awsapigateway.CorsOptions{
+		AllowOrigins:  jsii.Strings(origins...),
+		AllowMethods:  jsii.Strings("GET", "POST", "PUT", "DELETE", "OPTIONS"),
+		AllowHeaders:  jsii.Strings("Authorization", "X-API-Key", "Content-Type", "Accept", "Idempotency-Key"),
+		ExposeHeaders: jsii.Strings("X-Request-Id", "Retry-After"),
+		MaxAge:        awscdk.Duration_Hours(jsii.Number(1)),
+	}
+}
+
+// accessLogFormat is one JSON object per request.
+var accessLogFormat = "{" + strings.Join([]string{
+	`"requestId":"$context.requestId"`,
+	`"time":"$context.requestTime"`,
+	`"ip":"$context.identity.sourceIp"`,
+	`"method":"$context.httpMethod"`,
+	`"resource":"$context.resourcePath"`,
+	`"path":"$context.path"`,
+	`"status":"$context.status"`,
+	`"responseLength":"$context.responseLength"`,
+	`"latencyMs":"$context.responseLatency"`,
+	`"integrationLatencyMs":"$context.integration.latency"`,
+	`"integrationStatus":"$context.integration.status"`,
+	`"integrationError":"$context.integration.error"`,
+	`"principal":"$context.authorizer.principalId"`,
+	`"authorizerError":"$context.authorizer.error"`,
+	`"errorType":"$context.error.responseType"`,
+	`"userAgent":"$context.identity.userAgent"`,
+}, ",") + "}"

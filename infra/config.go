@@ -1,0 +1,292 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Context keys the app reads (`cdk synth -c key=value` or cdk.json "context").
+const (
+	ctxTenant         = "tenant"
+	ctxDistDir        = "distDir"
+	ctxAllowedOrigins = "allowedOrigins"
+	ctxE2BSecretName  = "e2bSecretName"
+	ctxJWTIssuer      = "jwtIssuer"
+	ctxJWTAudience    = "jwtAudience"
+	ctxJWTJWKSURL     = "jwtJwksUrl"
+	ctxRemovalPolicy  = "removalPolicy"
+	ctxLogRetention   = "logRetentionDays"
+	ctxThrottleRate   = "throttleRate"
+	ctxThrottleBurst  = "throttleBurst"
+	ctxAcceptXAPIKey  = "acceptXApiKey"
+	ctxAPIGatewayRole = "apiGatewayCloudWatchRole"
+	ctxAlarmTopicARN  = "alarmTopicArn"
+	ctxStageName      = "stageName"
+	defaultStageName  = "prod"
+	defaultRetention  = 30
+	defaultRate       = 50
+	defaultBurst      = 100
+	removalRetain     = "retain"
+	removalDestroy    = "destroy"
+	maxTenantLen      = 24
+)
+
+// Config is everything the stack varies on, read from CDK context and
+// validated before any construct exists.
+type Config struct {
+	Tenant         string
+	DistDir        string // "" means <repository root>/dist
+	AllowedOrigins []string
+	// E2BSecretName imports an existing secret by name; "" creates one.
+	E2BSecretName string
+	JWTIssuer     string
+	JWTAudience   string
+	JWTJWKSURL    string
+	// RetainData keeps the table, bucket and secret when the stack goes.
+	RetainData       bool
+	LogRetentionDays int
+	ThrottleRate     float64
+	ThrottleBurst    float64
+	// AcceptXAPIKey lets the authorizer see X-API-Key as well as
+	// Authorization, which means no identity source and so no result cache.
+	AcceptXAPIKey bool
+	// APIGatewayCloudWatchRole sets the account-wide role API Gateway needs
+	// to write access logs; one stack per account and region is enough.
+	APIGatewayCloudWatchRole bool
+	AlarmTopicARN            string
+	StageName                string
+}
+
+// tenantPattern keeps the tenant usable in a stack name, an event bus name,
+// a dashboard name and a secret name: lower case, digits and inner hyphens.
+var tenantPattern = regexp.MustCompile(`^[a-z][a-z0-9-]*[a-z0-9]$`)
+
+// secretNamePattern is what Secrets Manager accepts in a secret name.
+var secretNamePattern = regexp.MustCompile(`^[A-Za-z0-9/_+=.@-]{1,512}$`)
+
+// randomSuffix looks like the suffix Secrets Manager appends to ARNs; a name
+// ending like this makes partial-ARN lookups ambiguous.
+var randomSuffix = regexp.MustCompile(`-[A-Za-z0-9]{6}$`)
+
+var stageNamePattern = regexp.MustCompile(`^[A-Za-z0-9_]{1,64}$`)
+
+// ConfigFromContext reads and validates the stack configuration. get returns
+// the context value for a key or nil; values from the CLI are strings, values
+// from cdk.json may be JSON numbers and booleans.
+func ConfigFromContext(get func(key string) any) (Config, error) {
+	c := Config{StageName: defaultStageName}
+	var err error
+	if c.Tenant, err = tenantFrom(get(ctxTenant)); err != nil {
+		return Config{}, err
+	}
+	c.DistDir = stringOf(get(ctxDistDir))
+	if c.AllowedOrigins, err = originsFrom(get(ctxAllowedOrigins)); err != nil {
+		return Config{}, err
+	}
+	if c.E2BSecretName, err = secretNameFrom(get(ctxE2BSecretName)); err != nil {
+		return Config{}, err
+	}
+	if err = c.readJWT(get); err != nil {
+		return Config{}, err
+	}
+	if err = c.readOperations(get); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+func (c *Config) readJWT(get func(string) any) error {
+	c.JWTIssuer = stringOf(get(ctxJWTIssuer))
+	c.JWTAudience = stringOf(get(ctxJWTAudience))
+	c.JWTJWKSURL = stringOf(get(ctxJWTJWKSURL))
+	if c.JWTIssuer == "" && c.JWTAudience == "" && c.JWTJWKSURL == "" {
+		return nil
+	}
+	if c.JWTIssuer == "" || c.JWTJWKSURL == "" {
+		return fmt.Errorf("context %s and %s go together: JWT validation needs both", ctxJWTIssuer, ctxJWTJWKSURL)
+	}
+	if err := httpsURL(c.JWTJWKSURL); err != nil {
+		return fmt.Errorf("context %s: %w", ctxJWTJWKSURL, err)
+	}
+	return nil
+}
+
+func (c *Config) readOperations(get func(string) any) error {
+	var err error
+	switch p := strings.ToLower(stringOf(get(ctxRemovalPolicy))); p {
+	case "", removalRetain:
+		c.RetainData = true
+	case removalDestroy:
+		c.RetainData = false
+	default:
+		return fmt.Errorf("context %s: %q is neither %q nor %q", ctxRemovalPolicy, p, removalRetain, removalDestroy)
+	}
+	if c.LogRetentionDays, err = retentionFrom(get(ctxLogRetention)); err != nil {
+		return err
+	}
+	if c.ThrottleRate, err = positiveNumber(ctxThrottleRate, get(ctxThrottleRate), defaultRate); err != nil {
+		return err
+	}
+	if c.ThrottleBurst, err = positiveNumber(ctxThrottleBurst, get(ctxThrottleBurst), defaultBurst); err != nil {
+		return err
+	}
+	if c.ThrottleBurst != math.Trunc(c.ThrottleBurst) {
+		return fmt.Errorf("context %s: burst %v is not a whole number", ctxThrottleBurst, c.ThrottleBurst)
+	}
+	if c.AcceptXAPIKey, err = boolFrom(ctxAcceptXAPIKey, get(ctxAcceptXAPIKey), false); err != nil {
+		return err
+	}
+	if c.APIGatewayCloudWatchRole, err = boolFrom(ctxAPIGatewayRole, get(ctxAPIGatewayRole), true); err != nil {
+		return err
+	}
+	c.AlarmTopicARN = stringOf(get(ctxAlarmTopicARN))
+	if c.AlarmTopicARN != "" && !strings.HasPrefix(c.AlarmTopicARN, "arn:") {
+		return fmt.Errorf("context %s: %q is not an ARN", ctxAlarmTopicARN, c.AlarmTopicARN)
+	}
+	if s := stringOf(get(ctxStageName)); s != "" {
+		if !stageNamePattern.MatchString(s) {
+			return fmt.Errorf("context %s: %q must be letters, digits and underscores", ctxStageName, s)
+		}
+		c.StageName = s
+	}
+	return nil
+}
+
+func tenantFrom(v any) (string, error) {
+	t := stringOf(v)
+	if t == "" {
+		return "", fmt.Errorf("context %s is required: cdk synth -c tenant=acme (or make deploy TENANT=acme)", ctxTenant)
+	}
+	if len(t) > maxTenantLen || !tenantPattern.MatchString(t) || strings.Contains(t, "--") {
+		return "", fmt.Errorf("context %s: %q must be 2 to %d lower-case letters, digits and single inner hyphens, starting with a letter", ctxTenant, t, maxTenantLen)
+	}
+	return t, nil
+}
+
+func originsFrom(v any) ([]string, error) {
+	raw := stringOf(v)
+	if raw == "" {
+		return nil, nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, o := range strings.Split(raw, ",") {
+		o = strings.TrimSpace(o)
+		if o == "" {
+			continue
+		}
+		if err := origin(o); err != nil {
+			return nil, fmt.Errorf("context %s: %w", ctxAllowedOrigins, err)
+		}
+		if !seen[o] {
+			seen[o] = true
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}
+
+// origin accepts a browser origin: scheme and host (and port), nothing more.
+// "*" is refused: the API takes credentials, so origins are named.
+func origin(o string) error {
+	u, err := url.Parse(o)
+	if err != nil || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return fmt.Errorf("%q is not an origin like https://app.example.com", o)
+	}
+	local := u.Hostname() == "localhost" || u.Hostname() == "127.0.0.1"
+	if u.Scheme != "https" && !(u.Scheme == "http" && local) {
+		return fmt.Errorf("%q: origins must be https (http only for localhost)", o)
+	}
+	return nil
+}
+
+func secretNameFrom(v any) (string, error) {
+	n := stringOf(v)
+	if n == "" {
+		return "", nil
+	}
+	if !secretNamePattern.MatchString(n) {
+		return "", fmt.Errorf("context %s: %q is not a valid secret name", ctxE2BSecretName, n)
+	}
+	if randomSuffix.MatchString(n) {
+		return "", fmt.Errorf("context %s: %q ends like a Secrets Manager ARN suffix (hyphen and six characters), which makes lookups by name ambiguous", ctxE2BSecretName, n)
+	}
+	return n, nil
+}
+
+func httpsURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme != "https" || u.Host == "" {
+		return fmt.Errorf("%q is not an https URL", s)
+	}
+	return nil
+}
+
+func retentionFrom(v any) (int, error) {
+	n, err := positiveNumber(ctxLogRetention, v, defaultRetention)
+	if err != nil {
+		return 0, err
+	}
+	if _, ok := retentionDays[int(n)]; !ok || n != math.Trunc(n) {
+		return 0, fmt.Errorf("context %s: %v is not a retention CloudWatch Logs offers (1, 3, 5, 7, 14, 30, 60, 90, ... days)", ctxLogRetention, n)
+	}
+	return int(n), nil
+}
+
+func positiveNumber(key string, v any, def float64) (float64, error) {
+	switch x := v.(type) {
+	case nil:
+		return def, nil
+	case float64:
+		if x <= 0 || math.IsInf(x, 0) || math.IsNaN(x) {
+			return 0, fmt.Errorf("context %s: %v must be a positive number", key, x)
+		}
+		return x, nil
+	case string:
+		if x == "" {
+			return def, nil
+		}
+		f, err := strconv.ParseFloat(x, 64)
+		if err != nil {
+			return 0, fmt.Errorf("context %s: %q is not a number", key, x)
+		}
+		return positiveNumber(key, f, def)
+	default:
+		return 0, fmt.Errorf("context %s: %v (%T) is not a number", key, v, v)
+	}
+}
+
+func boolFrom(key string, v any, def bool) (bool, error) {
+	switch x := v.(type) {
+	case nil:
+		return def, nil
+	case bool:
+		return x, nil
+	case string:
+		if x == "" {
+			return def, nil
+		}
+		b, err := strconv.ParseBool(x)
+		if err != nil {
+			return false, fmt.Errorf("context %s: %q is not true or false", key, x)
+		}
+		return b, nil
+	default:
+		return false, fmt.Errorf("context %s: %v (%T) is not true or false", key, v, v)
+	}
+}
+
+func stringOf(v any) string {
+	switch x := v.(type) {
+	case string:
+		return strings.TrimSpace(x)
+	case nil:
+		return ""
+	default:
+		return strings.TrimSpace(fmt.Sprint(x))
+	}
+}

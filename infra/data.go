@@ -1,0 +1,90 @@
+package main
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// Table layout from shared/DESIGN.md ("Session state"); pkg/store writes it.
+const (
+	attrPK        = "pk"
+	attrSK        = "sk"
+	attrDueShard  = "dueShard"
+	attrDueAt     = "dueAt"
+	attrExpiresAt = "expiresAt"
+	indexDeadline = "byDeadline"
+)
+
+// Key prefixes in the transfer bucket. Grants are scoped to them, so
+// pkg/blob must write under these.
+const (
+	prefixTransfers = "transfers/"
+	prefixResults   = "results/"
+)
+
+func removalPolicy(retain bool) awscdk.RemovalPolicy {
+	if retain {
+		return awscdk.RemovalPolicy_RETAIN
+	}
+	return awscdk.RemovalPolicy_DESTROY
+}
+
+// newTable is the single table for sessions, runs and API keys.
+func newTable(stack awscdk.Stack, cfg Config) awsdynamodb.TableV2 {
+	return awsdynamodb.NewTableV2(stack, jsii.String("Table"), &awsdynamodb.TablePropsV2{
+		PartitionKey: &awsdynamodb.Attribute{Name: jsii.String(attrPK), Type: awsdynamodb.AttributeType_STRING},
+		SortKey:      &awsdynamodb.Attribute{Name: jsii.String(attrSK), Type: awsdynamodb.AttributeType_STRING},
+		Billing:      awsdynamodb.Billing_OnDemand(nil),
+		// The reaper queries due sessions here instead of scanning; only
+		// live sessions carry dueShard, so the index stays small.
+		GlobalSecondaryIndexes: &[]*awsdynamodb.GlobalSecondaryIndexPropsV2{{
+			IndexName:      jsii.String(indexDeadline),
+			PartitionKey:   &awsdynamodb.Attribute{Name: jsii.String(attrDueShard), Type: awsdynamodb.AttributeType_STRING},
+			SortKey:        &awsdynamodb.Attribute{Name: jsii.String(attrDueAt), Type: awsdynamodb.AttributeType_NUMBER},
+			ProjectionType: awsdynamodb.ProjectionType_ALL,
+		}},
+		TimeToLiveAttribute: jsii.String(attrExpiresAt),
+		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
+			PointInTimeRecoveryEnabled: jsii.Bool(true),
+		},
+		Encryption:         awsdynamodb.TableEncryptionV2_DynamoOwnedKey(),
+		DeletionProtection: jsii.Bool(cfg.RetainData),
+		RemovalPolicy:      removalPolicy(cfg.RetainData),
+	})
+}
+
+// newBucket holds short-lived transfers: presigned uploads, downloads and
+// large run results. Nothing here is meant to outlive a day.
+func newBucket(stack awscdk.Stack, cfg Config) awss3.Bucket {
+	return awss3.NewBucket(stack, jsii.String("TransferBucket"), &awss3.BucketProps{
+		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
+		Encryption:        awss3.BucketEncryption_S3_MANAGED,
+		EnforceSSL:        jsii.Bool(true),
+		Versioned:         jsii.Bool(false),
+		ObjectOwnership:   awss3.ObjectOwnership_BUCKET_OWNER_ENFORCED,
+		Cors:              bucketCors(cfg.AllowedOrigins),
+		LifecycleRules: &[]*awss3.LifecycleRule{{
+			Id:                                  jsii.String("expire-transfers"),
+			Enabled:                             jsii.Bool(true),
+			Expiration:                          awscdk.Duration_Days(jsii.Number(1)),
+			AbortIncompleteMultipartUploadAfter: awscdk.Duration_Days(jsii.Number(1)),
+		}},
+		RemovalPolicy: removalPolicy(cfg.RetainData),
+	})
+}
+
+// bucketCors lets browsers PUT to and GET from presigned URLs directly.
+func bucketCors(origins []string) *[]*awss3.CorsRule {
+	if len(origins) == 0 {
+		return nil
+	}
+	return &[]*awss3.CorsRule{{
+		AllowedOrigins: jsii.Strings(origins...),
+		AllowedMethods: &[]awss3.HttpMethods{awss3.HttpMethods_GET, awss3.HttpMethods_PUT, awss3.HttpMethods_HEAD},
+		AllowedHeaders: jsii.Strings("content-type", "content-length", "content-md5", "x-amz-*"),
+		ExposedHeaders: jsii.Strings("ETag", "Content-Length", "Content-Type"),
+		MaxAge:         jsii.Number(3000),
+	}}
+}

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3assets"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// Environment variables the functions read (functions/<name>/main.go).
+const (
+	envTenant      = "SESSIONBOX_TENANT"
+	envTable       = "SESSIONBOX_TABLE"
+	envBucket      = "SESSIONBOX_BUCKET"
+	envEventBus    = "SESSIONBOX_EVENT_BUS"
+	envSecretARN   = "SESSIONBOX_E2B_SECRET_ARN"
+	envDLQURL      = "SESSIONBOX_DLQ_URL"
+	envJWTIssuer   = "SESSIONBOX_JWT_ISSUER"
+	envJWTAudience = "SESSIONBOX_JWT_AUDIENCE"
+	envJWTJWKSURL  = "SESSIONBOX_JWT_JWKS_URL"
+)
+
+// fnSpec is one Lambda function: its size and whether it talks to E2B.
+type fnSpec struct {
+	name     string
+	memoryMB float64
+	timeout  awscdk.Duration
+	e2b      bool
+	// streams means API Gateway invokes it with response streaming, so its
+	// routes may run up to the function timeout instead of 29 s.
+	streams bool
+}
+
+func fnSpecs() []fnSpec {
+	sec, minutes := awscdk.Duration_Seconds, awscdk.Duration_Minutes
+	return []fnSpec{
+		{name: "start", memoryMB: 512, timeout: sec(jsii.Number(30)), e2b: true},
+		{name: "stop", memoryMB: 512, timeout: sec(jsii.Number(30)), e2b: true},
+		{name: "status", memoryMB: 512, timeout: sec(jsii.Number(30)), e2b: true},
+		{name: "execute", memoryMB: 1024, timeout: minutes(jsii.Number(15)), e2b: true, streams: true},
+		{name: "files", memoryMB: 1024, timeout: minutes(jsii.Number(5)), e2b: true},
+		{name: "install", memoryMB: 1024, timeout: minutes(jsii.Number(15)), e2b: true, streams: true},
+		{name: "runs", memoryMB: 1024, timeout: minutes(jsii.Number(15)), e2b: true},
+		{name: "reaper", memoryMB: 512, timeout: minutes(jsii.Number(1)), e2b: true},
+		{name: "authorizer", memoryMB: 256, timeout: sec(jsii.Number(10))},
+	}
+}
+
+// function is a built Lambda function with the role its grants go to.
+type function struct {
+	spec     fnSpec
+	fn       awslambda.Function
+	role     awsiam.Role
+	logGroup awslogs.LogGroup
+}
+
+// checkDist fails early, naming every missing bootstrap, instead of letting
+// the asset step fail on the first.
+func checkDist(dir string) error {
+	var errs []error
+	for _, s := range fnSpecs() {
+		p := filepath.Join(dir, s.name, "bootstrap")
+		if st, err := os.Stat(p); err != nil || st.IsDir() {
+			errs = append(errs, fmt.Errorf("missing %s", p))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("function builds not found (run `make build`, or pass -c %s=DIR): %w", ctxDistDir, errors.Join(errs...))
+	}
+	return nil
+}
+
+// newFunction creates the function with its own role (no managed policies:
+// logging rights are granted on its own log group only) and log group.
+func newFunction(stack awscdk.Stack, cfg Config, distDir string, s fnSpec, env map[string]*string) function {
+	id := "Fn" + title(s.name)
+	lg := awslogs.NewLogGroup(stack, jsii.String(id+"Logs"), &awslogs.LogGroupProps{
+		Retention:     retentionDays[cfg.LogRetentionDays],
+		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+	})
+	role := awsiam.NewRole(stack, jsii.String(id+"Role"), &awsiam.RoleProps{
+		AssumedBy:   awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil),
+		Description: jsii.String(fmt.Sprintf("sessionbox %s: %s function", cfg.Tenant, s.name)),
+	})
+	role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       jsii.String("WriteOwnLogs"),
+		Actions:   jsii.Strings("logs:CreateLogStream", "logs:PutLogEvents"),
+		Resources: jsii.Strings(*lg.LogGroupArn()),
+	}))
+	fn := awslambda.NewFunction(stack, jsii.String(id), &awslambda.FunctionProps{
+		Description:  jsii.String(fmt.Sprintf("sessionbox %s (tenant %s)", s.name, cfg.Tenant)),
+		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
+		Architecture: awslambda.Architecture_ARM_64(),
+		Handler:      jsii.String("bootstrap"),
+		Code: awslambda.Code_FromAsset(jsii.String(filepath.Join(distDir, s.name)), &awss3assets.AssetOptions{
+			// The Makefile leaves <name>.zip beside bootstrap; the asset is bootstrap alone.
+			Exclude: jsii.Strings("*.zip"),
+		}),
+		MemorySize:    jsii.Number(s.memoryMB),
+		Timeout:       s.timeout,
+		Role:          role,
+		LogGroup:      lg,
+		LoggingFormat: awslambda.LoggingFormat_JSON,
+		// Go emits its own JSON through slog; these set AWS_LAMBDA_LOG_LEVEL
+		// for it and filter the platform's lines.
+		ApplicationLogLevelV2: awslambda.ApplicationLogLevel_INFO,
+		SystemLogLevelV2:      awslambda.SystemLogLevel_WARN,
+		Environment:           &env,
+	})
+	return function{spec: s, fn: fn, role: role, logGroup: lg}
+}
+
+func title(s string) string {
+	if s == "" {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
+}
+
+// retentionDays are the retentions CloudWatch Logs offers, by day count.
+var retentionDays = map[int]awslogs.RetentionDays{
+	1: awslogs.RetentionDays_ONE_DAY, 3: awslogs.RetentionDays_THREE_DAYS, 5: awslogs.RetentionDays_FIVE_DAYS,
+	7: awslogs.RetentionDays_ONE_WEEK, 14: awslogs.RetentionDays_TWO_WEEKS, 30: awslogs.RetentionDays_ONE_MONTH,
+	60: awslogs.RetentionDays_TWO_MONTHS, 90: awslogs.RetentionDays_THREE_MONTHS, 120: awslogs.RetentionDays_FOUR_MONTHS,
+	150: awslogs.RetentionDays_FIVE_MONTHS, 180: awslogs.RetentionDays_SIX_MONTHS, 365: awslogs.RetentionDays_ONE_YEAR,
+	400: awslogs.RetentionDays_THIRTEEN_MONTHS, 545: awslogs.RetentionDays_EIGHTEEN_MONTHS, 731: awslogs.RetentionDays_TWO_YEARS,
+	1096: awslogs.RetentionDays_THREE_YEARS, 1827: awslogs.RetentionDays_FIVE_YEARS, 2192: awslogs.RetentionDays_SIX_YEARS,
+	2557: awslogs.RetentionDays_SEVEN_YEARS, 2922: awslogs.RetentionDays_EIGHT_YEARS, 3288: awslogs.RetentionDays_NINE_YEARS,
+	3653: awslogs.RetentionDays_TEN_YEARS,
+}

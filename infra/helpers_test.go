@@ -1,0 +1,210 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// functionNames is the list from shared/DESIGN.md, written out here so the
+// tests do not trust fnSpecs.
+var functionNames = []string{"start", "stop", "status", "execute", "files", "install", "runs", "reaper", "authorizer"}
+
+// synthed is one synthesized stack: the assertions template and its JSON.
+type synthed struct {
+	tenant string
+	tpl    assertions.Template
+	res    map[string]map[string]any
+	out    map[string]any
+}
+
+// fakeDist writes a bootstrap per function, as `make build` would.
+func fakeDist(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, n := range functionNames {
+		if err := os.MkdirAll(filepath.Join(dir, n), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		body := []byte("#!/bin/sh\necho " + n + "\n")
+		if err := os.WriteFile(filepath.Join(dir, n, "bootstrap"), body, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// cdkJSON is the repository's cdk.json, so the tests synthesize with the
+// same feature flags as `make deploy`.
+func cdkJSON(t *testing.T) map[string]any {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "cdk.json"))
+	if err != nil {
+		t.Fatalf("reading cdk.json: %v", err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatalf("parsing cdk.json: %v", err)
+	}
+	return doc
+}
+
+func newApp(t *testing.T, extra map[string]any) awscdk.App {
+	t.Helper()
+	ctx := map[string]any{}
+	for k, v := range cdkJSON(t)["context"].(map[string]any) {
+		ctx[k] = v
+	}
+	for k, v := range extra {
+		ctx[k] = v
+	}
+	return awscdk.NewApp(&awscdk.AppProps{Context: &ctx, Outdir: jsii.String(t.TempDir())})
+}
+
+// synth builds the stack from context once; every assertion of a variant
+// runs on the result.
+func synth(t *testing.T, extra map[string]any) synthed {
+	t.Helper()
+	app := newApp(t, extra)
+	stack, err := Build(app)
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	tpl := assertions.Template_FromStack(stack, nil)
+	raw, err := json.Marshal(*tpl.ToJSON())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Resources map[string]map[string]any
+		Outputs   map[string]any
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return synthed{tenant: fmt.Sprint(extra["tenant"]), tpl: tpl, res: doc.Resources, out: doc.Outputs}
+}
+
+// check turns a failed CDK assertion (a panic through jsii) into a test
+// error that names what was looked for.
+func check(t *testing.T, what string, f func()) {
+	t.Helper()
+	defer func() {
+		if r := recover(); r != nil {
+			t.Errorf("%s: %v", what, r)
+		}
+	}()
+	f()
+}
+
+func (s synthed) has(t *testing.T, typ string, props map[string]any) {
+	t.Helper()
+	check(t, typ, func() { s.tpl.HasResourceProperties(jsii.String(typ), props) })
+}
+
+func (s synthed) hasResource(t *testing.T, typ string, props map[string]any) {
+	t.Helper()
+	check(t, typ, func() { s.tpl.HasResource(jsii.String(typ), props) })
+}
+
+func (s synthed) count(t *testing.T, typ string, n int) {
+	t.Helper()
+	check(t, typ+" count", func() { s.tpl.ResourceCountIs(jsii.String(typ), jsii.Number(float64(n))) })
+}
+
+// ofType returns the resources of one type by logical id.
+func (s synthed) ofType(typ string) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	for id, r := range s.res {
+		if r["Type"] == typ {
+			out[id] = r
+		}
+	}
+	return out
+}
+
+func props(r map[string]any) map[string]any {
+	p, _ := r["Properties"].(map[string]any)
+	return p
+}
+
+// function finds a function by the name in its description.
+func (s synthed) function(t *testing.T, name string) (string, map[string]any) {
+	t.Helper()
+	want := fmt.Sprintf("sessionbox %s (tenant %s)", name, s.tenant)
+	for id, r := range s.ofType("AWS::Lambda::Function") {
+		if props(r)["Description"] == want {
+			return id, props(r)
+		}
+	}
+	t.Fatalf("no function %q", name)
+	return "", nil
+}
+
+// ref is the logical id a {"Ref": id} or {"Fn::GetAtt": [id, ...]} names.
+func ref(v any) string {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return ""
+	}
+	if r, ok := m["Ref"].(string); ok {
+		return r
+	}
+	if g, ok := m["Fn::GetAtt"].([]any); ok && len(g) > 0 {
+		s, _ := g[0].(string)
+		return s
+	}
+	return ""
+}
+
+// only returns the single resource of a type.
+func (s synthed) only(t *testing.T, typ string) (string, map[string]any) {
+	t.Helper()
+	all := s.ofType(typ)
+	if len(all) != 1 {
+		t.Fatalf("%d resources of type %s, want 1", len(all), typ)
+	}
+	for id, r := range all {
+		return id, r
+	}
+	return "", nil
+}
+
+// jsonOf renders a template fragment for substring checks on intrinsics.
+func jsonOf(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// strs turns a JSON string-or-array into a sorted list.
+func strs(v any) []string {
+	var out []string
+	switch x := v.(type) {
+	case string:
+		out = []string{x}
+	case []any:
+		for _, e := range x {
+			out = append(out, fmt.Sprint(e))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func sorted(in ...string) []string {
+	out := append([]string(nil), in...)
+	sort.Strings(out)
+	return out
+}
+
+func equal(a, b []string) bool {
+	return strings.Join(a, "\x00") == strings.Join(b, "\x00")
+}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// problemBase matches pkg/api: clients switch on the same type URIs whether
+// the gateway or the function rejected the call.
+const problemBase = "https://sessionbox.dev/problems/"
+
+// gatewayProblem is an answer API Gateway gives on its own, as
+// application/problem+json like the API's.
+type gatewayProblem struct {
+	id     string
+	kind   awsapigateway.ResponseType
+	status string // "" keeps the status API Gateway chose
+	slug   string // "" is about:blank, RFC 9457's "nothing more than the status"
+	title  string
+}
+
+func gatewayProblems() []gatewayProblem {
+	return []gatewayProblem{
+		{"Unauthorized", awsapigateway.ResponseType_UNAUTHORIZED(), "401", "unauthorized", "Unauthorized"},
+		{"AccessDenied", awsapigateway.ResponseType_ACCESS_DENIED(), "403", "forbidden", "Forbidden"},
+		// A REST API answers an unknown route with 403 "Missing
+		// Authentication Token"; it is a 404.
+		{"UnknownRoute", awsapigateway.ResponseType_MISSING_AUTHENTICATION_TOKEN(), "404", "not-found", "Not found"},
+		{"Throttled", awsapigateway.ResponseType_THROTTLED(), "429", "limit-reached", "Limit reached"},
+		{"QuotaExceeded", awsapigateway.ResponseType_QUOTA_EXCEEDED(), "429", "limit-reached", "Limit reached"},
+		{"IntegrationTimeout", awsapigateway.ResponseType_INTEGRATION_TIMEOUT(), "504", "timeout", "Timed out"},
+		{"Default4xx", awsapigateway.ResponseType_DEFAULT_4XX(), "", "", "Request rejected"},
+		{"Default5xx", awsapigateway.ResponseType_DEFAULT_5XX(), "", "internal", "Internal error"},
+	}
+}
+
+func addProblemResponses(api awsapigateway.RestApi) {
+	for _, p := range gatewayProblems() {
+		headers := map[string]*string{"Content-Type": jsii.String("'application/problem+json'")}
+		if p.status == "401" {
+			headers["WWW-Authenticate"] = jsii.String(`'Bearer realm="sessionbox"'`)
+		}
+		opts := &awsapigateway.GatewayResponseOptions{
+			Type:            p.kind,
+			ResponseHeaders: &headers,
+			Templates:       &map[string]*string{"application/json": jsii.String(p.body())},
+		}
+		if p.status != "" {
+			opts.StatusCode = jsii.String(p.status)
+		}
+		api.AddGatewayResponse(jsii.String("Problem"+p.id), opts)
+	}
+}
+
+// body renders the problem; $context.error.messageString is already a
+// quoted JSON string.
+func (p gatewayProblem) body() string {
+	typ := "about:blank"
+	if p.slug != "" {
+		typ = problemBase + p.slug
+	}
+	status := ""
+	if p.status != "" {
+		status = fmt.Sprintf(`"status":%s,`, p.status)
+	}
+	return fmt.Sprintf(`{"type":%q,"title":%q,%s"detail":$context.error.messageString,"requestId":"$context.requestId"}`,
+		typ, p.title, status)
+}

@@ -1,0 +1,195 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// variant is what differs between the synthesized stacks under test.
+type variant struct {
+	retain        bool
+	retentionDays float64
+	rate, burst   float64
+	origins       []string
+	jwt           map[string]string // env name -> value; empty: none
+	importedName  string            // e2b secret imported by name; "": created
+	acceptXAPIKey bool
+	alarmTopic    string
+}
+
+func obj(m map[string]any) assertions.Matcher { return assertions.Match_ObjectLike(&m) }
+func arrWith(v ...any) assertions.Matcher     { return assertions.Match_ArrayWith(&v) }
+func absent() assertions.Matcher              { return assertions.Match_Absent() }
+
+func checkTable(t *testing.T, s synthed, v variant) {
+	s.count(t, "AWS::DynamoDB::GlobalTable", 1)
+	s.count(t, "AWS::DynamoDB::Table", 0)
+	s.has(t, "AWS::DynamoDB::GlobalTable", map[string]any{
+		"BillingMode": "PAY_PER_REQUEST",
+		"KeySchema": []any{
+			map[string]any{"AttributeName": "pk", "KeyType": "HASH"},
+			map[string]any{"AttributeName": "sk", "KeyType": "RANGE"},
+		},
+		"AttributeDefinitions": assertions.Match_ArrayWith(&[]any{
+			map[string]any{"AttributeName": "pk", "AttributeType": "S"},
+			map[string]any{"AttributeName": "sk", "AttributeType": "S"},
+			map[string]any{"AttributeName": "dueShard", "AttributeType": "S"},
+			map[string]any{"AttributeName": "dueAt", "AttributeType": "N"},
+		}),
+		"GlobalSecondaryIndexes": []any{map[string]any{
+			"IndexName": "byDeadline",
+			"KeySchema": []any{
+				map[string]any{"AttributeName": "dueShard", "KeyType": "HASH"},
+				map[string]any{"AttributeName": "dueAt", "KeyType": "RANGE"},
+			},
+			"Projection": map[string]any{"ProjectionType": "ALL"},
+		}},
+		"TimeToLiveSpecification": map[string]any{"AttributeName": "expiresAt", "Enabled": true},
+		"Replicas": []any{obj(map[string]any{
+			"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true},
+			"DeletionProtectionEnabled":        v.retain,
+			"Tags":                             arrWith(map[string]any{"Key": "tenant", "Value": s.tenant}),
+		})},
+	})
+	policy := "Delete"
+	if v.retain {
+		policy = "Retain"
+	}
+	s.hasResource(t, "AWS::DynamoDB::GlobalTable", map[string]any{"DeletionPolicy": policy, "UpdateReplacePolicy": policy})
+}
+
+func checkBucket(t *testing.T, s synthed, v variant) {
+	s.count(t, "AWS::S3::Bucket", 1)
+	cors := any(absent())
+	if len(v.origins) > 0 {
+		cors = map[string]any{"CorsRules": []any{obj(map[string]any{
+			"AllowedOrigins": toAny(v.origins),
+			"AllowedMethods": []any{"GET", "PUT", "HEAD"},
+		})}}
+	}
+	s.has(t, "AWS::S3::Bucket", map[string]any{
+		"PublicAccessBlockConfiguration": map[string]any{
+			"BlockPublicAcls": true, "BlockPublicPolicy": true, "IgnorePublicAcls": true, "RestrictPublicBuckets": true,
+		},
+		"BucketEncryption": map[string]any{"ServerSideEncryptionConfiguration": []any{
+			map[string]any{"ServerSideEncryptionByDefault": map[string]any{"SSEAlgorithm": "AES256"}},
+		}},
+		"LifecycleConfiguration": map[string]any{"Rules": []any{obj(map[string]any{
+			"Status":                         "Enabled",
+			"ExpirationInDays":               1,
+			"AbortIncompleteMultipartUpload": map[string]any{"DaysAfterInitiation": 1},
+			"Prefix":                         absent(),
+		})}},
+		"VersioningConfiguration": absent(),
+		"CorsConfiguration":       cors,
+	})
+	// enforceSSL: a Deny for every request without TLS.
+	s.has(t, "AWS::S3::BucketPolicy", map[string]any{"PolicyDocument": obj(map[string]any{
+		"Statement": arrWith(obj(map[string]any{
+			"Effect": "Deny", "Action": "s3:*",
+			"Condition": map[string]any{"Bool": map[string]any{"aws:SecureTransport": "false"}},
+		})),
+	})})
+	policy := "Delete"
+	if v.retain {
+		policy = "Retain"
+	}
+	s.hasResource(t, "AWS::S3::Bucket", map[string]any{"DeletionPolicy": policy})
+	// Emptying a bucket on delete would need a custom-resource Lambda
+	// with wildcard S3 rights; the stack has none.
+	s.count(t, "Custom::S3AutoDeleteObjects", 0)
+}
+
+func toAny(in []string) []any {
+	out := make([]any, len(in))
+	for i, s := range in {
+		out[i] = s
+	}
+	return out
+}
+
+// fnWant is a function's expected size, written from the brief.
+var fnWant = map[string]struct{ memory, timeout float64 }{
+	"start": {512, 30}, "stop": {512, 30}, "status": {512, 30},
+	"execute": {1024, 900}, "install": {1024, 900}, "files": {1024, 300},
+	"runs": {1024, 900}, "reaper": {512, 60}, "authorizer": {256, 10},
+}
+
+func checkFunctions(t *testing.T, s synthed, v variant) {
+	s.count(t, "AWS::Lambda::Function", len(functionNames))
+	check(t, "every function", func() {
+		s.tpl.AllResourcesProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
+			"Runtime":       "provided.al2023",
+			"Architectures": []any{"arm64"},
+			"Handler":       "bootstrap",
+			"LoggingConfig": obj(map[string]any{"LogFormat": "JSON", "LogGroup": assertions.Match_AnyValue()}),
+		})
+	})
+	for _, name := range functionNames {
+		_, fn := s.function(t, name)
+		want := fnWant[name]
+		if fn["MemorySize"] != want.memory || fn["Timeout"] != want.timeout {
+			t.Errorf("%s: memory %v timeout %v, want %v MB %v s", name, fn["MemorySize"], fn["Timeout"], want.memory, want.timeout)
+		}
+		lg := ref(fn["LoggingConfig"].(map[string]any)["LogGroup"])
+		lgRes, ok := s.res[lg]
+		if !ok || lgRes["Type"] != "AWS::Logs::LogGroup" {
+			t.Errorf("%s: log group %q is not a log group of the stack", name, lg)
+			continue
+		}
+		if d := props(lgRes)["RetentionInDays"]; d != v.retentionDays {
+			t.Errorf("%s: log retention %v, want %v", name, d, v.retentionDays)
+		}
+	}
+	// One log group per function plus the API's access log; no log
+	// retention custom resource.
+	s.count(t, "AWS::Logs::LogGroup", len(functionNames)+1)
+	s.count(t, "Custom::LogRetention", 0)
+}
+
+// e2bCallers are the functions that call E2B and may read its key.
+var e2bCallers = map[string]bool{"start": true, "stop": true, "status": true, "execute": true, "files": true,
+	"install": true, "runs": true, "reaper": true}
+
+func checkEnvironment(t *testing.T, s synthed, v variant) {
+	tableID, _ := s.only(t, "AWS::DynamoDB::GlobalTable")
+	bucketID, _ := s.only(t, "AWS::S3::Bucket")
+	busID, _ := s.only(t, "AWS::Events::EventBus")
+	queueID, _ := s.only(t, "AWS::SQS::Queue")
+	for _, name := range functionNames {
+		_, fn := s.function(t, name)
+		env, _ := fn["Environment"].(map[string]any)["Variables"].(map[string]any)
+		if env["SESSIONBOX_TENANT"] != s.tenant {
+			t.Errorf("%s: SESSIONBOX_TENANT = %v", name, env["SESSIONBOX_TENANT"])
+		}
+		for key, id := range map[string]string{"SESSIONBOX_TABLE": tableID, "SESSIONBOX_BUCKET": bucketID, "SESSIONBOX_EVENT_BUS": busID} {
+			if ref(env[key]) != id {
+				t.Errorf("%s: %s = %s, want a reference to %s", name, key, jsonOf(env[key]), id)
+			}
+		}
+		_, hasSecret := env["SESSIONBOX_E2B_SECRET_ARN"]
+		if hasSecret != e2bCallers[name] {
+			t.Errorf("%s: SESSIONBOX_E2B_SECRET_ARN present = %v", name, hasSecret)
+		}
+		if hasSecret && v.importedName != "" && !strings.Contains(jsonOf(env["SESSIONBOX_E2B_SECRET_ARN"]), ":secret:"+v.importedName) {
+			t.Errorf("%s: secret env %s does not name %s", name, jsonOf(env["SESSIONBOX_E2B_SECRET_ARN"]), v.importedName)
+		}
+		dlq, hasDLQ := env["SESSIONBOX_DLQ_URL"]
+		if hasDLQ != (name == "runs") || (hasDLQ && ref(dlq) != queueID) {
+			t.Errorf("%s: SESSIONBOX_DLQ_URL = %s", name, jsonOf(dlq))
+		}
+		for _, k := range []string{"SESSIONBOX_JWT_ISSUER", "SESSIONBOX_JWT_AUDIENCE", "SESSIONBOX_JWT_JWKS_URL"} {
+			want := ""
+			if name == "authorizer" {
+				want = v.jwt[k]
+			}
+			got, _ := env[k].(string)
+			if got != want {
+				t.Errorf("%s: %s = %q, want %q", name, k, got, want)
+			}
+		}
+	}
+}

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// checks run on every variant.
+var checks = []struct {
+	name string
+	fn   func(*testing.T, synthed, variant)
+}{
+	{"table", checkTable},
+	{"bucket", checkBucket},
+	{"functions", checkFunctions},
+	{"environment", checkEnvironment},
+	{"least privilege per function", checkGrants},
+	{"no wildcard actions", func(t *testing.T, s synthed, _ variant) { checkNoWildcards(t, s) }},
+	{"grant scopes", func(t *testing.T, s synthed, _ variant) { checkGrantScopes(t, s) }},
+	{"routes", checkRoutes},
+	{"authorizer", checkAuthorizer},
+	{"stage", checkStage},
+	{"gateway problems", func(t *testing.T, s synthed, _ variant) { checkGatewayResponses(t, s) }},
+	{"events", func(t *testing.T, s synthed, _ variant) { checkEvents(t, s) }},
+	{"secret", checkSecret},
+	{"alarms and dashboard", checkAlarms},
+	{"outputs", func(t *testing.T, s synthed, _ variant) { checkOutputs(t, s) }},
+	{"tags", func(t *testing.T, s synthed, _ variant) { checkTags(t, s) }},
+}
+
+func runChecks(t *testing.T, s synthed, v variant) {
+	for _, c := range checks {
+		t.Run(c.name, func(t *testing.T) { c.fn(t, s, v) })
+	}
+}
+
+// TestDefaultStack: only the tenant given; everything else defaults.
+func TestDefaultStack(t *testing.T) {
+	s := synth(t, map[string]any{"tenant": "acme", "distDir": fakeDist(t)})
+	runChecks(t, s, variant{retain: true, retentionDays: 30, rate: 50, burst: 100})
+}
+
+// TestConfiguredStack: imported secret, JWT, browser origins, dev removal,
+// X-API-Key without the cache, custom throttling, retention and alarm topic,
+// values typed as the CLI passes them (strings) and as cdk.json does.
+func TestConfiguredStack(t *testing.T) {
+	topic := "arn:aws:sns:eu-west-1:123456789012:oncall"
+	s := synth(t, map[string]any{
+		"tenant":           "beta-2",
+		"distDir":          fakeDist(t),
+		"e2bSecretName":    "shared/e2b/api-key",
+		"jwtIssuer":        "https://auth.example.com/",
+		"jwtAudience":      "sessionbox",
+		"jwtJwksUrl":       "https://auth.example.com/.well-known/jwks.json",
+		"allowedOrigins":   "https://app.example.com, http://localhost:5173",
+		"removalPolicy":    "destroy",
+		"acceptXApiKey":    "true",
+		"throttleRate":     "20",
+		"throttleBurst":    40.0,
+		"logRetentionDays": "7",
+		"alarmTopicArn":    topic,
+	})
+	runChecks(t, s, variant{
+		retain: false, retentionDays: 7, rate: 20, burst: 40,
+		origins:       []string{"https://app.example.com", "http://localhost:5173"},
+		importedName:  "shared/e2b/api-key",
+		acceptXAPIKey: true,
+		alarmTopic:    topic,
+		jwt: map[string]string{
+			"SESSIONBOX_JWT_ISSUER":   "https://auth.example.com/",
+			"SESSIONBOX_JWT_AUDIENCE": "sessionbox",
+			"SESSIONBOX_JWT_JWKS_URL": "https://auth.example.com/.well-known/jwks.json",
+		},
+	})
+}
+
+// TestBuildRefuses: no stack without a tenant or without function builds.
+func TestBuildRefuses(t *testing.T) {
+	emptyDist := t.TempDir()
+	partial := fakeDist(t)
+	if err := os.Remove(filepath.Join(partial, "reaper", "bootstrap")); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name    string
+		ctx     map[string]any
+		wantErr string
+	}{
+		{"missing tenant", map[string]any{"distDir": fakeDist(t)}, "context tenant is required"},
+		{"invalid tenant", map[string]any{"tenant": "Acme Corp", "distDir": fakeDist(t)}, "context tenant"},
+		{"no builds", map[string]any{"tenant": "acme", "distDir": emptyDist}, "run `make build`"},
+		{"one build missing", map[string]any{"tenant": "acme", "distDir": partial}, filepath.Join("reaper", "bootstrap")},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			stack, err := Build(newApp(t, c.ctx))
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+				t.Fatalf("Build = %v, %v; want an error containing %q", stack, err, c.wantErr)
+			}
+		})
+	}
+}
+
+// TestCDKJSON: cdk.json runs this module and sets the feature flags the
+// tests synthesize with.
+func TestCDKJSON(t *testing.T) {
+	doc := cdkJSON(t)
+	if app, _ := doc["app"].(string); !strings.Contains(app, "cd infra") || !strings.Contains(app, "go run .") {
+		t.Errorf("cdk.json app = %q", app)
+	}
+	ctx, _ := doc["context"].(map[string]any)
+	for _, flag := range []string{"@aws-cdk/aws-iam:minimizePolicies", "@aws-cdk/aws-apigateway:disableCloudWatchRole", "@aws-cdk/aws-lambda:useCdkManagedLogGroup"} {
+		if ctx[flag] != true {
+			t.Errorf("feature flag %s = %v", flag, ctx[flag])
+		}
+	}
+	if _, ok := ctx["tenant"]; ok {
+		t.Error("cdk.json must not default the tenant")
+	}
+}
