@@ -35,15 +35,18 @@ func TestMain(m *testing.M) {
 // Manager, the DynamoDB store on the in-process emulator, the local E2B
 // runtime through the E2B client, and the in-process bus with its worker.
 type stack struct {
-	t      *testing.T
+	t      testing.TB
 	url    string
 	alice  string
 	bob    string
 	client *http.Client
 	logs   *lockedWriter
+	// sandboxes reaches the runtime behind the service's back, to count
+	// and kill sandboxes.
+	sandboxes *sandboxes.E2B
 }
 
-func newStack(t *testing.T) *stack {
+func newStack(t testing.TB) *stack {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -74,8 +77,9 @@ func newStack(t *testing.T) *stack {
 
 	b := bus.NewLocal(2, nil, logger)
 	t.Cleanup(func() { _ = b.Close() })
+	sbx := sandboxes.New(e2bc)
 	mgr, err := session.NewManager(session.Config{StackID: "api-e2e"}, session.Deps{
-		Store: st, Sandboxes: sandboxes.New(e2bc), Bus: b, Logger: logger})
+		Store: st, Sandboxes: sbx, Bus: b, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +88,7 @@ func newStack(t *testing.T) *stack {
 		return err
 	})
 
-	s := &stack{t: t, logs: logs}
+	s := &stack{t: t, logs: logs, sandboxes: sbx}
 	for _, p := range []struct {
 		principal string
 		key       *string
@@ -224,4 +228,19 @@ func (l *lockedWriter) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.buf.String()
+}
+
+// sessionSandboxes lists the runtime's sandboxes of one session.
+func (s *stack) sessionSandboxes(principal, sid string) []string {
+	s.t.Helper()
+	infos, err := s.sandboxes.List(context.Background(), map[string]string{
+		session.MetaTenant: "t1", session.MetaPrincipal: principal, session.MetaSession: sid})
+	if err != nil {
+		s.t.Fatalf("list sandboxes: %v", err)
+	}
+	var ids []string
+	for _, in := range infos {
+		ids = append(ids, in.ID)
+	}
+	return ids
 }

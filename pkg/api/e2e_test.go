@@ -3,10 +3,12 @@ package api_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -107,6 +109,40 @@ func TestEndToEnd(t *testing.T) {
 		}
 	})
 
+	t.Run("concurrent executes on a new session start one sandbox", func(t *testing.T) {
+		const n = 50
+		var wg sync.WaitGroup
+		errs := make(chan string, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				body := strings.NewReader(fmt.Sprintf(`{"code":"%d * 2"}`, i))
+				req, _ := http.NewRequest("POST", s.url+"/v1/sessions/crowd/execute", body)
+				req.Header.Set("Authorization", "Bearer "+s.alice)
+				resp, err := s.client.Do(req)
+				if err != nil {
+					errs <- err.Error()
+					return
+				}
+				defer resp.Body.Close()
+				var r execResult
+				if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || resp.StatusCode != 200 || r.text() != fmt.Sprint(i*2) {
+					errs <- fmt.Sprintf("call %d: status %d %+v %v", i, resp.StatusCode, r, err)
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for e := range errs {
+			t.Error(e)
+		}
+		if ids := s.sessionSandboxes("alice", "crowd"); len(ids) != 1 {
+			t.Fatalf("sandboxes of the session: %v", ids)
+		}
+		s.json(s.alice, "POST", "/v1/sessions/crowd/sandbox/stop", nil, nil)
+	})
+
 	t.Run("live NDJSON streaming", func(t *testing.T) { streamLive(t, s, sid) })
 
 	t.Run("async runs", func(t *testing.T) { asyncRuns(t, s, sid) })
@@ -137,7 +173,7 @@ func TestEndToEnd(t *testing.T) {
 		}
 		s.json(s.bob, "POST", base+"/sandbox/stop", nil, nil)
 		s.json(s.alice, "GET", "/v1/sessions?limit=10", nil, &list)
-		if len(list.Sessions) != 1 || list.Sessions[0].SessionID != sid || list.Sessions[0].SandboxID != mine.SandboxID {
+		if len(list.Sessions) != 2 || list.Sessions[1].SessionID != sid || list.Sessions[1].SandboxID != mine.SandboxID {
 			t.Fatalf("alice sees %+v", list)
 		}
 	})
@@ -171,6 +207,23 @@ func TestEndToEnd(t *testing.T) {
 			}
 			s.problem(tc.status, resp, b)
 		}
+	})
+
+	t.Run("a sandbox killed behind the service's back is replaced", func(t *testing.T) {
+		var v sessionView
+		s.json(s.alice, "GET", base+"/sandbox", nil, &v)
+		if err := s.sandboxes.Kill(context.Background(), v.SandboxID); err != nil {
+			t.Fatal(err)
+		}
+		r := s.exec(s.alice, sid, "'x' in globals()")
+		if !r.Restarted || r.text() != "False" {
+			t.Fatalf("after the kill: %+v", r)
+		}
+		s.json(s.alice, "GET", base+"/sandbox", nil, &v)
+		if v.State != "running" || v.SandboxID == "" || v.SandboxID == firstSandbox {
+			t.Fatalf("after the kill %+v", v)
+		}
+		firstSandbox = v.SandboxID
 	})
 
 	t.Run("stop then execute restarts", func(t *testing.T) {
