@@ -175,6 +175,12 @@ func checkStage(t *testing.T, s synthed, v variant) {
 	if jsonOf(props(api)["EndpointConfiguration"]) != `{"Types":["REGIONAL"]}` {
 		t.Errorf("endpoint %s, want REGIONAL", jsonOf(props(api)["EndpointConfiguration"]))
 	}
+	// The account-wide role API Gateway needs to write access logs.
+	wantAccount := 1
+	if v.noAccountRole {
+		wantAccount = 0
+	}
+	s.count(t, "AWS::ApiGateway::Account", wantAccount)
 	_, st := s.only(t, "AWS::ApiGateway::Stage")
 	p := props(st)
 	settings := p["MethodSettings"].([]any)[0].(map[string]any)

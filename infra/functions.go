@@ -108,10 +108,11 @@ func newFunction(stack awscdk.Stack, cfg Config, distDir string, s fnSpec, env m
 		Role:          role,
 		LogGroup:      lg,
 		LoggingFormat: awslambda.LoggingFormat_JSON,
-		// Go emits its own JSON through slog; these set AWS_LAMBDA_LOG_LEVEL
-		// for it and filter the platform's lines.
+		// Go emits its own JSON through slog; this sets AWS_LAMBDA_LOG_LEVEL
+		// for it. Platform lines stay at INFO: REPORT carries init duration
+		// and memory used.
 		ApplicationLogLevelV2: awslambda.ApplicationLogLevel_INFO,
-		SystemLogLevelV2:      awslambda.SystemLogLevel_WARN,
+		SystemLogLevelV2:      awslambda.SystemLogLevel_INFO,
 		Environment:           &env,
 	})
 	return function{spec: s, fn: fn, role: role, logGroup: lg}

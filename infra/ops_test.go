@@ -181,8 +181,8 @@ var untaggable = map[string]bool{
 	"AWS::ApiGateway::Account": true, "AWS::ApiGateway::Authorizer": true, "AWS::ApiGateway::Deployment": true,
 	"AWS::ApiGateway::GatewayResponse": true, "AWS::ApiGateway::Method": true, "AWS::ApiGateway::Resource": true,
 	"AWS::IAM::Policy": true, "AWS::Lambda::Permission": true, "AWS::Lambda::EventInvokeConfig": true,
-	"AWS::S3::BucketPolicy": true, "AWS::SQS::QueuePolicy": true, "AWS::Events::Rule": true,
-	"AWS::Scheduler::Schedule": true, "AWS::CloudWatch::Dashboard": true, "AWS::CloudWatch::Alarm": true,
+	"AWS::S3::BucketPolicy": true, "AWS::SQS::QueuePolicy": true, "AWS::Scheduler::Schedule": true,
+	"AWS::CDK::Metadata":         true,
 	"AWS::DynamoDB::GlobalTable": true, // tagged per replica, checked with the table
 }
 

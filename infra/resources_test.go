@@ -18,6 +18,7 @@ type variant struct {
 	importedName  string            // e2b secret imported by name; "": created
 	acceptXAPIKey bool
 	alarmTopic    string
+	noAccountRole bool // apiGatewayCloudWatchRole=false
 }
 
 func obj(m map[string]any) assertions.Matcher { return assertions.Match_ObjectLike(&m) }
@@ -125,7 +126,10 @@ func checkFunctions(t *testing.T, s synthed, v variant) {
 			"Runtime":       "provided.al2023",
 			"Architectures": []any{"arm64"},
 			"Handler":       "bootstrap",
-			"LoggingConfig": obj(map[string]any{"LogFormat": "JSON", "LogGroup": assertions.Match_AnyValue()}),
+			"LoggingConfig": obj(map[string]any{
+				"LogFormat": "JSON", "LogGroup": assertions.Match_AnyValue(),
+				"ApplicationLogLevel": "INFO", "SystemLogLevel": "INFO",
+			}),
 		})
 	})
 	for _, name := range functionNames {

@@ -44,23 +44,25 @@ func TestDefaultStack(t *testing.T) {
 
 // TestConfiguredStack: imported secret, JWT, browser origins, dev removal,
 // X-API-Key without the cache, custom throttling, retention and alarm topic,
-// values typed as the CLI passes them (strings) and as cdk.json does.
+// no account-wide API Gateway role, values typed as the CLI passes them
+// (strings) and as cdk.json does.
 func TestConfiguredStack(t *testing.T) {
 	topic := "arn:aws:sns:eu-west-1:123456789012:oncall"
 	s := synth(t, map[string]any{
-		"tenant":           "beta-2",
-		"distDir":          fakeDist(t),
-		"e2bSecretName":    "shared/e2b/api-key",
-		"jwtIssuer":        "https://auth.example.com/",
-		"jwtAudience":      "sessionbox",
-		"jwtJwksUrl":       "https://auth.example.com/.well-known/jwks.json",
-		"allowedOrigins":   "https://app.example.com, http://localhost:5173",
-		"removalPolicy":    "destroy",
-		"acceptXApiKey":    "true",
-		"throttleRate":     "20",
-		"throttleBurst":    40.0,
-		"logRetentionDays": "7",
-		"alarmTopicArn":    topic,
+		"tenant":                   "beta-2",
+		"distDir":                  fakeDist(t),
+		"e2bSecretName":            "shared/e2b/api-key",
+		"jwtIssuer":                "https://auth.example.com/",
+		"jwtAudience":              "sessionbox",
+		"jwtJwksUrl":               "https://auth.example.com/.well-known/jwks.json",
+		"allowedOrigins":           "https://app.example.com, http://localhost:5173",
+		"removalPolicy":            "destroy",
+		"acceptXApiKey":            "true",
+		"throttleRate":             "20",
+		"throttleBurst":            40.0,
+		"logRetentionDays":         "7",
+		"alarmTopicArn":            topic,
+		"apiGatewayCloudWatchRole": false,
 	})
 	runChecks(t, s, variant{
 		retain: false, retentionDays: 7, rate: 20, burst: 40,
@@ -68,6 +70,7 @@ func TestConfiguredStack(t *testing.T) {
 		importedName:  "shared/e2b/api-key",
 		acceptXAPIKey: true,
 		alarmTopic:    topic,
+		noAccountRole: true,
 		jwt: map[string]string{
 			"SESSIONBOX_JWT_ISSUER":   "https://auth.example.com/",
 			"SESSIONBOX_JWT_AUDIENCE": "sessionbox",

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func ctxOf(m map[string]any) func(string) any {
+	return func(k string) any { return m[k] }
+}
+
+func TestConfigDefaults(t *testing.T) {
+	c, err := ConfigFromContext(ctxOf(map[string]any{"tenant": "acme"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{
+		Tenant: "acme", RetainData: true, LogRetentionDays: 30, ThrottleRate: 50, ThrottleBurst: 100,
+		APIGatewayCloudWatchRole: true, StageName: "prod",
+	}
+	if !reflect.DeepEqual(c, want) {
+		t.Errorf("defaults\n got %+v\nwant %+v", c, want)
+	}
+}
+
+// TestConfigValues: context arrives as strings from the CLI and as JSON
+// types from cdk.json; both read the same.
+func TestConfigValues(t *testing.T) {
+	cases := []struct {
+		name  string
+		ctx   map[string]any
+		check func(Config) bool
+	}{
+		{"origins trimmed and deduplicated", map[string]any{"allowedOrigins": " https://a.example.com,https://a.example.com, http://localhost:3000 ,"},
+			func(c Config) bool {
+				return reflect.DeepEqual(c.AllowedOrigins, []string{"https://a.example.com", "http://localhost:3000"})
+			}},
+		{"destroy", map[string]any{"removalPolicy": "DESTROY"}, func(c Config) bool { return !c.RetainData }},
+		{"retain spelled out", map[string]any{"removalPolicy": "retain"}, func(c Config) bool { return c.RetainData }},
+		{"numbers as strings", map[string]any{"throttleRate": "12.5", "throttleBurst": "30", "logRetentionDays": "90"},
+			func(c Config) bool {
+				return c.ThrottleRate == 12.5 && c.ThrottleBurst == 30 && c.LogRetentionDays == 90
+			}},
+		{"numbers as JSON", map[string]any{"throttleRate": 7.0, "throttleBurst": 9.0, "logRetentionDays": 365.0},
+			func(c Config) bool { return c.ThrottleRate == 7 && c.ThrottleBurst == 9 && c.LogRetentionDays == 365 }},
+		{"booleans as strings", map[string]any{"acceptXApiKey": "true", "apiGatewayCloudWatchRole": "false"},
+			func(c Config) bool { return c.AcceptXAPIKey && !c.APIGatewayCloudWatchRole }},
+		{"booleans as JSON", map[string]any{"acceptXApiKey": true, "apiGatewayCloudWatchRole": false},
+			func(c Config) bool { return c.AcceptXAPIKey && !c.APIGatewayCloudWatchRole }},
+		{"jwt without audience", map[string]any{"jwtIssuer": "https://idp.example.com", "jwtJwksUrl": "https://idp.example.com/jwks"},
+			func(c Config) bool { return c.JWTIssuer != "" && c.JWTJWKSURL != "" && c.JWTAudience == "" }},
+		{"imported secret", map[string]any{"e2bSecretName": "team/e2b"}, func(c Config) bool { return c.E2BSecretName == "team/e2b" }},
+		{"stage", map[string]any{"stageName": "v1_live"}, func(c Config) bool { return c.StageName == "v1_live" }},
+		{"dist dir", map[string]any{"distDir": "/opt/build"}, func(c Config) bool { return c.DistDir == "/opt/build" }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.ctx["tenant"] = "acme"
+			cfg, err := ConfigFromContext(ctxOf(c.ctx))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !c.check(cfg) {
+				t.Errorf("%+v", cfg)
+			}
+		})
+	}
+}
+
+func TestConfigRejects(t *testing.T) {
+	cases := []struct {
+		name    string
+		ctx     map[string]any
+		wantErr string
+	}{
+		{"no tenant", map[string]any{}, "tenant is required"},
+		{"blank tenant", map[string]any{"tenant": "  "}, "tenant is required"},
+		{"upper case tenant", map[string]any{"tenant": "Acme"}, "context tenant"},
+		{"tenant with space", map[string]any{"tenant": "ac me"}, "context tenant"},
+		{"tenant starting with digit", map[string]any{"tenant": "1acme"}, "context tenant"},
+		{"tenant ending with hyphen", map[string]any{"tenant": "acme-"}, "context tenant"},
+		{"tenant with double hyphen", map[string]any{"tenant": "ac--me"}, "context tenant"},
+		{"one-letter tenant", map[string]any{"tenant": "a"}, "context tenant"},
+		{"long tenant", map[string]any{"tenant": strings.Repeat("a", 25)}, "context tenant"},
+		{"wildcard origin", map[string]any{"allowedOrigins": "*"}, "allowedOrigins"},
+		{"origin with path", map[string]any{"allowedOrigins": "https://a.example.com/app"}, "allowedOrigins"},
+		{"plain http origin", map[string]any{"allowedOrigins": "http://a.example.com"}, "https"},
+		{"bad secret name", map[string]any{"e2bSecretName": "has space"}, "e2bSecretName"},
+		{"secret name like an ARN suffix", map[string]any{"e2bSecretName": "e2b-AbC123"}, "ambiguous"},
+		{"issuer without jwks", map[string]any{"jwtIssuer": "https://idp.example.com"}, "go together"},
+		{"audience alone", map[string]any{"jwtAudience": "x"}, "go together"},
+		{"http jwks", map[string]any{"jwtIssuer": "https://i", "jwtJwksUrl": "http://i/jwks"}, "https"},
+		{"unknown removal policy", map[string]any{"removalPolicy": "snapshot"}, "removalPolicy"},
+		{"retention not offered", map[string]any{"logRetentionDays": "10"}, "logRetentionDays"},
+		{"fractional retention", map[string]any{"logRetentionDays": 30.5}, "logRetentionDays"},
+		{"zero rate", map[string]any{"throttleRate": "0"}, "throttleRate"},
+		{"negative burst", map[string]any{"throttleBurst": -1.0}, "throttleBurst"},
+		{"fractional burst", map[string]any{"throttleBurst": "1.5"}, "throttleBurst"},
+		{"rate not a number", map[string]any{"throttleRate": "fast"}, "throttleRate"},
+		{"bool not a bool", map[string]any{"acceptXApiKey": "sometimes"}, "acceptXApiKey"},
+		{"bool of wrong type", map[string]any{"acceptXApiKey": 1.0}, "acceptXApiKey"},
+		{"topic not an ARN", map[string]any{"alarmTopicArn": "oncall"}, "alarmTopicArn"},
+		{"bad stage", map[string]any{"stageName": "prod-1"}, "stageName"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if _, ok := c.ctx["tenant"]; !ok && c.name != "no tenant" {
+				c.ctx["tenant"] = "acme"
+			}
+			_, err := ConfigFromContext(ctxOf(c.ctx))
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+				t.Fatalf("err = %v, want one containing %q", err, c.wantErr)
+			}
+		})
+	}
+}
