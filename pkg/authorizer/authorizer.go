@@ -1,0 +1,158 @@
+// Package authorizer is sessionbox's API Gateway Lambda REQUEST authorizer:
+// it turns an API key (or, when configured, a JWT) into an Allow policy
+// whose context carries the tenant and principal the API functions serve.
+package authorizer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/sessionbox/sessionbox/pkg/session"
+)
+
+// ErrUnauthorized is the error API Gateway turns into a 401 answer: a
+// Lambda authorizer reports a missing or bad credential by failing with
+// exactly this message.
+var ErrUnauthorized = errors.New("Unauthorized")
+
+// Keys looks up stored API keys by hash; session.Store satisfies it.
+type Keys interface {
+	GetAPIKey(ctx context.Context, hash string) (*session.APIKey, error)
+}
+
+// Config is the authorizer's configuration.
+type Config struct {
+	// Tenant is the stack's tenant: keys of any other tenant are refused.
+	Tenant string
+	// JWT, when set, also accepts bearer JWTs; the principal is the
+	// token's subject.
+	JWT *JWTConfig
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+// Authorizer answers API Gateway's authorization requests.
+type Authorizer struct {
+	keys   Keys
+	tenant string
+	jwt    *jwtVerifier
+	log    *slog.Logger
+}
+
+// New builds an Authorizer. JWKS keys are fetched lazily, on the first JWT.
+func New(keys Keys, cfg Config) (*Authorizer, error) {
+	if cfg.Tenant == "" {
+		return nil, errors.New("authorizer: tenant is required")
+	}
+	a := &Authorizer{keys: keys, tenant: cfg.Tenant, log: cfg.Logger}
+	if a.log == nil {
+		a.log = slog.Default()
+	}
+	if cfg.JWT != nil {
+		v, err := newJWTVerifier(*cfg.JWT)
+		if err != nil {
+			return nil, err
+		}
+		a.jwt = v
+	}
+	return a, nil
+}
+
+// Identity is who a request acts for.
+type Identity struct {
+	Tenant    string
+	Principal string
+	// Method is "apiKey" or "jwt".
+	Method string
+}
+
+// Handle is the Lambda handler: an Allow policy for the whole API stage on
+// success (so API Gateway's cache serves every route for that credential),
+// ErrUnauthorized otherwise.
+func (a *Authorizer) Handle(ctx context.Context, ev events.APIGatewayCustomAuthorizerRequestTypeRequest) (events.APIGatewayCustomAuthorizerResponse, error) {
+	id, err := a.Authenticate(ctx, ev.Headers)
+	if err != nil {
+		if errors.Is(err, ErrUnauthorized) {
+			return events.APIGatewayCustomAuthorizerResponse{}, ErrUnauthorized
+		}
+		// Anything else (the store down) must not read as "bad key": API
+		// Gateway answers 500 and does not cache it.
+		return events.APIGatewayCustomAuthorizerResponse{}, err
+	}
+	return events.APIGatewayCustomAuthorizerResponse{
+		PrincipalID: id.Principal,
+		PolicyDocument: events.APIGatewayCustomAuthorizerPolicy{
+			Version: "2012-10-17",
+			Statement: []events.IAMPolicyStatement{{
+				Action:   []string{"execute-api:Invoke"},
+				Effect:   "Allow",
+				Resource: []string{stageARN(ev.MethodArn)},
+			}},
+		},
+		Context: map[string]any{"tenant": id.Tenant, "principal": id.Principal, "authMethod": id.Method},
+	}, nil
+}
+
+// Authenticate resolves the credential in the request headers.
+func (a *Authorizer) Authenticate(ctx context.Context, headers map[string]string) (Identity, error) {
+	token := credential(headers)
+	if token == "" {
+		return Identity{}, fmt.Errorf("no credential: %w", ErrUnauthorized)
+	}
+	if a.jwt != nil && looksLikeJWT(token) {
+		sub, err := a.jwt.verify(ctx, token)
+		if err != nil {
+			a.log.InfoContext(ctx, "jwt refused", "error", err)
+			return Identity{}, fmt.Errorf("jwt: %w", ErrUnauthorized)
+		}
+		return Identity{Tenant: a.tenant, Principal: sub, Method: "jwt"}, nil
+	}
+	key, err := a.keys.GetAPIKey(ctx, session.HashAPIKey(token))
+	switch {
+	case errors.Is(err, session.ErrNotFound):
+		return Identity{}, fmt.Errorf("unknown key: %w", ErrUnauthorized)
+	case err != nil:
+		return Identity{}, fmt.Errorf("look up key: %w", err)
+	case key.Revoked():
+		return Identity{}, fmt.Errorf("revoked key %s: %w", key.Prefix, ErrUnauthorized)
+	case key.Tenant != a.tenant:
+		return Identity{}, fmt.Errorf("key %s is for another tenant: %w", key.Prefix, ErrUnauthorized)
+	}
+	return Identity{Tenant: key.Tenant, Principal: key.Principal, Method: "apiKey"}, nil
+}
+
+// credential takes the key from `Authorization: Bearer <key>` or
+// `X-API-Key: <key>`. API Gateway passes header names as the client sent
+// them, so the lookup ignores case.
+func credential(headers map[string]string) string {
+	for name, v := range headers {
+		switch strings.ToLower(name) {
+		case "authorization":
+			scheme, rest, ok := strings.Cut(strings.TrimSpace(v), " ")
+			if ok && strings.EqualFold(scheme, "bearer") {
+				return strings.TrimSpace(rest)
+			}
+		case "x-api-key":
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+func looksLikeJWT(token string) bool { return strings.Count(token, ".") == 2 }
+
+// stageARN widens a method ARN
+// (arn:aws:execute-api:region:account:api/stage/VERB/path) to every method
+// of the stage, so one cached answer serves every route.
+func stageARN(methodARN string) string {
+	parts := strings.SplitN(methodARN, "/", 3)
+	if len(parts) < 2 {
+		return methodARN
+	}
+	return parts[0] + "/" + parts[1] + "/*/*"
+}
