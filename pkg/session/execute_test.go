@@ -1,0 +1,262 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestActivityWritesThrottled(t *testing.T) {
+	r := newRig(t, Config{})
+	ctx := context.Background()
+	if _, err := r.m.Start(ctx, testKey, StartOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	exec := func() {
+		t.Helper()
+		if _, err := r.m.Execute(ctx, testKey, ExecRequest{Code: "print x"}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	steps := []struct {
+		advance             time.Duration
+		wantReads, wantWrite int64
+	}{
+		{time.Second, 1, 0},
+		{10 * time.Second, 1, 0},
+		{10 * time.Second, 1, 0},
+		{10 * time.Second, 1, 1}, // 31s since the last write
+		{5 * time.Second, 1, 0},
+		{24 * time.Second, 1, 0}, // 29s since the last write
+		{time.Second, 1, 1},
+	}
+	for i, st := range steps {
+		r.clock.Advance(st.advance)
+		r.store.reads.Store(0)
+		r.store.writes.Store(0)
+		timeouts := r.sbx.count("SetTimeout")
+		exec()
+		if got := r.store.reads.Load(); got != st.wantReads {
+			t.Fatalf("step %d: reads %d, want %d", i, got, st.wantReads)
+		}
+		if got := r.store.writes.Load(); got != st.wantWrite {
+			t.Fatalf("step %d: writes %d, want %d", i, got, st.wantWrite)
+		}
+		if got := int64(r.sbx.count("SetTimeout") - timeouts); got != st.wantWrite {
+			t.Fatalf("step %d: timeout refreshes %d, want %d", i, got, st.wantWrite)
+		}
+	}
+	s := r.store.session(testKey)
+	if !s.LastActivityAt.Equal(r.clock.Now()) || !s.IdleDeadline.Equal(r.clock.Now().Add(30*time.Minute)) {
+		t.Fatalf("activity not recorded: %+v", s)
+	}
+	if got := r.sbx.timeout[s.SandboxID]; got != 32*time.Minute {
+		t.Fatalf("provider timeout %v", got)
+	}
+}
+
+func TestActivityWriteLosesToReaper(t *testing.T) {
+	// The reaper pauses the session between our read and our activity
+	// write: the write fails, we re-read, and resume instead.
+	r := newRig(t, Config{})
+	ctx := context.Background()
+	if _, err := r.m.Start(ctx, testKey, StartOptions{Pause: true}); err != nil {
+		t.Fatal(err)
+	}
+	r.clock.Advance(31 * time.Minute)
+	var fired atomic.Bool
+	r.store.fail = func(op string) error {
+		if op == "UpdateSession" && fired.CompareAndSwap(false, true) {
+			if _, err := r.m.Reap(ctx); err != nil {
+				t.Error(err)
+			}
+		}
+		return nil
+	}
+	res, err := r.m.Execute(ctx, testKey, ExecRequest{Code: "print x"}, nil)
+	if err != nil || res.Stdout != "x\n" || res.Restarted {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if s := r.store.session(testKey); s.State != StateRunning || r.sbx.count("Pause") != 1 || r.sbx.count("Connect") != 1 {
+		t.Fatalf("record %+v pauses %d connects %d", s, r.sbx.count("Pause"), r.sbx.count("Connect"))
+	}
+}
+
+func TestOutputTruncation(t *testing.T) {
+	tests := []struct {
+		name          string
+		chunks        []string
+		wantStreamed  string
+		wantTruncated bool
+	}{
+		{"under", []string{"abc", "def"}, "abcdef", false},
+		{"exact", []string{"abcde", "fghij"}, "abcdefghij", false},
+		{"over in one", []string{"abcdefghijkl"}, "abcdefghij", true},
+		{"over across", []string{"abcdef", "ghijkl", "mno"}, "abcdefghij", true},
+		{"utf8 kept whole", []string{"abcdefghi", "é"}, "abcdefghi", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRig(t, Config{MaxOutputBytes: 10})
+			r.sbx.execFn = func(ctx context.Context, id string, req ExecRequest, onEvent func(Event)) (*ExecResult, error) {
+				for _, c := range tt.chunks {
+					onEvent(Event{Stdout: c})
+					onEvent(Event{Stderr: c})
+				}
+				all := strings.Join(tt.chunks, "")
+				return &ExecResult{Success: true, Stdout: all, Stderr: all}, nil
+			}
+			var mu sync.Mutex
+			var out, errOut strings.Builder
+			res, err := r.m.Execute(context.Background(), testKey, ExecRequest{Code: "x"}, func(e Event) {
+				mu.Lock()
+				defer mu.Unlock()
+				out.WriteString(e.Stdout)
+				errOut.WriteString(e.Stderr)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.String() != tt.wantStreamed || errOut.String() != tt.wantStreamed {
+				t.Fatalf("streamed %q / %q, want %q", out.String(), errOut.String(), tt.wantStreamed)
+			}
+			if res.Stdout != tt.wantStreamed || res.Stderr != tt.wantStreamed || res.Truncated != tt.wantTruncated {
+				t.Fatalf("result %+v", res)
+			}
+		})
+	}
+}
+
+func TestExecuteTimeout(t *testing.T) {
+	r := newRig(t, Config{})
+	var got ExecRequest
+	r.sbx.execFn = func(ctx context.Context, id string, req ExecRequest, onEvent func(Event)) (*ExecResult, error) {
+		got = req
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err := r.m.Execute(ctx, testKey, ExecRequest{Code: "x", TimeoutSecs: 7}, nil)
+	if err == nil || got.TimeoutSecs != 7 {
+		t.Fatalf("err %v, provider got timeout %d", err, got.TimeoutSecs)
+	}
+	if _, err := r.m.Execute(context.Background(), testKey, ExecRequest{Code: "x", TimeoutSecs: 901}, nil); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("timeout 901: %v", err)
+	}
+}
+
+func TestArtifacts(t *testing.T) {
+	r := newRig(t, Config{})
+	ctx := context.Background()
+	// A file from before the execution is not an artifact.
+	if _, err := r.m.WriteFile(ctx, testKey, "old.txt", strings.NewReader("old")); err != nil {
+		t.Fatal(err)
+	}
+	r.clock.Advance(time.Second)
+	code := "write /home/user/plot.png PNGDATA\nwrite /home/user/out/data.csv a,b\nwrite /home/user/.cache/x y\nwrite /home/user/a/b/deep.txt z\nwrite /tmp/elsewhere q"
+	res, err := r.m.Execute(ctx, testKey, ExecRequest{Code: code}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, a := range res.Artifacts {
+		paths = append(paths, a.Path)
+		if a.DownloadURL == "" {
+			t.Fatalf("artifact without URL: %+v", a)
+		}
+	}
+	if strings.Join(paths, ",") != "/home/user/out/data.csv,/home/user/plot.png" {
+		t.Fatalf("artifacts %v", paths)
+	}
+	if res.Artifacts[1].MimeType != "image/png" || res.Artifacts[1].SizeBytes != 7 {
+		t.Fatalf("artifact %+v", res.Artifacts[1])
+	}
+	key := strings.TrimPrefix(res.Artifacts[1].DownloadURL, "https://blobs.test/")
+	if b, ok := r.blobs.object(key); !ok || string(b) != "PNGDATA" {
+		t.Fatalf("blob %q %v", b, ok)
+	}
+	r.clock.Advance(time.Second)
+	res, err = r.m.Execute(ctx, testKey, ExecRequest{Code: "print nothing"}, nil)
+	if err != nil || len(res.Artifacts) != 0 {
+		t.Fatalf("second execute %+v %v", res, err)
+	}
+}
+
+func TestArtifactsCapped(t *testing.T) {
+	r := newRig(t, Config{MaxArtifacts: 2})
+	var code strings.Builder
+	for _, n := range []string{"c", "a", "d", "b"} {
+		code.WriteString("write /home/user/" + n + ".txt x\n")
+	}
+	res, err := r.m.Execute(context.Background(), testKey, ExecRequest{Code: code.String()}, nil)
+	if err != nil || len(res.Artifacts) != 2 || res.Artifacts[0].Path != "/home/user/a.txt" {
+		t.Fatalf("%+v %v", res, err)
+	}
+}
+
+func TestArtifactsSkippedWithoutBlobs(t *testing.T) {
+	clock := newFakeClock()
+	sbx := newFakeSandboxes(clock)
+	m, err := NewManager(Config{}, Deps{Store: newFakeStore(), Sandboxes: sbx, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := m.Execute(context.Background(), testKey, ExecRequest{Code: "write /home/user/a.txt x"}, nil)
+	if err != nil || len(res.Artifacts) != 0 || sbx.count("ListFiles") != 0 {
+		t.Fatalf("%+v %v lists %d", res, err, sbx.count("ListFiles"))
+	}
+}
+
+func TestReset(t *testing.T) {
+	r := newRig(t, Config{})
+	ctx := context.Background()
+	if _, err := r.m.Execute(ctx, testKey, ExecRequest{Code: "write /home/user/keep.txt 1"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.m.Reset(ctx, testKey); err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.m.Execute(ctx, testKey, ExecRequest{Code: "print x"}, nil)
+	if err != nil || res.ExecutionCount != 1 {
+		t.Fatalf("after reset %+v %v", res, err)
+	}
+	s := r.store.session(testKey)
+	if _, ok := r.sbx.file(s.SandboxID, "/home/user/keep.txt"); !ok {
+		t.Fatal("reset lost files")
+	}
+}
+
+func TestExecuteValidation(t *testing.T) {
+	r := newRig(t, Config{})
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		key  Key
+		req  ExecRequest
+		kind error
+	}{
+		{"empty code", testKey, ExecRequest{}, ErrInvalid},
+		{"bad session id", Key{Tenant: "a", Principal: "b", SessionID: "a/b"}, ExecRequest{Code: "x"}, ErrInvalid},
+		{"no tenant", Key{Principal: "b", SessionID: "s"}, ExecRequest{Code: "x"}, ErrInvalid},
+		{"hash in principal", Key{Tenant: "a", Principal: "b#P#c", SessionID: "s"}, ExecRequest{Code: "x"}, ErrInvalid},
+		{"negative timeout", testKey, ExecRequest{Code: "x", TimeoutSecs: -1}, ErrInvalid},
+		{"bad env name", testKey, ExecRequest{Code: "x", Envs: map[string]string{"A-B": "1"}}, ErrInvalid},
+		{"bad context", testKey, ExecRequest{Code: "x", Context: "a b"}, ErrInvalid},
+		{"huge code", testKey, ExecRequest{Code: strings.Repeat("x", maxCodeBytes+1)}, ErrTooLarge},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := r.m.Execute(ctx, tt.key, tt.req, nil); !errors.Is(err, tt.kind) {
+				t.Fatalf("err = %v, want %v", err, tt.kind)
+			}
+		})
+	}
+	if r.sbx.count("Create") != 0 {
+		t.Fatal("invalid input started a sandbox")
+	}
+}

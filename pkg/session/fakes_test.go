@@ -1,0 +1,749 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The fakes below follow the contracts of ports.go closely (conditional
+// writes on versions, the documented errors) and let tests inject faults:
+// each has a fail hook consulted before every operation.
+
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+func cloneSession(s *Session) *Session {
+	c := *s
+	c.Metadata = maps.Clone(s.Metadata)
+	return &c
+}
+
+func cloneRun(r *Run) *Run {
+	c := *r
+	if r.Result != nil {
+		res := *r.Result
+		c.Result = &res
+	}
+	return &c
+}
+
+type fakeStore struct {
+	mu       sync.Mutex
+	sessions map[Key]*Session
+	runs     map[string]*Run
+	keys     map[string]*APIKey
+	// reads and writes count session reads and writes.
+	reads, writes atomic.Int64
+	// fail, when set, is asked before each operation; an error it returns
+	// is the operation's result.
+	fail func(op string) error
+}
+
+func newFakeStore() *fakeStore {
+	return &fakeStore{sessions: map[Key]*Session{}, runs: map[string]*Run{}, keys: map[string]*APIKey{}}
+}
+
+func (f *fakeStore) check(op string) error {
+	if f.fail != nil {
+		return f.fail(op)
+	}
+	return nil
+}
+
+func (f *fakeStore) GetSession(ctx context.Context, key Key) (*Session, error) {
+	f.reads.Add(1)
+	if err := f.check("GetSession"); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s, ok := f.sessions[key]
+	if !ok {
+		return nil, Errorf(ErrNotFound, "no session")
+	}
+	return cloneSession(s), nil
+}
+
+func (f *fakeStore) CreateSession(ctx context.Context, s *Session) error {
+	f.writes.Add(1)
+	if err := f.check("CreateSession"); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.sessions[s.Key]; ok {
+		return Errorf(ErrConflict, "exists")
+	}
+	s.Version = 1
+	f.sessions[s.Key] = cloneSession(s)
+	return nil
+}
+
+func (f *fakeStore) UpdateSession(ctx context.Context, s *Session) error {
+	f.writes.Add(1)
+	if err := f.check("UpdateSession"); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	cur, ok := f.sessions[s.Key]
+	if !ok || cur.Version != s.Version {
+		return Errorf(ErrConflict, "version mismatch")
+	}
+	s.Version++
+	f.sessions[s.Key] = cloneSession(s)
+	return nil
+}
+
+func (f *fakeStore) ListSessions(ctx context.Context, tenant, principal string, limit int, cursor string) ([]*Session, string, error) {
+	if err := f.check("ListSessions"); err != nil {
+		return nil, "", err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var all []*Session
+	for k, s := range f.sessions {
+		if k.Tenant == tenant && k.Principal == principal && k.SessionID > cursor {
+			all = append(all, cloneSession(s))
+		}
+	}
+	slices.SortFunc(all, func(a, b *Session) int { return strings.Compare(a.SessionID, b.SessionID) })
+	if len(all) > limit {
+		return all[:limit], all[limit-1].SessionID, nil
+	}
+	return all, "", nil
+}
+
+func (f *fakeStore) DueSessions(ctx context.Context, t time.Time, limit int) ([]*Session, error) {
+	if err := f.check("DueSessions"); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var due []*Session
+	for _, s := range f.sessions {
+		if s.State.Live() && !s.DueAt.IsZero() && !s.DueAt.After(t) {
+			due = append(due, cloneSession(s))
+		}
+	}
+	slices.SortFunc(due, func(a, b *Session) int { return a.DueAt.Compare(b.DueAt) })
+	if len(due) > limit {
+		due = due[:limit]
+	}
+	return due, nil
+}
+
+func (f *fakeStore) CreateRun(ctx context.Context, r *Run) error {
+	if err := f.check("CreateRun"); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.runs[r.ID]; ok {
+		return Errorf(ErrConflict, "run exists")
+	}
+	r.Version = 1
+	f.runs[r.ID] = cloneRun(r)
+	return nil
+}
+
+func (f *fakeStore) GetRun(ctx context.Context, id string) (*Run, error) {
+	if err := f.check("GetRun"); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r, ok := f.runs[id]
+	if !ok {
+		return nil, Errorf(ErrNotFound, "no run")
+	}
+	return cloneRun(r), nil
+}
+
+func (f *fakeStore) UpdateRun(ctx context.Context, r *Run) error {
+	if err := f.check("UpdateRun"); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	cur, ok := f.runs[r.ID]
+	if !ok || cur.Version != r.Version {
+		return Errorf(ErrConflict, "run version mismatch")
+	}
+	r.Version++
+	f.runs[r.ID] = cloneRun(r)
+	return nil
+}
+
+func (f *fakeStore) PutAPIKey(ctx context.Context, k *APIKey) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.keys[k.Hash]; ok {
+		return Errorf(ErrConflict, "key exists")
+	}
+	c := *k
+	f.keys[k.Hash] = &c
+	return nil
+}
+
+func (f *fakeStore) GetAPIKey(ctx context.Context, hash string) (*APIKey, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	k, ok := f.keys[hash]
+	if !ok {
+		return nil, Errorf(ErrNotFound, "no key")
+	}
+	c := *k
+	return &c, nil
+}
+
+func (f *fakeStore) ListAPIKeys(ctx context.Context) ([]*APIKey, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []*APIKey
+	for _, k := range f.keys {
+		c := *k
+		out = append(out, &c)
+	}
+	return out, nil
+}
+
+func (f *fakeStore) RevokeAPIKey(ctx context.Context, hash string, t time.Time) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	k, ok := f.keys[hash]
+	if !ok {
+		return Errorf(ErrNotFound, "no key")
+	}
+	k.RevokedAt = t
+	return nil
+}
+
+func (f *fakeStore) session(key Key) *Session {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if s, ok := f.sessions[key]; ok {
+		return cloneSession(s)
+	}
+	return nil
+}
+
+func (f *fakeStore) put(s *Session) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sessions[s.Key] = cloneSession(s)
+}
+
+type fakeFile struct {
+	data  []byte
+	mtime time.Time
+}
+
+type fakeBox struct {
+	info   SandboxInfo
+	files  map[string]fakeFile
+	execs  int // executions since the kernel started
+	resets int
+}
+
+// fakeSandboxes is an in-memory provider. Execute runs tiny scripts: each
+// line "print X" prints X, "write PATH TEXT" writes a file, "fail" raises.
+type fakeSandboxes struct {
+	mu      sync.Mutex
+	clock   Clock
+	boxes   map[string]*fakeBox
+	nextID  int
+	calls   map[string]int
+	delay   time.Duration // every Create takes this long
+	fail    func(op, id string) error
+	execFn  func(ctx context.Context, id string, req ExecRequest, onEvent func(Event)) (*ExecResult, error)
+	lastCmd []string
+	cmdFn   func(cmd string) (CommandResult, error)
+	specs   []SandboxSpec
+	timeout map[string]time.Duration
+}
+
+func newFakeSandboxes(clock Clock) *fakeSandboxes {
+	return &fakeSandboxes{clock: clock, boxes: map[string]*fakeBox{}, calls: map[string]int{}, timeout: map[string]time.Duration{}}
+}
+
+func (f *fakeSandboxes) count(op string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls[op]
+}
+
+// enter counts op and asks the fault hook.
+func (f *fakeSandboxes) enter(op, id string) error {
+	f.mu.Lock()
+	f.calls[op]++
+	fail := f.fail
+	f.mu.Unlock()
+	if fail != nil {
+		return fail(op, id)
+	}
+	return nil
+}
+
+// box returns a sandbox or ErrSandboxGone; the caller holds mu.
+func (f *fakeSandboxes) box(id string) (*fakeBox, error) {
+	b, ok := f.boxes[id]
+	if !ok {
+		return nil, fmt.Errorf("sandbox %s: %w", id, ErrSandboxGone)
+	}
+	return b, nil
+}
+
+// vanish removes a sandbox behind the Manager's back.
+func (f *fakeSandboxes) vanish(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.boxes, id)
+}
+
+func (f *fakeSandboxes) live() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Sorted(maps.Keys(f.boxes))
+}
+
+// add puts a sandbox there directly (orphan tests).
+func (f *fakeSandboxes) add(info SandboxInfo) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.boxes[info.ID] = &fakeBox{info: info, files: map[string]fakeFile{}}
+}
+
+func (f *fakeSandboxes) Create(ctx context.Context, spec SandboxSpec) (SandboxInfo, error) {
+	if err := f.enter("Create", ""); err != nil {
+		return SandboxInfo{}, err
+	}
+	if f.delay > 0 {
+		select {
+		case <-time.After(f.delay):
+		case <-ctx.Done():
+			return SandboxInfo{}, ctx.Err()
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.nextID++
+	id := fmt.Sprintf("sbx-%d", f.nextID)
+	info := SandboxInfo{ID: id, Template: spec.Template, State: StateRunning, Metadata: maps.Clone(spec.Metadata), StartedAt: f.clock.Now()}
+	f.boxes[id] = &fakeBox{info: info, files: map[string]fakeFile{}}
+	f.specs = append(f.specs, spec)
+	f.timeout[id] = spec.Timeout
+	return info, nil
+}
+
+func (f *fakeSandboxes) Connect(ctx context.Context, id string, timeout time.Duration) (SandboxInfo, error) {
+	if err := f.enter("Connect", id); err != nil {
+		return SandboxInfo{}, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b, err := f.box(id)
+	if err != nil {
+		return SandboxInfo{}, err
+	}
+	b.info.State = StateRunning
+	f.timeout[id] = timeout
+	return b.info, nil
+}
+
+func (f *fakeSandboxes) Get(ctx context.Context, id string) (SandboxInfo, error) {
+	if err := f.enter("Get", id); err != nil {
+		return SandboxInfo{}, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b, err := f.box(id)
+	if err != nil {
+		return SandboxInfo{}, err
+	}
+	return b.info, nil
+}
+
+func (f *fakeSandboxes) List(ctx context.Context, md map[string]string) ([]SandboxInfo, error) {
+	if err := f.enter("List", ""); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []SandboxInfo
+	for _, b := range f.boxes {
+		match := true
+		for k, v := range md {
+			match = match && b.info.Metadata[k] == v
+		}
+		if match {
+			out = append(out, b.info)
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeSandboxes) Kill(ctx context.Context, id string) error {
+	if err := f.enter("Kill", id); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.boxes, id)
+	return nil
+}
+
+func (f *fakeSandboxes) Pause(ctx context.Context, id string) error {
+	if err := f.enter("Pause", id); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b, err := f.box(id)
+	if err != nil {
+		return err
+	}
+	b.info.State = StatePaused
+	return nil
+}
+
+func (f *fakeSandboxes) SetTimeout(ctx context.Context, id string, timeout time.Duration) error {
+	if err := f.enter("SetTimeout", id); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, err := f.box(id); err != nil {
+		return err
+	}
+	f.timeout[id] = timeout
+	return nil
+}
+
+func (f *fakeSandboxes) Execute(ctx context.Context, id string, req ExecRequest, onEvent func(Event)) (*ExecResult, error) {
+	if err := f.enter("Execute", id); err != nil {
+		return nil, err
+	}
+	if f.execFn != nil {
+		return f.execFn(ctx, id, req, onEvent)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b, err := f.box(id)
+	if err != nil {
+		return nil, err
+	}
+	if b.info.State == StatePaused {
+		return nil, fmt.Errorf("sandbox %s is paused: %w", id, ErrUnavailable)
+	}
+	b.execs++
+	res := &ExecResult{Success: true, ExecutionCount: b.execs}
+	for line := range strings.Lines(req.Code) {
+		line = strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(line, "print "):
+			out := strings.TrimPrefix(line, "print ") + "\n"
+			res.Stdout += out
+			if onEvent != nil {
+				onEvent(Event{Stdout: out})
+			}
+		case strings.HasPrefix(line, "write "):
+			parts := strings.SplitN(strings.TrimPrefix(line, "write "), " ", 2)
+			b.files[parts[0]] = fakeFile{data: []byte(parts[1]), mtime: f.clock.Now()}
+		case line == "fail":
+			res.Success = false
+			res.Error = &ExecError{Name: "ValueError", Value: "boom", Traceback: "Traceback..."}
+		}
+	}
+	return res, nil
+}
+
+func (f *fakeSandboxes) ResetKernel(ctx context.Context, id string) error {
+	if err := f.enter("ResetKernel", id); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b, err := f.box(id)
+	if err != nil {
+		return err
+	}
+	b.execs = 0
+	b.resets++
+	return nil
+}
+
+func (f *fakeSandboxes) RunCommand(ctx context.Context, id, cmd string, timeout time.Duration, onEvent func(Event)) (CommandResult, error) {
+	if err := f.enter("RunCommand", id); err != nil {
+		return CommandResult{}, err
+	}
+	f.mu.Lock()
+	if _, err := f.box(id); err != nil {
+		f.mu.Unlock()
+		return CommandResult{}, err
+	}
+	f.lastCmd = append(f.lastCmd, cmd)
+	fn := f.cmdFn
+	f.mu.Unlock()
+	if fn != nil {
+		res, err := fn(cmd)
+		if onEvent != nil && res.Stdout != "" {
+			onEvent(Event{Stdout: res.Stdout})
+		}
+		return res, err
+	}
+	return CommandResult{Stdout: "Successfully installed\n"}, nil
+}
+
+func (f *fakeSandboxes) ListFiles(ctx context.Context, id, dir string, depth int) ([]FileEntry, error) {
+	if err := f.enter("ListFiles", id); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b, err := f.box(id)
+	if err != nil {
+		return nil, err
+	}
+	var out []FileEntry
+	for p, file := range b.files {
+		rel, ok := strings.CutPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+		if ok && strings.Count(rel, "/") < depth {
+			out = append(out, FileEntry{Name: p[strings.LastIndex(p, "/")+1:], Path: p, Type: "file", Size: int64(len(file.data)), ModifiedAt: file.mtime})
+		}
+	}
+	slices.SortFunc(out, func(a, b FileEntry) int { return strings.Compare(a.Path, b.Path) })
+	return out, nil
+}
+
+func (f *fakeSandboxes) StatFile(ctx context.Context, id, p string) (FileEntry, error) {
+	if err := f.enter("StatFile", id); err != nil {
+		return FileEntry{}, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b, err := f.box(id)
+	if err != nil {
+		return FileEntry{}, err
+	}
+	file, ok := b.files[p]
+	if !ok {
+		for q := range b.files {
+			if strings.HasPrefix(q, p+"/") {
+				return FileEntry{Path: p, Type: "dir"}, nil
+			}
+		}
+		return FileEntry{}, Errorf(ErrNotFound, "no file %s", p)
+	}
+	return FileEntry{Path: p, Type: "file", Size: int64(len(file.data)), ModifiedAt: file.mtime}, nil
+}
+
+func (f *fakeSandboxes) ReadFile(ctx context.Context, id, p string) (io.ReadCloser, error) {
+	if err := f.enter("ReadFile", id); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b, err := f.box(id)
+	if err != nil {
+		return nil, err
+	}
+	file, ok := b.files[p]
+	if !ok {
+		return nil, Errorf(ErrNotFound, "no file %s", p)
+	}
+	return io.NopCloser(bytes.NewReader(file.data)), nil
+}
+
+func (f *fakeSandboxes) WriteFile(ctx context.Context, id, p string, r io.Reader) error {
+	if err := f.enter("WriteFile", id); err != nil {
+		return err
+	}
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b, err := f.box(id)
+	if err != nil {
+		return err
+	}
+	b.files[p] = fakeFile{data: data, mtime: f.clock.Now()}
+	return nil
+}
+
+func (f *fakeSandboxes) RemoveFile(ctx context.Context, id, p string) error {
+	if err := f.enter("RemoveFile", id); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b, err := f.box(id)
+	if err != nil {
+		return err
+	}
+	if _, ok := b.files[p]; !ok {
+		return Errorf(ErrNotFound, "no file %s", p)
+	}
+	delete(b.files, p)
+	return nil
+}
+
+func (f *fakeSandboxes) file(id, p string) ([]byte, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b, ok := f.boxes[id]
+	if !ok {
+		return nil, false
+	}
+	file, ok := b.files[p]
+	return file.data, ok
+}
+
+// fakeBlobs keeps objects in memory; presigned URLs are fake but carry the
+// key, size and TTL so tests can check them.
+type fakeBlobs struct {
+	mu      sync.Mutex
+	clock   Clock
+	objects map[string][]byte
+	puts    []string
+}
+
+func newFakeBlobs(clock Clock) *fakeBlobs {
+	return &fakeBlobs{clock: clock, objects: map[string][]byte{}}
+}
+
+func (f *fakeBlobs) PresignPut(ctx context.Context, key string, size int64, contentType string, ttl time.Duration) (PresignedRequest, error) {
+	return PresignedRequest{URL: "https://blobs.test/" + key + "?put", Method: "PUT",
+		Headers:   map[string]string{"Content-Length": fmt.Sprint(size), "Content-Type": contentType},
+		ExpiresAt: f.clock.Now().Add(ttl)}, nil
+}
+
+func (f *fakeBlobs) PresignGet(ctx context.Context, key string, ttl time.Duration) (PresignedRequest, error) {
+	return PresignedRequest{URL: "https://blobs.test/" + key, Method: "GET", ExpiresAt: f.clock.Now().Add(ttl)}, nil
+}
+
+func (f *fakeBlobs) Open(ctx context.Context, key string) (io.ReadCloser, int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b, ok := f.objects[key]
+	if !ok {
+		return nil, 0, Errorf(ErrNotFound, "no object %s", key)
+	}
+	return io.NopCloser(bytes.NewReader(b)), int64(len(b)), nil
+}
+
+func (f *fakeBlobs) Put(ctx context.Context, key string, r io.Reader, size int64, contentType string) error {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return err
+	}
+	if size >= 0 && int64(len(data)) != size {
+		return fmt.Errorf("put %s: got %d bytes, declared %d", key, len(data), size)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.objects[key] = data
+	f.puts = append(f.puts, key)
+	return nil
+}
+
+func (f *fakeBlobs) Delete(ctx context.Context, key string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.objects, key)
+	return nil
+}
+
+func (f *fakeBlobs) object(key string) ([]byte, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b, ok := f.objects[key]
+	return b, ok
+}
+
+func (f *fakeBlobs) set(key string, data []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.objects[key] = data
+}
+
+type fakeBus struct {
+	mu        sync.Mutex
+	requested []RunRequested
+	completed []RunCompleted
+	fail      error
+}
+
+func (f *fakeBus) PublishRunRequested(ctx context.Context, e RunRequested) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.fail != nil {
+		return f.fail
+	}
+	f.requested = append(f.requested, e)
+	return nil
+}
+
+func (f *fakeBus) PublishRunCompleted(ctx context.Context, e RunCompleted) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.fail != nil {
+		return f.fail
+	}
+	f.completed = append(f.completed, e)
+	return nil
+}
+
+// rig is a Manager on fakes.
+type rig struct {
+	m     *Manager
+	store *fakeStore
+	sbx   *fakeSandboxes
+	blobs *fakeBlobs
+	bus   *fakeBus
+	clock *fakeClock
+}
+
+func newRig(t interface{ Fatal(...any) }, cfg Config) *rig {
+	clock := newFakeClock()
+	r := &rig{store: newFakeStore(), sbx: newFakeSandboxes(clock), blobs: newFakeBlobs(clock), bus: &fakeBus{}, clock: clock}
+	if cfg.StackID == "" {
+		cfg.StackID = "stack-test"
+	}
+	m, err := NewManager(cfg, Deps{Store: r.store, Sandboxes: r.sbx, Blobs: r.blobs, Bus: r.bus, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.m = m
+	return r
+}
+
+var testKey = Key{Tenant: "acme", Principal: "alice", SessionID: "chat-1"}

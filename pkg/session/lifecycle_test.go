@@ -1,0 +1,466 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestStartStopStatusTransitions(t *testing.T) {
+	r := newRig(t, Config{})
+	ctx := context.Background()
+
+	s, err := r.m.Start(ctx, testKey, StartOptions{Metadata: map[string]string{"stack": "evil", "team": "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.State != StateRunning || s.SandboxID == "" || s.Template != "code-interpreter-v1" || s.Type != TypeCodeInterpreter {
+		t.Fatalf("after start: %+v", s)
+	}
+	now := r.clock.Now()
+	if !s.IdleDeadline.Equal(now.Add(30*time.Minute)) || !s.LifetimeDeadline.Equal(now.Add(2*time.Hour)) || !s.DueAt.Equal(s.IdleDeadline) {
+		t.Fatalf("deadlines: idle %v lifetime %v due %v", s.IdleDeadline, s.LifetimeDeadline, s.DueAt)
+	}
+	spec := r.sbx.specs[0]
+	if spec.Metadata[MetaStack] != "stack-test" || spec.Metadata[MetaSession] != "chat-1" || spec.Metadata["team"] != "x" {
+		t.Fatalf("sandbox metadata: %v", spec.Metadata)
+	}
+	if spec.Timeout != 32*time.Minute {
+		t.Fatalf("provider timeout %v, want idle + slack", spec.Timeout)
+	}
+
+	again, err := r.m.Start(ctx, testKey, StartOptions{})
+	if err != nil || again.SandboxID != s.SandboxID {
+		t.Fatalf("second start: %+v %v", again, err)
+	}
+	if n := r.sbx.count("Create"); n != 1 {
+		t.Fatalf("creates = %d, want 1", n)
+	}
+
+	st, err := r.m.Stop(ctx, testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.State != StateStopped || !st.DueAt.IsZero() || st.ExpiresAt.IsZero() {
+		t.Fatalf("after stop: %+v", st)
+	}
+	if len(r.sbx.live()) != 0 {
+		t.Fatalf("sandboxes after stop: %v", r.sbx.live())
+	}
+	if st2, err := r.m.Stop(ctx, testKey); err != nil || st2.Version != st.Version {
+		t.Fatalf("stop of stopped: %+v %v", st2, err)
+	}
+
+	res, err := r.m.Execute(ctx, testKey, ExecRequest{Code: "print hi"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Restarted || res.Stdout != "hi\n" {
+		t.Fatalf("execute after stop: %+v", res)
+	}
+	got, err := r.m.Status(ctx, testKey)
+	if err != nil || got.State != StateRunning || got.SandboxID == s.SandboxID {
+		t.Fatalf("status: %+v %v", got, err)
+	}
+}
+
+func TestStatusAppliesDeadlines(t *testing.T) {
+	tests := []struct {
+		name    string
+		pause   bool
+		advance time.Duration
+		want    State
+		gone    bool
+	}{
+		{"fresh", false, time.Minute, StateRunning, false},
+		{"idle kill", false, 31 * time.Minute, StateStopped, false},
+		{"idle pause", true, 31 * time.Minute, StatePaused, false},
+		{"lifetime", true, 3 * time.Hour, StateStopped, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRig(t, Config{})
+			ctx := context.Background()
+			if _, err := r.m.Start(ctx, testKey, StartOptions{Pause: tt.pause}); err != nil {
+				t.Fatal(err)
+			}
+			r.clock.Advance(tt.advance)
+			s, err := r.m.Status(ctx, testKey)
+			if err != nil || s.State != tt.want {
+				t.Fatalf("status %+v %v, want %s", s, err, tt.want)
+			}
+		})
+	}
+	t.Run("stopped past retention is not found", func(t *testing.T) {
+		r := newRig(t, Config{})
+		ctx := context.Background()
+		if _, err := r.m.Start(ctx, testKey, StartOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.m.Stop(ctx, testKey); err != nil {
+			t.Fatal(err)
+		}
+		r.clock.Advance(8 * 24 * time.Hour)
+		if _, err := r.m.Status(ctx, testKey); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("err = %v, want not found", err)
+		}
+	})
+}
+
+func TestConcurrentExecutesStartOneSandbox(t *testing.T) {
+	r := newRig(t, Config{})
+	r.sbx.delay = 30 * time.Millisecond
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make(chan error, 50)
+	for i := range 50 {
+		wg.Go(func() {
+			res, err := r.m.Execute(ctx, testKey, ExecRequest{Code: fmt.Sprintf("print %d", i)}, nil)
+			if err == nil && (res.Restarted || res.Stdout != fmt.Sprintf("%d\n", i)) {
+				err = fmt.Errorf("result %+v", res)
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := r.sbx.count("Create"); n != 1 {
+		t.Fatalf("creates = %d, want 1", n)
+	}
+	if n := r.sbx.count("Execute"); n != 50 {
+		t.Fatalf("executes = %d, want 50", n)
+	}
+}
+
+func TestLeaseTakeover(t *testing.T) {
+	r := newRig(t, Config{})
+	ctx := context.Background()
+	now := r.clock.Now()
+	// A start whose caller died: it holds the lease for another minute.
+	r.store.put(&Session{Key: testKey, State: StateStarting, LeaseOwner: "dead", LeaseUntil: now.Add(time.Minute),
+		DueAt: now.Add(time.Minute), CreatedAt: now, Version: 3})
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.m.Execute(ctx, testKey, ExecRequest{Code: "print x"}, nil)
+		done <- err
+	}()
+	// The caller waits while the lease holds...
+	select {
+	case err := <-done:
+		t.Fatalf("execute returned while the lease was held: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	if r.sbx.count("Create") != 0 {
+		t.Fatal("a sandbox was created under someone else's lease")
+	}
+	// ...and takes over once it expires.
+	r.clock.Advance(61 * time.Second)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	s := r.store.session(testKey)
+	if s.State != StateRunning || s.LeaseOwner != "" || r.sbx.count("Create") != 1 {
+		t.Fatalf("after takeover: %+v creates %d", s, r.sbx.count("Create"))
+	}
+}
+
+func TestLeaseWaitHonoursContext(t *testing.T) {
+	r := newRig(t, Config{})
+	now := r.clock.Now()
+	r.store.put(&Session{Key: testKey, State: StateStarting, LeaseOwner: "other", LeaseUntil: now.Add(time.Minute), Version: 1})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err := r.m.Execute(ctx, testKey, ExecRequest{Code: "print x"}, nil)
+	if !errors.Is(err, ErrTimeout) {
+		t.Fatalf("err = %v, want timeout", err)
+	}
+}
+
+func TestRestartWhenSandboxGone(t *testing.T) {
+	ctx := context.Background()
+	t.Run("gone before execute", func(t *testing.T) {
+		r := newRig(t, Config{})
+		s, err := r.m.Start(ctx, testKey, StartOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.sbx.vanish(s.SandboxID)
+		res, err := r.m.Execute(ctx, testKey, ExecRequest{Code: "print again"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Restarted || res.Stdout != "again\n" || res.ExecutionCount != 1 {
+			t.Fatalf("result %+v", res)
+		}
+		if n := r.sbx.count("Execute"); n != 2 {
+			t.Fatalf("execute calls = %d, want 2 (one failed before running)", n)
+		}
+		if got := r.store.session(testKey); got.SandboxID == s.SandboxID || got.State != StateRunning {
+			t.Fatalf("record %+v", got)
+		}
+		res, err = r.m.Execute(ctx, testKey, ExecRequest{Code: "print next"}, nil)
+		if err != nil || res.Restarted {
+			t.Fatalf("next execute %+v %v", res, err)
+		}
+	})
+	t.Run("gone after output is not re-sent", func(t *testing.T) {
+		r := newRig(t, Config{})
+		if _, err := r.m.Start(ctx, testKey, StartOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		r.sbx.execFn = func(ctx context.Context, id string, req ExecRequest, onEvent func(Event)) (*ExecResult, error) {
+			onEvent(Event{Stdout: "partial"})
+			return nil, ErrSandboxGone
+		}
+		_, err := r.m.Execute(ctx, testKey, ExecRequest{Code: "print x"}, nil)
+		if !errors.Is(err, ErrSandboxGone) {
+			t.Fatalf("err = %v", err)
+		}
+		if n := r.sbx.count("Execute"); n != 1 {
+			t.Fatalf("code sent %d times", n)
+		}
+	})
+	t.Run("provider unavailable is an error, not a restart", func(t *testing.T) {
+		r := newRig(t, Config{})
+		if _, err := r.m.Start(ctx, testKey, StartOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		r.sbx.fail = func(op, id string) error {
+			if op == "Execute" {
+				return Errorf(ErrUnavailable, "502 from provider")
+			}
+			return nil
+		}
+		if _, err := r.m.Execute(ctx, testKey, ExecRequest{Code: "print x"}, nil); !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("err = %v", err)
+		}
+		if r.sbx.count("Create") != 1 {
+			t.Fatal("restarted on a 5xx")
+		}
+	})
+}
+
+func TestResumePaused(t *testing.T) {
+	r := newRig(t, Config{})
+	ctx := context.Background()
+	if _, err := r.m.Start(ctx, testKey, StartOptions{Pause: true}); err != nil {
+		t.Fatal(err)
+	}
+	r.clock.Advance(31 * time.Minute)
+	if rep, err := r.m.Reap(ctx); err != nil || rep.Paused != 1 {
+		t.Fatalf("reap %+v %v", rep, err)
+	}
+	if s := r.store.session(testKey); s.State != StatePaused || !s.DueAt.Equal(s.LifetimeDeadline) {
+		t.Fatalf("after reap %+v", s)
+	}
+	res, err := r.m.Execute(ctx, testKey, ExecRequest{Code: "print back"}, nil)
+	if err != nil || res.Restarted || res.ExecutionCount != 1 {
+		t.Fatalf("execute after pause %+v %v", res, err)
+	}
+	s := r.store.session(testKey)
+	if s.State != StateRunning || r.sbx.count("Connect") != 1 || r.sbx.count("Create") != 1 {
+		t.Fatalf("after resume %+v connects %d", s, r.sbx.count("Connect"))
+	}
+	if !s.IdleDeadline.Equal(r.clock.Now().Add(30 * time.Minute)) {
+		t.Fatalf("idle deadline not moved: %v", s.IdleDeadline)
+	}
+}
+
+func TestResumeGonePausedRestarts(t *testing.T) {
+	r := newRig(t, Config{})
+	ctx := context.Background()
+	s, err := r.m.Start(ctx, testKey, StartOptions{Pause: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.clock.Advance(31 * time.Minute)
+	if _, err := r.m.Reap(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.sbx.vanish(s.SandboxID)
+	res, err := r.m.Execute(ctx, testKey, ExecRequest{Code: "print x"}, nil)
+	if err != nil || !res.Restarted {
+		t.Fatalf("%+v %v", res, err)
+	}
+}
+
+func TestExpiredLifetimeStartsFresh(t *testing.T) {
+	r := newRig(t, Config{})
+	ctx := context.Background()
+	s, err := r.m.Start(ctx, testKey, StartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 { // keep it active past its lifetime
+		r.clock.Advance(25 * time.Minute)
+		if _, err := r.m.Execute(ctx, testKey, ExecRequest{Code: "print x"}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := r.store.session(testKey)
+	if got.SandboxID == s.SandboxID {
+		t.Fatal("sandbox outlived its lifetime")
+	}
+	if live := r.sbx.live(); len(live) != 1 || live[0] != got.SandboxID {
+		t.Fatalf("live sandboxes %v, want only %s", live, got.SandboxID)
+	}
+}
+
+func TestTenantCap(t *testing.T) {
+	r := newRig(t, Config{MaxLiveSandboxesPerTenant: 2})
+	ctx := context.Background()
+	for i := range 2 {
+		k := testKey
+		k.SessionID = fmt.Sprint("s", i)
+		if _, err := r.m.Start(ctx, k, StartOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other := Key{Tenant: "globex", Principal: "bob", SessionID: "s0"}
+	if _, err := r.m.Start(ctx, other, StartOptions{}); err != nil {
+		t.Fatalf("another tenant is capped too: %v", err)
+	}
+	k := testKey
+	k.SessionID = "s2"
+	_, err := r.m.Execute(ctx, k, ExecRequest{Code: "print x"}, nil)
+	var e *Error
+	if !errors.Is(err, ErrLimit) || !errors.As(err, &e) || e.RetryAfter <= 0 {
+		t.Fatalf("err = %v, want ErrLimit with RetryAfter", err)
+	}
+	if s := r.store.session(k); s.State.Live() {
+		t.Fatalf("capped session left live: %+v", s)
+	}
+	if _, err := r.m.Stop(ctx, Key{Tenant: "acme", Principal: "alice", SessionID: "s0"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.m.Execute(ctx, k, ExecRequest{Code: "print x"}, nil); err != nil {
+		t.Fatalf("after a stop: %v", err)
+	}
+}
+
+func TestStoreFailureMidStart(t *testing.T) {
+	r := newRig(t, Config{})
+	ctx := context.Background()
+	// The write that records the new sandbox fails: the sandbox must not
+	// survive, and the session must be usable afterwards.
+	var once sync.Once
+	r.store.fail = func(op string) error {
+		var err error
+		if op == "UpdateSession" {
+			once.Do(func() { err = errors.New("dynamodb: 500 internal error") })
+		}
+		return err
+	}
+	// CreateSession is the first write; the failing UpdateSession is the
+	// one recording the sandbox.
+	if _, err := r.m.Execute(ctx, testKey, ExecRequest{Code: "print x"}, nil); err == nil {
+		t.Fatal("expected an error")
+	}
+	if live := r.sbx.live(); len(live) != 0 {
+		t.Fatalf("orphaned sandboxes %v", live)
+	}
+	r.clock.Advance(2 * time.Minute) // the failed start's lease runs out
+	res, err := r.m.Execute(ctx, testKey, ExecRequest{Code: "print x"}, nil)
+	if err != nil || res.Stdout != "x\n" {
+		t.Fatalf("%+v %v", res, err)
+	}
+}
+
+func TestProviderFailureOnCreate(t *testing.T) {
+	r := newRig(t, Config{})
+	ctx := context.Background()
+	r.sbx.fail = func(op, id string) error {
+		if op == "Create" {
+			return Errorf(ErrUnavailable, "provider answered 503")
+		}
+		return nil
+	}
+	if _, err := r.m.Execute(ctx, testKey, ExecRequest{Code: "print x"}, nil); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("err = %v", err)
+	}
+	if s := r.store.session(testKey); s.State != StateError || !s.DueAt.IsZero() {
+		t.Fatalf("record %+v", s)
+	}
+	r.sbx.fail = nil
+	if _, err := r.m.Execute(ctx, testKey, ExecRequest{Code: "print x"}, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStopDuringStartKillsTheNewSandbox(t *testing.T) {
+	r := newRig(t, Config{})
+	ctx := context.Background()
+	created := make(chan struct{})
+	release := make(chan struct{})
+	r.sbx.fail = func(op, id string) error {
+		if op == "Create" && r.sbx.count("Create") == 1 {
+			close(created)
+			<-release
+		}
+		return nil
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.m.Start(ctx, testKey, StartOptions{})
+		done <- err
+	}()
+	<-created
+	if _, err := r.m.Stop(ctx, testKey); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// The start lost its lease to the stop, killed its sandbox and started
+	// again: exactly one sandbox runs, and the record names it.
+	s := r.store.session(testKey)
+	if live := r.sbx.live(); len(live) != 1 || live[0] != s.SandboxID || s.State != StateRunning {
+		t.Fatalf("live %v record %+v", live, s)
+	}
+}
+
+func TestListPages(t *testing.T) {
+	r := newRig(t, Config{})
+	ctx := context.Background()
+	for i := range 5 {
+		k := testKey
+		k.SessionID = fmt.Sprintf("s%d", i)
+		if _, err := r.m.Start(ctx, k, StartOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := r.m.Start(ctx, Key{Tenant: "acme", Principal: "bob", SessionID: "b"}, StartOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	cursor := ""
+	for {
+		page, next, err := r.m.List(ctx, "acme", "alice", 2, cursor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range page {
+			ids = append(ids, s.SessionID)
+		}
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	if fmt.Sprint(ids) != "[s0 s1 s2 s3 s4]" {
+		t.Fatalf("ids %v", ids)
+	}
+	if _, _, err := r.m.List(ctx, "acme", "alice", 101, ""); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("limit 101: %v", err)
+	}
+}
