@@ -23,7 +23,7 @@ func TestActivityWritesThrottled(t *testing.T) {
 		}
 	}
 	steps := []struct {
-		advance             time.Duration
+		advance              time.Duration
 		wantReads, wantWrite int64
 	}{
 		{time.Second, 1, 0},
