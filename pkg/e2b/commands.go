@@ -96,9 +96,7 @@ func (c *Commands) start(ctx context.Context, op string, msg *process.StartReque
 	timer := c.sb.client.startStreamTimer(cancel)
 	stream, err := c.sb.envd.proc.Start(streamCtx, req)
 	if err != nil {
-		timer.stop()
-		cancel()
-		return nil, wrapErr(op, c.sb.ID, err)
+		return nil, failedStream(op, c.sb.ID, err, timer, cancel)
 	}
 	return newHandle(op, c.sb, streamAdapter[process.StartResponse]{stream}, timer, cancel, sinks)
 }
@@ -122,9 +120,7 @@ func (c *Commands) Connect(ctx context.Context, pid uint32, opts ConnectOptions)
 	timer := c.sb.client.startStreamTimer(cancel)
 	stream, err := c.sb.envd.proc.Connect(streamCtx, req)
 	if err != nil {
-		timer.stop()
-		cancel()
-		return nil, wrapErr(op, c.sb.ID, err)
+		return nil, failedStream(op, c.sb.ID, err, timer, cancel)
 	}
 	return newHandle(op, c.sb, streamAdapter[process.ConnectResponse]{stream}, timer, cancel,
 		outputSinks{stdout: opts.OnStdout, stderr: opts.OnStderr, pty: opts.OnPty})
@@ -199,4 +195,14 @@ func (c *Client) streamContext(ctx context.Context, d time.Duration) (context.Co
 	}
 	stop := context.AfterFunc(ctx, cancel)
 	return sctx, func() { stop(); cancel() }
+}
+
+// failedStream releases a stream that failed to open and classifies the error.
+func failedStream(op, id string, err error, timer *streamTimer, cancel context.CancelFunc) error {
+	timer.stop()
+	cancel()
+	if timer.timedOut() {
+		return timeoutErr(op, id, err)
+	}
+	return wrapErr(op, id, err)
 }
