@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/api"
+	"github.com/sessionbox/sessionbox/pkg/blob"
 	"github.com/sessionbox/sessionbox/pkg/bus"
 	"github.com/sessionbox/sessionbox/pkg/e2b"
 	"github.com/sessionbox/sessionbox/pkg/e2blocal"
@@ -33,7 +34,8 @@ func TestMain(m *testing.M) {
 
 // stack is the whole service as local mode runs it: the API over the real
 // Manager, the DynamoDB store on the in-process emulator, the local E2B
-// runtime through the E2B client, and the in-process bus with its worker.
+// runtime through the E2B client, the S3 adapter on the on-disk S3
+// stand-in, and the in-process bus with its worker.
 type stack struct {
 	t      testing.TB
 	url    string
@@ -75,11 +77,21 @@ func newStack(t testing.TB) *stack {
 	}
 	st := store.New(db, "sessionbox")
 
+	s3Endpoint, stopS3, err := localaws.StartS3(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stopS3)
+	s3c := localaws.S3Client(s3Endpoint)
+	if err := localaws.EnsureBucket(ctx, s3c, "transfers"); err != nil {
+		t.Fatal(err)
+	}
+
 	b := bus.NewLocal(2, nil, logger)
 	t.Cleanup(func() { _ = b.Close() })
 	sbx := sandboxes.New(e2bc)
 	mgr, err := session.NewManager(session.Config{StackID: "api-e2e"}, session.Deps{
-		Store: st, Sandboxes: sbx, Bus: b, Logger: logger})
+		Store: st, Sandboxes: sbx, Bus: b, Blobs: blob.New(s3c, "transfers"), Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -92,6 +95,8 @@ func TestEndToEnd(t *testing.T) {
 		resp, body = s.req(s.alice, "GET", base+"/files/content?path=data/gone.txt", nil)
 		s.problem(404, resp, body)
 	})
+
+	t.Run("24 MiB through presigned upload, import and download", func(t *testing.T) { bigTransfer(t, s, sid) })
 
 	t.Run("install from a local wheel index", func(t *testing.T) { installFromLocalIndex(t, s, sid) })
 
@@ -377,5 +382,85 @@ func installFromLocalIndex(t *testing.T, s *stack, sid string) {
 	}
 	if r := s.exec(s.alice, sid, "import sbxdemo; sbxdemo.VALUE == 'from-the-wheel'"); r.text() != "True" {
 		t.Fatalf("installed package: %+v %+v", r, r.Error)
+	}
+}
+
+// bigTransfer sends 24 MiB the way a browser would: straight to the
+// presigned URL, then import into the sandbox, then back out through a
+// presigned download, checking the bytes at every step.
+func bigTransfer(t *testing.T, s *stack, sid string) {
+	base := "/v1/sessions/" + sid
+	data := make([]byte, 24<<20)
+	for i := range data {
+		data[i] = byte(i*7 + i>>11)
+	}
+	sum := sha256.Sum256(data)
+	want := hex.EncodeToString(sum[:])
+
+	var up struct {
+		UploadURL  string            `json:"uploadUrl"`
+		Method     string            `json:"method"`
+		Headers    map[string]string `json:"headers"`
+		ExpiresAt  time.Time         `json:"expiresAt"`
+		TransferID string            `json:"transferId"`
+	}
+	s.json(s.alice, "POST", base+"/files/upload-url", map[string]any{"path": "big/data.bin", "sizeBytes": len(data),
+		"contentType": "application/octet-stream"}, &up)
+	if up.UploadURL == "" || up.Method != "PUT" || up.TransferID == "" || !up.ExpiresAt.After(time.Now()) {
+		t.Fatalf("upload ticket %+v", up)
+	}
+	req, _ := http.NewRequest(up.Method, up.UploadURL, bytes.NewReader(data))
+	for k, v := range up.Headers {
+		req.Header.Set(k, v)
+	}
+	req.ContentLength = int64(len(data))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("upload to S3: %d %s", resp.StatusCode, body)
+	}
+
+	var entry struct {
+		Path string `json:"path"`
+		Size int64  `json:"size"`
+	}
+	s.json(s.alice, "POST", base+"/files/import", map[string]any{"transferId": up.TransferID}, &entry)
+	if entry.Path != "/home/user/big/data.bin" || entry.Size != int64(len(data)) {
+		t.Fatalf("imported %+v", entry)
+	}
+	r := s.exec(s.alice, sid, "import hashlib\nhashlib.sha256(open('big/data.bin','rb').read()).hexdigest() == '"+want+"'")
+	if r.text() != "True" {
+		t.Fatalf("the sandbox holds other bytes: %+v", r)
+	}
+
+	// Too large for the inline route: the answer points to the transfer.
+	resp, body = s.req(s.alice, "GET", base+"/files/content?path=big/data.bin", nil)
+	s.problem(413, resp, body)
+
+	var down struct {
+		DownloadURL string    `json:"downloadUrl"`
+		ExpiresAt   time.Time `json:"expiresAt"`
+		SizeBytes   int64     `json:"sizeBytes"`
+	}
+	s.json(s.alice, "POST", base+"/files/download-url", map[string]any{"path": "big/data.bin"}, &down)
+	if down.SizeBytes != int64(len(data)) || !down.ExpiresAt.After(time.Now()) {
+		t.Fatalf("download ticket %+v", down)
+	}
+	resp, err = http.Get(down.DownloadURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, resp.Body)
+	if err != nil || resp.StatusCode != 200 || n != int64(len(data)) || hex.EncodeToString(h.Sum(nil)) != want {
+		t.Fatalf("download: status %d, %d bytes, %v", resp.StatusCode, n, err)
+	}
+	if resp, body := s.req(s.alice, "DELETE", base+"/files?path=big", nil); resp.StatusCode != 204 {
+		t.Fatalf("delete: %d %s", resp.StatusCode, body)
 	}
 }
