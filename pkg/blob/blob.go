@@ -6,6 +6,7 @@ package blob
 import (
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/s3/manager"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
@@ -95,6 +96,12 @@ func New(client *s3.Client, bucket string, opts ...Option) *Blobs {
 	b.uploader = manager.NewUploader(client, func(u *manager.Uploader) {
 		u.PartSize = b.partSize
 		u.Concurrency = b.concurrency
+		// The uploader adds part checksums by default whatever the client
+		// says; a client configured to checksum only when required (as
+		// for the local stand-in) is obeyed here too.
+		if client.Options().RequestChecksumCalculation == aws.RequestChecksumCalculationWhenRequired {
+			u.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
+		}
 	})
 	return b
 }
