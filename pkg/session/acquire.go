@@ -69,6 +69,13 @@ func (m *Manager) acquire(ctx context.Context, key Key, opts *StartOptions, gone
 		}
 		if errors.Is(err, errRetry) {
 			attempt++
+			// Losers of a race usually find the winner's lease on the next
+			// read; past the first retry, give the winner a moment.
+			if attempt > 1 {
+				if err := wait.sleep(ctx, 0); err != nil {
+					return nil, false, ctxError(err, "waiting for the session's sandbox")
+				}
+			}
 			continue
 		}
 		if err != nil {
@@ -261,9 +268,13 @@ type backoff struct{ next time.Duration }
 
 func newBackoff() *backoff { return &backoff{next: 10 * time.Millisecond} }
 
-// sleep waits for the next poll, no longer than until (the lease's end).
+// sleep waits for the next poll, and no longer than until (the time left
+// on a lease) when that is positive.
 func (b *backoff) sleep(ctx context.Context, until time.Duration) error {
-	d := min(b.next, max(until, time.Millisecond))
+	d := b.next
+	if until > 0 {
+		d = min(d, until)
+	}
 	b.next = min(b.next*2, 500*time.Millisecond)
 	t := time.NewTimer(d)
 	defer t.Stop()

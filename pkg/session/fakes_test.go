@@ -511,14 +511,14 @@ func (f *fakeSandboxes) RunCommand(ctx context.Context, id, cmd string, timeout 
 	f.lastCmd = append(f.lastCmd, cmd)
 	fn := f.cmdFn
 	f.mu.Unlock()
-	if fn != nil {
-		res, err := fn(cmd)
-		if onEvent != nil && res.Stdout != "" {
-			onEvent(Event{Stdout: res.Stdout})
-		}
-		return res, err
+	if fn == nil {
+		fn = func(string) (CommandResult, error) { return CommandResult{Stdout: "Successfully installed\n"}, nil }
 	}
-	return CommandResult{Stdout: "Successfully installed\n"}, nil
+	res, err := fn(cmd)
+	if onEvent != nil && res.Stdout != "" {
+		onEvent(Event{Stdout: res.Stdout})
+	}
+	return res, err
 }
 
 func (f *fakeSandboxes) ListFiles(ctx context.Context, id, dir string, depth int) ([]FileEntry, error) {

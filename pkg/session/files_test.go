@@ -1,0 +1,188 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+func TestInlineFiles(t *testing.T) {
+	r := newRig(t, Config{MaxInlineFileBytes: 8})
+	ctx := context.Background()
+	e, err := r.m.WriteFile(ctx, testKey, "dir/a.txt", strings.NewReader("12345678"))
+	if err != nil || e.Path != "/home/user/dir/a.txt" || e.Size != 8 || e.Name != "a.txt" {
+		t.Fatalf("write %+v %v", e, err)
+	}
+	rc, got, err := r.m.ReadFile(ctx, testKey, "/home/user/dir/a.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(rc)
+	rc.Close()
+	if string(b) != "12345678" || got.Size != 8 {
+		t.Fatalf("read %q %+v", b, got)
+	}
+	if _, err := r.m.WriteFile(ctx, testKey, "big.txt", strings.NewReader("123456789")); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("write over limit: %v", err)
+	}
+	// A file grown in the sandbox past the limit cannot be read inline.
+	if _, err := r.m.Execute(ctx, testKey, ExecRequest{Code: "write /home/user/big.txt 0123456789"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := r.m.ReadFile(ctx, testKey, "big.txt"); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("read over limit: %v", err)
+	}
+	if _, _, err := r.m.ReadFile(ctx, testKey, "dir"); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("read of a directory: %v", err)
+	}
+	if _, _, err := r.m.ReadFile(ctx, testKey, "missing"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("read of a missing file: %v", err)
+	}
+
+	list, err := r.m.ListFiles(ctx, testKey, "", 2)
+	if err != nil || len(list) != 2 {
+		t.Fatalf("list %+v %v", list, err)
+	}
+	if err := r.m.DeleteFile(ctx, testKey, "dir/a.txt"); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.m.DeleteFile(ctx, testKey, "dir/a.txt"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("second delete: %v", err)
+	}
+	for _, p := range []string{"/", "/home/user", ".", ""} {
+		if err := r.m.DeleteFile(ctx, testKey, p); !errors.Is(err, ErrInvalid) {
+			t.Fatalf("delete %q: %v", p, err)
+		}
+	}
+	if _, err := r.m.ListFiles(ctx, testKey, "", 11); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("depth 11: %v", err)
+	}
+}
+
+func TestWriteFileRetriedOnFreshSandbox(t *testing.T) {
+	r := newRig(t, Config{})
+	ctx := context.Background()
+	s, err := r.m.Start(ctx, testKey, StartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.sbx.vanish(s.SandboxID)
+	if _, err := r.m.WriteFile(ctx, testKey, "a.txt", strings.NewReader("data")); err != nil {
+		t.Fatal(err)
+	}
+	cur := r.store.session(testKey)
+	if b, ok := r.sbx.file(cur.SandboxID, "/home/user/a.txt"); !ok || string(b) != "data" {
+		t.Fatalf("file on the fresh sandbox: %q %v", b, ok)
+	}
+}
+
+func TestUploadImportDownload(t *testing.T) {
+	r := newRig(t, Config{})
+	ctx := context.Background()
+	ticket, err := r.m.UploadURL(ctx, testKey, "data/in.csv", 11, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !transferIDRE.MatchString(ticket.TransferID) || ticket.Request.Method != "PUT" ||
+		ticket.Request.Headers["Content-Length"] != "11" || ticket.Request.Headers["Content-Type"] != "text/csv; charset=utf-8" {
+		t.Fatalf("ticket %+v", ticket)
+	}
+	if _, err := r.m.Import(ctx, testKey, ticket.TransferID); !errors.Is(err, ErrConflict) {
+		t.Fatalf("import before upload: %v", err)
+	}
+	r.blobs.set(uploadKey(ticket.TransferID), []byte("a,b\n1,2\n3,4"))
+
+	other := testKey
+	other.Principal = "mallory"
+	if _, err := r.m.Import(ctx, other, ticket.TransferID); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("another principal's import: %v", err)
+	}
+	otherSession := testKey
+	otherSession.SessionID = "chat-2"
+	if _, err := r.m.Import(ctx, otherSession, ticket.TransferID); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("import into another session: %v", err)
+	}
+
+	e, err := r.m.Import(ctx, testKey, ticket.TransferID)
+	if err != nil || e.Path != "/home/user/data/in.csv" || e.Size != 11 {
+		t.Fatalf("import %+v %v", e, err)
+	}
+	s := r.store.session(testKey)
+	if b, _ := r.sbx.file(s.SandboxID, "/home/user/data/in.csv"); string(b) != "a,b\n1,2\n3,4" {
+		t.Fatalf("file %q", b)
+	}
+
+	d, err := r.m.DownloadURL(ctx, testKey, "data/in.csv")
+	if err != nil || d.SizeBytes != 11 || d.ExpiresAt != r.clock.Now().Add(r.m.cfg.TransferTTL) {
+		t.Fatalf("download %+v %v", d, err)
+	}
+	key := strings.TrimPrefix(d.URL, "https://blobs.test/")
+	if b, ok := r.blobs.object(key); !ok || string(b) != "a,b\n1,2\n3,4" {
+		t.Fatalf("blob %q", b)
+	}
+	if _, err := r.m.DownloadURL(ctx, testKey, "missing"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("download of a missing file: %v", err)
+	}
+}
+
+func TestImportChecks(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name    string
+		upload  string
+		advance bool
+		id      string
+		kind    error
+	}{
+		{"size mismatch", "short", false, "", ErrInvalid},
+		{"expired", "0123456789", true, "", ErrNotFound},
+		{"malformed id", "0123456789", false, "../../etc", ErrInvalid},
+		{"unknown id", "0123456789", false, strings.Repeat("ab", 24), ErrNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRig(t, Config{})
+			ticket, err := r.m.UploadURL(ctx, testKey, "f.bin", 10, "application/octet-stream")
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.blobs.set(uploadKey(ticket.TransferID), []byte(tt.upload))
+			if tt.advance {
+				r.clock.Advance(31 * 60e9)
+			}
+			id := ticket.TransferID
+			if tt.id != "" {
+				id = tt.id
+			}
+			if _, err := r.m.Import(ctx, testKey, id); !errors.Is(err, tt.kind) {
+				t.Fatalf("err = %v, want %v", err, tt.kind)
+			}
+		})
+	}
+}
+
+func TestUploadURLValidation(t *testing.T) {
+	r := newRig(t, Config{MaxTransferBytes: 100})
+	ctx := context.Background()
+	tests := []struct {
+		path, ct string
+		size     int64
+		kind     error
+	}{
+		{"a", "", -1, ErrInvalid},
+		{"a", "", 101, ErrTooLarge},
+		{"", "", 1, ErrInvalid},
+		{"a\x00b", "", 1, ErrInvalid},
+		{"a", "text/plain\r\nX-Evil: 1", 1, ErrInvalid},
+	}
+	for _, tt := range tests {
+		if _, err := r.m.UploadURL(ctx, testKey, tt.path, tt.size, tt.ct); !errors.Is(err, tt.kind) {
+			t.Fatalf("%+v: err = %v", tt, err)
+		}
+	}
+	if _, err := r.m.UploadURL(ctx, testKey, "empty", 0, "text/plain"); err != nil {
+		t.Fatalf("empty file: %v", err)
+	}
+}

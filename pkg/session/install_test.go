@@ -1,0 +1,109 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+func TestInstallCommandLine(t *testing.T) {
+	tests := []struct {
+		name string
+		req  InstallRequest
+		user bool
+		want string
+	}{
+		{"plain", InstallRequest{Packages: []string{"pandas==2.2.2", "requests[socks]>=2.31,<3"}}, false,
+			`python3 -m pip install --no-input --disable-pip-version-check -- 'pandas==2.2.2' 'requests[socks]>=2.31,<3'`},
+		{"index", InstallRequest{Packages: []string{"x"}, IndexURL: "http://127.0.0.1:8080/simple/"}, false,
+			`python3 -m pip install --no-input --disable-pip-version-check --index-url 'http://127.0.0.1:8080/simple/' -- 'x'`},
+		{"user", InstallRequest{Packages: []string{"x"}}, true,
+			`PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --no-input --disable-pip-version-check --user -- 'x'`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := installCommand(tt.req, tt.user); got != tt.want {
+				t.Fatalf("got  %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestShellQuoteWithShell runs quoted words through a real shell: whatever
+// goes in comes out as one argument, unexpanded.
+func TestShellQuoteWithShell(t *testing.T) {
+	words := []string{"plain", "a b", "x; rm -rf /", "$(id)", "`id`", "it's", "'", "\"q\"", "a\\b", "*", "~", "$HOME", "\n"}
+	var cmd strings.Builder
+	cmd.WriteString("printf '%s\\0'")
+	for _, w := range words {
+		cmd.WriteString(" " + shellQuote(w))
+	}
+	out, err := exec.CommandContext(context.Background(), "/bin/sh", "-c", cmd.String()).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+	if strings.Join(got, "|") != strings.Join(words, "|") {
+		t.Fatalf("shell saw %q, want %q", got, words)
+	}
+}
+
+func TestInstall(t *testing.T) {
+	ctx := context.Background()
+	t.Run("success streams output", func(t *testing.T) {
+		r := newRig(t, Config{})
+		var streamed strings.Builder
+		res, err := r.m.Install(ctx, testKey, InstallRequest{Packages: []string{"tiny==1.0"}}, func(e Event) { streamed.WriteString(e.Stdout) })
+		if err != nil || !res.Success || res.ExitCode != 0 || res.Stdout != "Successfully installed\n" || streamed.String() != res.Stdout {
+			t.Fatalf("%+v %v streamed %q", res, err, streamed.String())
+		}
+		if len(r.sbx.lastCmd) != 1 || !strings.HasSuffix(r.sbx.lastCmd[0], "-- 'tiny==1.0'") {
+			t.Fatalf("commands %q", r.sbx.lastCmd)
+		}
+	})
+	t.Run("externally managed falls back to a user install", func(t *testing.T) {
+		r := newRig(t, Config{})
+		r.sbx.cmdFn = func(cmd string) (CommandResult, error) {
+			if !strings.Contains(cmd, "--user") {
+				return CommandResult{ExitCode: 1, Stderr: "error: externally-managed-environment\n"}, nil
+			}
+			return CommandResult{Stdout: "ok\n"}, nil
+		}
+		res, err := r.m.Install(ctx, testKey, InstallRequest{Packages: []string{"x"}}, nil)
+		if err != nil || !res.Success || len(r.sbx.lastCmd) != 2 {
+			t.Fatalf("%+v %v %q", res, err, r.sbx.lastCmd)
+		}
+	})
+	t.Run("pip failure is a result", func(t *testing.T) {
+		r := newRig(t, Config{})
+		r.sbx.cmdFn = func(cmd string) (CommandResult, error) {
+			return CommandResult{ExitCode: 1, Stderr: "ERROR: No matching distribution found for nope\n"}, nil
+		}
+		res, err := r.m.Install(ctx, testKey, InstallRequest{Packages: []string{"nope"}}, nil)
+		if err != nil || res.Success || res.ExitCode != 1 || !strings.Contains(res.Stderr, "No matching") {
+			t.Fatalf("%+v %v", res, err)
+		}
+	})
+	t.Run("invalid input never reaches the sandbox", func(t *testing.T) {
+		r := newRig(t, Config{})
+		bad := []InstallRequest{
+			{},
+			{Packages: []string{"x; rm -rf /"}},
+			{Packages: []string{"ok", "--index-url=http://evil"}},
+			{Packages: []string{"x"}, IndexURL: "file:///etc"},
+			{Packages: []string{"x"}, IndexURL: "http://a/$(id)"},
+			{Packages: []string{"x"}, IndexURL: "http://a/ b"},
+			{Packages: make([]string, maxPackages+1)},
+		}
+		for _, req := range bad {
+			if _, err := r.m.Install(ctx, testKey, req, nil); !errors.Is(err, ErrInvalid) {
+				t.Fatalf("%+v: err = %v", req, err)
+			}
+		}
+		if r.sbx.count("Create") != 0 || r.sbx.count("RunCommand") != 0 {
+			t.Fatal("invalid install touched the provider")
+		}
+	})
+}
