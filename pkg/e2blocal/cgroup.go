@@ -29,6 +29,11 @@ import (
 
 const cgroupRoot = "/sys/fs/cgroup"
 
+// cgroupTagPrefix starts every runtime's parent group name, followed by the
+// runtime's pid: groups left by a runtime that was killed are recognised
+// and removed by the next one.
+const cgroupTagPrefix = "sessionbox-"
+
 // limits are the per-sandbox cgroup limits.
 type limits struct {
 	MemoryBytes int64
@@ -44,6 +49,7 @@ type cgroupDriver interface {
 
 // cgroup is one sandbox's group (across controllers on v1).
 type cgroup interface {
+	controllers() int // lines naming the group in /proc/<pid>/cgroup of a member
 	add(pid int) error
 	procs() ([]int, error)
 	freeze(ctx context.Context) error
@@ -89,6 +95,34 @@ func ownCgroupPaths() (map[string]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// removeStale removes groups of dead runtimes below base (and their empty
+// sandbox groups). Their tasks died with them: sandboxes die with bwrap's
+// parent, so only empty directories are left.
+func removeStale(base string) {
+	entries, err := os.ReadDir(base)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), cgroupTagPrefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pid, _, _ := strings.Cut(rest, "-")
+		if _, err := os.Stat("/proc/" + pid); err == nil {
+			continue
+		}
+		dir := filepath.Join(base, e.Name())
+		children, _ := os.ReadDir(dir)
+		for _, c := range children {
+			if c.IsDir() {
+				_ = os.Remove(filepath.Join(dir, c.Name()))
+			}
+		}
+		_ = os.Remove(dir)
+	}
 }
 
 func writeFile(path, value string) error {

@@ -31,6 +31,7 @@ func newV1Driver(tag string) (*v1Driver, error) {
 			d.close()
 			return nil, fmt.Errorf("cgroup v1 controller %s not mounted", c)
 		}
+		removeStale(filepath.Join(cgroupRoot, c, base))
 		parent := filepath.Join(cgroupRoot, c, base, tag)
 		if err := os.Mkdir(parent, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 			d.close()
@@ -101,6 +102,8 @@ func (g *v1Group) setLimits(l limits) error {
 	}
 	return nil
 }
+
+func (g *v1Group) controllers() int { return len(g.dirs) }
 
 func (g *v1Group) add(pid int) error {
 	for _, dir := range g.dirs {

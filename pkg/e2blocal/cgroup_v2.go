@@ -27,6 +27,7 @@ func newV2Driver(tag string) (*v2Driver, error) {
 	if err := writeFile(filepath.Join(base, "cgroup.subtree_control"), "+memory +pids +cpu"); err != nil {
 		return nil, fmt.Errorf("enable cgroup v2 controllers: %w", err)
 	}
+	removeStale(base)
 	parent := filepath.Join(base, tag)
 	if err := os.Mkdir(parent, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return nil, fmt.Errorf("create cgroup %s: %w", parent, err)
@@ -83,6 +84,8 @@ func (g *v2Group) setLimits(l limits) error {
 	}
 	return nil
 }
+
+func (g *v2Group) controllers() int { return 1 }
 
 func (g *v2Group) add(pid int) error {
 	return writeFile(filepath.Join(g.dir, "cgroup.procs"), strconv.Itoa(pid))

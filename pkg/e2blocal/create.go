@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -26,42 +27,58 @@ type createParams struct {
 
 var errClosed = errors.New("runtime is closed")
 
+// create turns a warm (or, when the pool is empty, a freshly spawned) tree
+// into a sandbox: it hands the agent its config and registers the sandbox.
 func (rt *Runtime) create(ctx context.Context, p createParams) (*sandbox, error) {
-	id, err := newSandboxID()
+	rt.creating.Add(1)
+	defer func() {
+		rt.lastCreate.Store(time.Now().UnixNano())
+		rt.creating.Add(-1)
+	}()
+	s, err := rt.takeWarm()
 	if err != nil {
 		return nil, err
 	}
-	s := &sandbox{
-		rt: rt, id: id, templateID: p.templateID, metadata: p.metadata, envVars: p.envVars,
-		autoPause: p.autoPause, autoResume: p.autoResume, allowNet: p.allowNet, hostUID: -1,
-	}
+	s.templateID, s.metadata, s.envVars = p.templateID, p.metadata, p.envVars
+	s.autoPause, s.autoResume, s.allowNet = p.autoPause, p.autoResume, p.allowNet
 	if p.secure {
 		if s.accessToken, err = newAccessToken(); err != nil {
-			return nil, err
+			return nil, errors.Join(err, s.teardown(ctx))
 		}
 	}
-	if err := rt.provision(s); err != nil {
-		_ = s.teardown(ctx)
-		return nil, err
+	if err := s.proc.configure(rt.agentConfig(s), rt.cfg.StartTimeout); err != nil {
+		return nil, errors.Join(fmt.Errorf("start sandbox %s: %w", s.id, err), s.teardown(ctx))
 	}
 	s.startedAt = time.Now().UTC()
 	s.transport = newTransport(s.socketPath())
 	rt.mu.Lock()
 	if rt.closed {
 		rt.mu.Unlock()
-		_ = s.teardown(ctx)
-		return nil, errClosed
+		return nil, errors.Join(errClosed, s.teardown(ctx))
 	}
 	s.mu.Lock()
 	s.armLocked(p.timeout)
 	s.mu.Unlock()
-	rt.sandboxes[id] = s
+	rt.sandboxes[s.id] = s
 	rt.mu.Unlock()
 	go s.watch()
 	return s, nil
 }
 
-// provision allocates the sandbox's uid, dirs and cgroup and starts its tree.
+// prepare allocates a sandbox's uid, dirs and cgroup and spawns its tree;
+// the agent then waits for its config.
+func (rt *Runtime) prepare() (*sandbox, error) {
+	id, err := newSandboxID()
+	if err != nil {
+		return nil, err
+	}
+	s := &sandbox{rt: rt, id: id, hostUID: -1}
+	if err := rt.provision(s); err != nil {
+		return nil, errors.Join(err, s.teardown(context.Background()))
+	}
+	return s, nil
+}
+
 func (rt *Runtime) provision(s *sandbox) error {
 	if rt.uids != nil {
 		rt.mu.Lock()
@@ -87,23 +104,59 @@ func (rt *Runtime) provision(s *sandbox) error {
 		homeDir: rt.fs.homeDir(s.id), runDir: rt.fs.runDir(s.id), hostUID: s.hostUID,
 		tmpBytes: rt.cfg.TmpBytes,
 	}
-	proc, err := startAgent(rt.spawn, spec, rt.agentConfig(s), s.joinCgroup, rt.cfg.StartTimeout)
+	proc, err := spawnAgent(rt.spawn, spec, s.joinCgroup)
 	if err != nil {
-		return fmt.Errorf("start sandbox %s: %w", s.id, err)
+		return fmt.Errorf("spawn sandbox %s: %w", s.id, err)
 	}
 	s.proc = proc
-	// bwrap was moved into the group right after fork, but it may have
-	// forked before that; nothing untrusted has run yet, so sweeping the
-	// tree now closes the gap.
-	for _, pid := range processTree(proc.cmd.Process.Pid) {
-		s.joinCgroup(pid)
-	}
-	return nil
+	return s.sweepIntoCgroup(rt.cfg.StartTimeout)
 }
 
 func (s *sandbox) joinCgroup(pid int) {
 	if s.cg != nil {
 		_ = s.cg.add(pid)
+	}
+}
+
+// sweepIntoCgroup moves every task of the tree into the sandbox's group.
+// bwrap joined it right after fork, but usually forks its pid-1 child
+// before that (measured: the sweep had work to do most of the time). The
+// tree is complete once the agent exists (bwrap, its init, the agent, which
+// then blocks on its config and forks nothing), and nothing untrusted runs
+// before the agent is configured, so moving the three then closes the gap.
+// Attaching costs milliseconds on cgroup v1 (it waits for an RCU grace
+// period), so this runs while the tree sits in the warm pool, and tasks
+// already in the group are skipped.
+func (s *sandbox) sweepIntoCgroup(timeout time.Duration) error {
+	if s.cg == nil {
+		return nil
+	}
+	pids, err := s.waitTree(timeout)
+	if err != nil {
+		return err
+	}
+	for _, pid := range pids {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+		if err == nil && strings.Count(string(data), "/"+s.id+"\n") >= s.cg.controllers() {
+			continue
+		}
+		s.joinCgroup(pid)
+	}
+	return nil
+}
+
+// waitTree waits until bwrap's tree holds the agent: three processes.
+func (s *sandbox) waitTree(timeout time.Duration) ([]int, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		pids := processTree(s.proc.cmd.Process.Pid)
+		if len(pids) >= 3 {
+			return pids, nil
+		}
+		if s.proc.exited() || time.Now().After(deadline) {
+			return nil, fmt.Errorf("sandbox %s: agent process did not appear (output: %q)", s.id, s.proc.stderr.String())
+		}
+		time.Sleep(500 * time.Microsecond)
 	}
 }
 
@@ -144,7 +197,6 @@ func (rt *Runtime) agentConfig(s *sandbox) agent.Config {
 	return agent.Config{
 		Socket: insideSocket, User: "user", Home: insideHome, Shell: "/bin/bash",
 		Python: rt.cfg.Python, Env: s.envVars, AccessToken: s.accessToken,
-		MaxOutputBytes: rt.cfg.MaxOutputBytes,
-		Rlimits:        rl,
+		MaxOutputBytes: rt.cfg.MaxOutputBytes, Rlimits: rl,
 	}
 }

@@ -122,30 +122,33 @@ type agentProc struct {
 	stderr *tailBuffer
 	done   chan struct{} // closed when bwrap has exited and been reaped
 	err    error         // bwrap's exit status, valid after done
+
+	cfgW   *os.File // the agent blocks reading its config from here
+	readyR *os.File // it writes one byte here once it listens
 }
 
-// startAgent starts bwrap with the agent inside, hands it cfg over an
-// inherited pipe and waits until it listens on its socket.
-func startAgent(sp *spawner, s launchSpec, cfg agent.Config, onStart func(pid int), timeout time.Duration) (*agentProc, error) {
+// spawnAgent starts bwrap with the agent inside. The agent's Go runtime
+// starts and then blocks until configure hands it its config, so a spawned
+// tree can wait in the warm pool before a sandbox is asked for.
+func spawnAgent(sp *spawner, s launchSpec, onStart func(pid int)) (*agentProc, error) {
 	cfgR, cfgW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("config pipe: %w", err)
 	}
 	defer cfgR.Close()
-	defer cfgW.Close()
 	readyR, readyW, err := os.Pipe()
 	if err != nil {
+		cfgW.Close()
 		return nil, fmt.Errorf("ready pipe: %w", err)
 	}
-	defer readyR.Close()
 	defer readyW.Close()
-
 	cmd := s.command(s.agentArgs())
 	cmd.ExtraFiles = []*os.File{cfgR, readyW} // fds 3 and 4 in the agent
-	p := &agentProc{cmd: cmd, stderr: newTailBuffer(8 << 10), done: make(chan struct{})}
+	p := &agentProc{cmd: cmd, stderr: newTailBuffer(8 << 10), done: make(chan struct{}), cfgW: cfgW, readyR: readyR}
 	cmd.Stdout = p.stderr
 	cmd.Stderr = p.stderr
 	if err := sp.start(cmd); err != nil {
+		p.closePipes()
 		return nil, fmt.Errorf("start bwrap: %w", err)
 	}
 	onStart(cmd.Process.Pid)
@@ -153,19 +156,25 @@ func startAgent(sp *spawner, s launchSpec, cfg agent.Config, onStart func(pid in
 		p.err = cmd.Wait()
 		close(p.done)
 	}()
-	cfgR.Close()
-	readyW.Close()
-	if err := json.NewEncoder(cfgW).Encode(cfg); err != nil {
-		p.kill()
-		return nil, fmt.Errorf("send agent config: %w", err)
-	}
-	cfgW.Close()
-	if err := waitReady(readyR, timeout); err != nil {
-		p.kill()
-		<-p.done
-		return nil, fmt.Errorf("agent did not start: %w (bwrap: %v; output: %q)", err, p.err, p.stderr.String())
-	}
 	return p, nil
+}
+
+// configure sends the agent its config and waits until it serves.
+func (p *agentProc) configure(cfg agent.Config, timeout time.Duration) error {
+	defer p.closePipes()
+	if err := json.NewEncoder(p.cfgW).Encode(cfg); err != nil {
+		return fmt.Errorf("send agent config: %w (output: %q)", err, p.stderr.String())
+	}
+	p.cfgW.Close()
+	if err := waitReady(p.readyR, timeout); err != nil {
+		return fmt.Errorf("agent did not start: %w (output: %q)", err, p.stderr.String())
+	}
+	return nil
+}
+
+func (p *agentProc) closePipes() {
+	p.cfgW.Close()
+	p.readyR.Close()
 }
 
 func waitReady(r *os.File, timeout time.Duration) error {
@@ -182,6 +191,7 @@ func waitReady(r *os.File, timeout time.Duration) error {
 // kill ends bwrap's process group; --die-with-parent and the pid namespace
 // take everything inside with it.
 func (p *agentProc) kill() {
+	p.closePipes()
 	if p.cmd.Process != nil {
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 		_ = p.cmd.Process.Kill()

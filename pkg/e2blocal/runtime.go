@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -34,6 +35,7 @@ type Config struct {
 	MaxOpenFiles     uint64 // RLIMIT_NOFILE, default 4096
 	MaxOutputBytes   int64  // per process / execution output cap, default envd's and kernel's own
 	DiskMB           int    // advertised disk size, default 10240
+	WarmPool         int    // sandbox trees spawned ahead of demand, default 2; negative disables
 	StartTimeout     time.Duration
 	DefaultV1Timeout time.Duration // create v1 without timeout, default 15 s
 	DefaultV2Timeout time.Duration // create v2 and connect v2 without timeout, default 300 s
@@ -67,6 +69,9 @@ func (c *Config) setDefaults() {
 	if c.MaxOpenFiles == 0 {
 		c.MaxOpenFiles = 4096
 	}
+	if c.WarmPool == 0 {
+		c.WarmPool = 2
+	}
 	if c.DiskMB == 0 {
 		c.DiskMB = 10240
 	}
@@ -92,6 +97,11 @@ type Runtime struct {
 
 	ctx    context.Context // ends at Close; parent of timers' work
 	cancel context.CancelFunc
+
+	pool       chan *sandbox // warm, unconfigured trees; nil when disabled
+	poolWG     sync.WaitGroup
+	creating   atomic.Int32 // creates in flight; the pool filler yields to them
+	lastCreate atomic.Int64 // unix nanos of the last create's end
 
 	mu        sync.Mutex
 	sandboxes map[string]*sandbox
@@ -121,6 +131,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		rt.shutdown()
 		return nil, err
 	}
+	rt.startPool()
 	return rt, nil
 }
 
@@ -137,7 +148,12 @@ func (rt *Runtime) init() error {
 			return err
 		}
 	}
-	rt.cgroups = detectCgroups(fmt.Sprintf("sessionbox-%d", os.Getpid()))
+	suffix, err := newSandboxID()
+	if err != nil {
+		return err
+	}
+	// One parent group per runtime; several runtimes may share a process.
+	rt.cgroups = detectCgroups(fmt.Sprintf("%s%d-%s", cgroupTagPrefix, os.Getpid(), suffix[:8]))
 	return nil
 }
 
@@ -194,8 +210,9 @@ func (rt *Runtime) shutdown() error {
 		}
 	}
 	rt.serveWG.Wait()
-	errs = append(errs, rt.killAll(ctx))
 	rt.cancel()
+	rt.drainPool()
+	errs = append(errs, rt.killAll(ctx))
 	if rt.spawn != nil {
 		rt.spawn.stop()
 	}
