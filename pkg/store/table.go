@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -108,18 +109,20 @@ func enableTTL(ctx context.Context, client *dynamodb.Client, table string) error
 }
 
 // ttlUnsupported recognises the answers of emulators without the TTL API
-// (dynalite: UnknownOperationException; minidyn: a plain 400) and of a table
-// whose TTL is already on.
+// (dynalite: UnknownOperationException; minidyn: a 400 whose body is not
+// DynamoDB's JSON at all) and of a table whose TTL is already on.
 func ttlUnsupported(err error) bool {
-	if isAPIError(err, "UnknownOperationException") || isAPIError(err, "UnsupportedOperation") {
+	if isAPIError(err, "UnknownOperationException") {
 		return true
 	}
 	var apiErr smithy.APIError
-	if errors.As(err, &apiErr) && apiErr.ErrorCode() == "ValidationException" {
-		return true // "TimeToLive is already enabled"
+	if errors.As(err, &apiErr) && apiErr.ErrorCode() == "ValidationException" &&
+		strings.Contains(strings.ToLower(apiErr.ErrorMessage()), "already enabled") {
+		return true
 	}
+	var deserErr *smithy.DeserializationError
 	var respErr *smithyhttp.ResponseError
-	return errors.As(err, &respErr) && respErr.HTTPStatusCode() == http.StatusBadRequest
+	return errors.As(err, &deserErr) && errors.As(err, &respErr) && respErr.HTTPStatusCode() == http.StatusBadRequest
 }
 
 func isAPIError(err error, code string) bool {
