@@ -1,0 +1,277 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestReap(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name    string
+		opts    StartOptions
+		stop    bool
+		advance time.Duration
+		want    ReapReport
+		state   State
+	}{
+		{"not due", StartOptions{}, false, 29 * time.Minute, ReapReport{}, StateRunning},
+		{"idle kill", StartOptions{}, false, 31 * time.Minute, ReapReport{Killed: 1}, StateStopped},
+		{"idle pause", StartOptions{Pause: true}, false, 31 * time.Minute, ReapReport{Paused: 1}, StatePaused},
+		{"own idle timeout", StartOptions{IdleTimeoutSecs: 60}, false, 61 * time.Second, ReapReport{Killed: 1}, StateStopped},
+		{"already stopped", StartOptions{}, true, 31 * time.Minute, ReapReport{}, StateStopped},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRig(t, Config{})
+			s, err := r.m.Start(ctx, testKey, tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.stop {
+				if _, err := r.m.Stop(ctx, testKey); err != nil {
+					t.Fatal(err)
+				}
+			}
+			kills := r.sbx.count("Kill")
+			r.clock.Advance(tt.advance)
+			rep, err := r.m.Reap(ctx)
+			if err != nil || rep != tt.want {
+				t.Fatalf("report %+v %v, want %+v", rep, err, tt.want)
+			}
+			got := r.store.session(testKey)
+			if got.State != tt.state {
+				t.Fatalf("state %s, want %s", got.State, tt.state)
+			}
+			if r.sbx.count("Kill")-kills != tt.want.Killed {
+				t.Fatalf("kills %d", r.sbx.count("Kill")-kills)
+			}
+			if tt.want.Killed == 1 && len(r.sbx.live()) != 0 {
+				t.Fatalf("sandbox %s survives", s.SandboxID)
+			}
+			// A second tick finds nothing more to do.
+			if rep, err := r.m.Reap(ctx); err != nil || rep != (ReapReport{}) {
+				t.Fatalf("second tick %+v %v", rep, err)
+			}
+		})
+	}
+}
+
+func TestReapPausedAtLifetime(t *testing.T) {
+	r := newRig(t, Config{})
+	ctx := context.Background()
+	if _, err := r.m.Start(ctx, testKey, StartOptions{Pause: true}); err != nil {
+		t.Fatal(err)
+	}
+	r.clock.Advance(31 * time.Minute)
+	if rep, _ := r.m.Reap(ctx); rep.Paused != 1 {
+		t.Fatalf("%+v", rep)
+	}
+	r.clock.Advance(time.Hour)
+	if rep, _ := r.m.Reap(ctx); rep != (ReapReport{}) {
+		t.Fatalf("paused within lifetime: %+v", rep)
+	}
+	r.clock.Advance(30 * time.Minute)
+	if rep, _ := r.m.Reap(ctx); rep.Killed != 1 {
+		t.Fatalf("paused past lifetime: %+v", rep)
+	}
+	if s := r.store.session(testKey); s.State != StateStopped || len(r.sbx.live()) != 0 {
+		t.Fatalf("%+v", s)
+	}
+}
+
+func TestReapLifetimeKillsEvenWithPause(t *testing.T) {
+	r := newRig(t, Config{IdleTimeout: 2 * time.Hour, Lifetime: 2 * time.Hour})
+	ctx := context.Background()
+	if _, err := r.m.Start(ctx, testKey, StartOptions{Pause: true}); err != nil {
+		t.Fatal(err)
+	}
+	r.clock.Advance(2*time.Hour + time.Second)
+	if rep, _ := r.m.Reap(ctx); rep.Killed != 1 || rep.Paused != 0 {
+		t.Fatalf("%+v", rep)
+	}
+}
+
+func TestReapOverlappingTicks(t *testing.T) {
+	r := newRig(t, Config{})
+	ctx := context.Background()
+	for i := range 20 {
+		k := testKey
+		k.SessionID = fmt.Sprint("s", i)
+		if _, err := r.m.Start(ctx, k, StartOptions{Pause: i%2 == 0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.clock.Advance(31 * time.Minute)
+	reports := make([]ReapReport, 4)
+	var wg sync.WaitGroup
+	for i := range reports {
+		wg.Go(func() {
+			rep, err := r.m.Reap(ctx)
+			if err != nil {
+				t.Error(err)
+			}
+			reports[i] = rep
+		})
+	}
+	wg.Wait()
+	var total ReapReport
+	for _, rep := range reports {
+		total.Paused += rep.Paused
+		total.Killed += rep.Killed
+		total.Errors += rep.Errors
+	}
+	if total != (ReapReport{Paused: 10, Killed: 10}) {
+		t.Fatalf("overlapping ticks did %+v", total)
+	}
+	if r.sbx.count("Pause") != 10 || r.sbx.count("Kill") != 10 {
+		t.Fatalf("provider calls: pause %d kill %d", r.sbx.count("Pause"), r.sbx.count("Kill"))
+	}
+}
+
+func TestReapRacingUserCall(t *testing.T) {
+	// A user call records activity between the reaper's read and its write:
+	// the reaper's conditional write loses, it re-reads, and leaves the
+	// session alone.
+	r := newRig(t, Config{})
+	ctx := context.Background()
+	if _, err := r.m.Start(ctx, testKey, StartOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.clock.Advance(31 * time.Minute)
+	due, err := r.store.DueSessions(ctx, r.clock.Now(), 10)
+	if err != nil || len(due) != 1 {
+		t.Fatal(due, err)
+	}
+	if _, err := r.m.Execute(ctx, testKey, ExecRequest{Code: "print x"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if out := r.m.reapOne(ctx, due[0]); out != reapNothing {
+		t.Fatalf("outcome %v", out)
+	}
+	if s := r.store.session(testKey); s.State != StateRunning || len(r.sbx.live()) != 1 {
+		t.Fatalf("%+v", s)
+	}
+}
+
+func TestReapProviderErrors(t *testing.T) {
+	r := newRig(t, Config{})
+	ctx := context.Background()
+	if _, err := r.m.Start(ctx, testKey, StartOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.clock.Advance(31 * time.Minute)
+	r.sbx.fail = func(op, id string) error {
+		if op == "Kill" {
+			return Errorf(ErrUnavailable, "provider 500")
+		}
+		return nil
+	}
+	if rep, err := r.m.Reap(ctx); err != nil || rep.Errors != 1 || rep.Killed != 0 {
+		t.Fatalf("%+v %v", rep, err)
+	}
+	s := r.store.session(testKey)
+	if s.State != StateStopping || s.DueAt.IsZero() {
+		t.Fatalf("after a failed kill %+v", s)
+	}
+	// Within the lease nobody interferes; after it the next tick finishes.
+	r.sbx.fail = nil
+	if rep, _ := r.m.Reap(ctx); rep != (ReapReport{}) {
+		t.Fatalf("within lease %+v", rep)
+	}
+	r.clock.Advance(2 * time.Minute)
+	if rep, _ := r.m.Reap(ctx); rep.Killed != 1 {
+		t.Fatalf("after lease %+v", rep)
+	}
+	if s := r.store.session(testKey); s.State != StateStopped || len(r.sbx.live()) != 0 {
+		t.Fatalf("%+v", s)
+	}
+}
+
+func TestReapPauseOfGoneSandbox(t *testing.T) {
+	r := newRig(t, Config{})
+	ctx := context.Background()
+	s, err := r.m.Start(ctx, testKey, StartOptions{Pause: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.sbx.vanish(s.SandboxID)
+	r.clock.Advance(31 * time.Minute)
+	if rep, err := r.m.Reap(ctx); err != nil || rep.Killed != 1 {
+		t.Fatalf("%+v %v", rep, err)
+	}
+	if got := r.store.session(testKey); got.State != StateStopped {
+		t.Fatalf("%+v", got)
+	}
+}
+
+func TestReapStoreDown(t *testing.T) {
+	r := newRig(t, Config{})
+	r.store.fail = func(op string) error { return errors.New("dynamodb unreachable") }
+	if _, err := r.m.Reap(context.Background()); err == nil {
+		t.Fatal("expected an error")
+	}
+}
+
+func TestReapStaleStartingLease(t *testing.T) {
+	r := newRig(t, Config{})
+	ctx := context.Background()
+	now := r.clock.Now()
+	r.store.put(&Session{Key: testKey, State: StateStarting, LeaseOwner: "dead", LeaseUntil: now.Add(time.Minute),
+		DueAt: now.Add(time.Minute), Version: 1})
+	if rep, _ := r.m.Reap(ctx); rep != (ReapReport{}) {
+		t.Fatalf("%+v", rep)
+	}
+	if s := r.store.session(testKey); s.State != StateStarting {
+		t.Fatalf("live lease cleared: %+v", s)
+	}
+	r.clock.Advance(2 * time.Minute)
+	if _, err := r.m.Reap(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s := r.store.session(testKey)
+	if s.State != StateError || !s.DueAt.IsZero() || s.LeaseOwner != "" {
+		t.Fatalf("stale lease kept: %+v", s)
+	}
+	if _, err := r.m.Execute(ctx, testKey, ExecRequest{Code: "print x"}, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReapOrphans(t *testing.T) {
+	r := newRig(t, Config{})
+	ctx := context.Background()
+	owned, err := r.m.Start(ctx, testKey, StartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := r.clock.Now()
+	md := func(session string) map[string]string {
+		return map[string]string{MetaStack: "stack-test", MetaTenant: "acme", MetaPrincipal: "alice", MetaSession: session}
+	}
+	// A sandbox whose start died before recording it, one of a stopped
+	// session, one without owner metadata, one of another stack, a young one.
+	r.sbx.add(SandboxInfo{ID: "unrecorded", Metadata: md("chat-1"), StartedAt: start})
+	r.sbx.add(SandboxInfo{ID: "no-owner", Metadata: map[string]string{MetaStack: "stack-test"}, StartedAt: start})
+	r.sbx.add(SandboxInfo{ID: "unknown-session", Metadata: md("nope"), StartedAt: start})
+	r.sbx.add(SandboxInfo{ID: "other-stack", Metadata: map[string]string{MetaStack: "prod-2"}, StartedAt: start})
+	r.clock.Advance(5 * time.Minute)
+	r.sbx.add(SandboxInfo{ID: "young", Metadata: md("nope"), StartedAt: r.clock.Now()})
+
+	// Keep the owned session active so only orphans are due.
+	r.clock.Advance(6 * time.Minute)
+	if _, err := r.m.Execute(ctx, testKey, ExecRequest{Code: "print x"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := r.m.Reap(ctx)
+	if err != nil || rep != (ReapReport{Orphans: 3}) {
+		t.Fatalf("%+v %v", rep, err)
+	}
+	if live := fmt.Sprint(r.sbx.live()); live != fmt.Sprintf("[other-stack %s young]", owned.SandboxID) {
+		t.Fatalf("live %s", live)
+	}
+}

@@ -1,0 +1,189 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestSubmitRunIdempotency(t *testing.T) {
+	r := newRig(t, Config{})
+	ctx := context.Background()
+	req := RunRequest{Code: "print x", IdempotencyKey: "order-42"}
+	first, err := r.m.SubmitRun(ctx, testKey, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Status != RunQueued || first.ID != RunID("acme", "alice", "order-42") {
+		t.Fatalf("run %+v", first)
+	}
+	again, err := r.m.SubmitRun(ctx, testKey, req)
+	if err != nil || again.ID != first.ID {
+		t.Fatalf("repeat %+v %v", again, err)
+	}
+	// The queued run is re-published (the first publish may have been lost);
+	// the worker runs it once either way.
+	if len(r.bus.requested) != 2 || r.bus.requested[1].RunID != first.ID {
+		t.Fatalf("published %+v", r.bus.requested)
+	}
+	if _, err := r.m.SubmitRun(ctx, testKey, RunRequest{Code: "print other", IdempotencyKey: "order-42"}); !errors.Is(err, ErrConflict) {
+		t.Fatalf("same key, other code: %v", err)
+	}
+	bob := testKey
+	bob.Principal = "bob"
+	theirs, err := r.m.SubmitRun(ctx, bob, req)
+	if err != nil || theirs.ID == first.ID {
+		t.Fatalf("another principal's key collides: %+v %v", theirs, err)
+	}
+	plain, err := r.m.SubmitRun(ctx, testKey, RunRequest{Code: "print x"})
+	if err != nil || plain.ID == first.ID {
+		t.Fatalf("no key: %+v %v", plain, err)
+	}
+}
+
+func TestSubmitRunPublishFailure(t *testing.T) {
+	r := newRig(t, Config{})
+	ctx := context.Background()
+	r.bus.fail = errors.New("eventbridge: throttled")
+	if _, err := r.m.SubmitRun(ctx, testKey, RunRequest{Code: "print x", IdempotencyKey: "k"}); err == nil {
+		t.Fatal("expected an error")
+	}
+	r.bus.fail = nil
+	run, err := r.m.SubmitRun(ctx, testKey, RunRequest{Code: "print x", IdempotencyKey: "k"})
+	if err != nil || run.Status != RunQueued || len(r.bus.requested) != 1 {
+		t.Fatalf("retry %+v %v %d", run, err, len(r.bus.requested))
+	}
+}
+
+func TestProcessRun(t *testing.T) {
+	r := newRig(t, Config{})
+	ctx := context.Background()
+	run, err := r.m.SubmitRun(ctx, testKey, RunRequest{Code: "print hello", IdempotencyKey: "k1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := r.bus.requested[0]
+	done, err := r.m.ProcessRun(ctx, ev)
+	if err != nil || done.Status != RunSucceeded || done.Result == nil || done.Result.Stdout != "hello\n" {
+		t.Fatalf("processed %+v %v", done, err)
+	}
+	got, err := r.m.GetRun(ctx, "acme", "alice", run.ID)
+	if err != nil || got.Status != RunSucceeded || got.FinishedAt.IsZero() {
+		t.Fatalf("get %+v %v", got, err)
+	}
+	if _, err := r.m.GetRun(ctx, "acme", "bob", run.ID); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("another principal's run: %v", err)
+	}
+	if len(r.bus.completed) != 1 || r.bus.completed[0].Status != RunSucceeded || r.bus.completed[0].Result.Stdout != "hello\n" {
+		t.Fatalf("completed %+v", r.bus.completed)
+	}
+	// A second delivery of the same event does nothing.
+	again, err := r.m.ProcessRun(ctx, ev)
+	if err != nil || again.Status != RunSucceeded || r.sbx.count("Execute") != 1 || len(r.bus.completed) != 1 {
+		t.Fatalf("redelivery %+v %v executes %d", again, err, r.sbx.count("Execute"))
+	}
+}
+
+func TestProcessRunConcurrentDeliveries(t *testing.T) {
+	r := newRig(t, Config{})
+	ctx := context.Background()
+	ev := RunRequested{Tenant: "acme", Principal: "alice", SessionID: "s", Code: "print x", RunID: "run-ext-1"}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if _, err := r.m.ProcessRun(ctx, ev); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := r.sbx.count("Execute"); n != 1 {
+		t.Fatalf("executed %d times", n)
+	}
+	got, err := r.m.GetRun(ctx, "acme", "alice", "run-ext-1")
+	if err != nil || got.Status != RunSucceeded {
+		t.Fatalf("%+v %v", got, err)
+	}
+}
+
+func TestProcessRunOutcomes(t *testing.T) {
+	ctx := context.Background()
+	t.Run("code that raises is a failed run, not an error", func(t *testing.T) {
+		r := newRig(t, Config{})
+		run, err := r.m.ProcessRun(ctx, RunRequested{Tenant: "acme", Principal: "alice", SessionID: "s", Code: "fail"})
+		if err != nil || run.Status != RunFailed || run.Result == nil || run.Error != "ValueError: boom" {
+			t.Fatalf("%+v %v", run, err)
+		}
+	})
+	t.Run("provider failure is returned for the dead-letter queue", func(t *testing.T) {
+		r := newRig(t, Config{})
+		r.sbx.fail = func(op, id string) error {
+			if op == "Create" {
+				return Errorf(ErrUnavailable, "provider 503")
+			}
+			return nil
+		}
+		run, err := r.m.ProcessRun(ctx, RunRequested{Tenant: "acme", Principal: "alice", SessionID: "s", Code: "print x", RunID: "r1"})
+		if !errors.Is(err, ErrUnavailable) || run == nil || run.Status != RunFailed || run.Error == "" {
+			t.Fatalf("%+v %v", run, err)
+		}
+		if len(r.bus.completed) != 1 || r.bus.completed[0].Status != RunFailed {
+			t.Fatalf("completed %+v", r.bus.completed)
+		}
+	})
+	t.Run("bad event is returned", func(t *testing.T) {
+		r := newRig(t, Config{})
+		if _, err := r.m.ProcessRun(ctx, RunRequested{Tenant: "acme", Principal: "alice", SessionID: "../x", Code: "print x"}); !errors.Is(err, ErrInvalid) {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("large result goes to blobs", func(t *testing.T) {
+		r := newRig(t, Config{})
+		big := strings.Repeat("y", 150<<10)
+		r.sbx.execFn = func(ctx context.Context, id string, req ExecRequest, onEvent func(Event)) (*ExecResult, error) {
+			return &ExecResult{Success: true, Stdout: big, Stderr: big, Results: []Result{{Text: big, IsMainResult: true}}}, nil
+		}
+		run, err := r.m.ProcessRun(ctx, RunRequested{Tenant: "acme", Principal: "alice", SessionID: "s", Code: "x", RunID: "big"})
+		if err != nil || run.Result != nil || run.ResultKey != "runs/big/result.json" {
+			t.Fatalf("%+v %v", run, err)
+		}
+		body, ok := r.blobs.object(run.ResultKey)
+		var res ExecResult
+		if !ok || json.Unmarshal(body, &res) != nil || res.Results[0].Text != big {
+			t.Fatal("stored result unreadable")
+		}
+		if c := r.bus.completed[0]; c.ResultKey != run.ResultKey || c.Result != nil {
+			t.Fatalf("completed %+v", c)
+		}
+	})
+	t.Run("stale running run is failed, not run again", func(t *testing.T) {
+		r := newRig(t, Config{})
+		now := r.clock.Now()
+		if err := r.store.CreateRun(ctx, &Run{ID: "stale", Key: Key{Tenant: "acme", Principal: "alice", SessionID: "s"},
+			Status: RunRunning, Code: "print x", StartedAt: now}); err != nil {
+			t.Fatal(err)
+		}
+		ev := RunRequested{Tenant: "acme", Principal: "alice", SessionID: "s", Code: "print x", RunID: "stale"}
+		if run, err := r.m.ProcessRun(ctx, ev); err != nil || run.Status != RunRunning {
+			t.Fatalf("fresh running: %+v %v", run, err)
+		}
+		r.clock.Advance(10 * time.Minute)
+		run, err := r.m.ProcessRun(ctx, ev)
+		if err != nil || run.Status != RunFailed || r.sbx.count("Execute") != 0 {
+			t.Fatalf("stale: %+v %v", run, err)
+		}
+	})
+	t.Run("run id of another session", func(t *testing.T) {
+		r := newRig(t, Config{})
+		if _, err := r.m.ProcessRun(ctx, RunRequested{Tenant: "acme", Principal: "alice", SessionID: "s", Code: "print x", RunID: "r"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.m.ProcessRun(ctx, RunRequested{Tenant: "acme", Principal: "bob", SessionID: "s", Code: "print x", RunID: "r"}); !errors.Is(err, ErrConflict) {
+			t.Fatalf("err = %v", err)
+		}
+	})
+}
