@@ -23,6 +23,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		// Each subcommand lives in its own file of this package.
+		serveCommand(),
 		runtimeCommand(),
 	}
 }

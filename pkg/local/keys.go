@@ -1,0 +1,64 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sessionbox/sessionbox/pkg/session"
+	"github.com/sessionbox/sessionbox/pkg/store"
+)
+
+// ParseKeys reads a SESSIONBOX_API_KEYS value: comma-separated keys, each
+// optionally named `principal=key`; unnamed keys become principals key1,
+// key2, and so on in order. Keys start with session.APIKeyPrefix, like the
+// ones the service makes.
+func ParseKeys(s string) ([]Key, error) {
+	var keys []Key
+	seen := map[string]bool{}
+	for i, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		k := Key{Principal: "key" + strconv.Itoa(i+1), Secret: part}
+		if name, secret, ok := strings.Cut(part, "="); ok {
+			k = Key{Principal: strings.TrimSpace(name), Secret: strings.TrimSpace(secret)}
+		}
+		if k.Principal == "" || !strings.HasPrefix(k.Secret, session.APIKeyPrefix) || len(k.Secret) < len(session.APIKeyPrefix)+16 {
+			return nil, fmt.Errorf("API key %d: want [principal=]%s<at least 16 characters>", i+1, session.APIKeyPrefix)
+		}
+		if seen[k.Secret] {
+			return nil, fmt.Errorf("API key %d is given twice", i+1)
+		}
+		seen[k.Secret] = true
+		keys = append(keys, k)
+	}
+	return keys, nil
+}
+
+// NewKey makes a fresh key for principal.
+func NewKey(principal string) (Key, error) {
+	secret, _, err := session.NewAPIKey("local", principal, time.Now())
+	if err != nil {
+		return Key{}, err
+	}
+	return Key{Principal: principal, Secret: secret}, nil
+}
+
+func seedKeys(ctx context.Context, st *store.Store, tenant string, keys []Key) error {
+	for _, k := range keys {
+		hash := session.HashAPIKey(k.Secret)
+		rec := &session.APIKey{Hash: hash, Prefix: prefix(k.Secret), Tenant: tenant, Principal: k.Principal, CreatedAt: time.Now()}
+		if err := st.PutAPIKey(ctx, rec); err != nil && !errors.Is(err, session.ErrConflict) {
+			return fmt.Errorf("seed API key for %s: %w", k.Principal, err)
+		}
+	}
+	return nil
+}
+
+// prefix keeps as much of a key in clear as the service's own keys do.
+func prefix(secret string) string { return secret[:len(session.APIKeyPrefix)+6] }

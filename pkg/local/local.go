@@ -1,0 +1,262 @@
+// Package local runs the whole of sessionbox on one machine, with no AWS
+// account and no E2B key: the production adapters and the real Manager and
+// API, pointed at in-process stand-ins (the DynamoDB and S3 emulators of
+// pkg/localaws, the local E2B runtime of pkg/e2blocal reached through the
+// E2B client, the in-process bus) and the reaper on a ticker. It is what
+// `sessionbox serve` and `make run` start, and what end-to-end tests drive.
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"github.com/sessionbox/sessionbox/pkg/api"
+	"github.com/sessionbox/sessionbox/pkg/blob"
+	"github.com/sessionbox/sessionbox/pkg/bus"
+	"github.com/sessionbox/sessionbox/pkg/e2b"
+	"github.com/sessionbox/sessionbox/pkg/e2blocal"
+	"github.com/sessionbox/sessionbox/pkg/localaws"
+	"github.com/sessionbox/sessionbox/pkg/sandboxes"
+	"github.com/sessionbox/sessionbox/pkg/session"
+	"github.com/sessionbox/sessionbox/pkg/store"
+)
+
+// Names of the local table and bucket.
+const (
+	Table  = "sessionbox"
+	Bucket = "sessionbox-transfers"
+)
+
+// localE2BKey is what the service presents to the local runtime, which
+// accepts any key of E2B's shape unless it was given one.
+const localE2BKey = "e2b_00000000000000000000000000000000"
+
+// Config says how to run locally. The zero value works: an API on a free
+// loopback port, state under a temporary directory the caller provides.
+type Config struct {
+	// Addr is the API's listen address, e.g. "127.0.0.1:8080".
+	Addr string
+	// DataDir holds the sandboxes' homes and the S3 objects.
+	DataDir string
+	// Tenant is the tenant every local key belongs to; default "local".
+	Tenant string
+	// Keys are API keys to accept, each its own principal.
+	Keys []Key
+	// Session tunes the Manager; StackID defaults to "local".
+	Session session.Config
+	// Runtime tunes the local E2B runtime; its addresses default to free
+	// loopback ports and its data dir to DataDir/runtime.
+	Runtime e2blocal.Config
+	// E2B, when its APIKey is set, uses that E2B (cloud or another runtime)
+	// instead of starting the local runtime.
+	E2B e2b.Config
+	// ReapInterval is how often the reaper runs; default 30 s.
+	ReapInterval time.Duration
+	// RunWorkers bounds concurrent asynchronous runs; default 4.
+	RunWorkers int
+	Logger     *slog.Logger
+}
+
+// Key is an API key and the principal it stands for.
+type Key struct {
+	Principal string
+	Secret    string
+}
+
+// Service is sessionbox running locally.
+type Service struct {
+	// URL is the API's base URL.
+	URL string
+	// Manager is the service's domain, for tests that look behind the API.
+	Manager *session.Manager
+	// Runtime is the local E2B runtime, nil when an external E2B is used.
+	Runtime *e2blocal.Runtime
+
+	srv     *http.Server
+	closers []func() error
+	done    chan struct{}
+}
+
+// Start brings the service up; Close takes it down.
+func Start(ctx context.Context, cfg Config) (s *Service, err error) {
+	cfg = cfg.withDefaults()
+	s = &Service{done: make(chan struct{})}
+	defer func() {
+		if err != nil {
+			_ = s.Close()
+		}
+	}()
+	sbx, err := s.startSandboxes(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.startStore(ctx)
+	if err != nil {
+		return nil, err
+	}
+	blobs, err := s.startBlobs(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	b := bus.NewLocal(cfg.RunWorkers, nil, cfg.Logger)
+	s.closers = append(s.closers, b.Close)
+	mgr, err := session.NewManager(cfg.Session, session.Deps{Store: st, Sandboxes: sbx, Blobs: blobs, Bus: b, Logger: cfg.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("build manager: %w", err)
+	}
+	s.Manager = mgr
+	b.SetHandler(func(ctx context.Context, ev session.RunRequested) error {
+		_, err := mgr.ProcessRun(ctx, ev)
+		return err
+	})
+	if err := seedKeys(ctx, st, cfg.Tenant, cfg.Keys); err != nil {
+		return nil, err
+	}
+	if err := s.serve(ctx, cfg, api.New(mgr, api.WithLogger(cfg.Logger))); err != nil {
+		return nil, err
+	}
+	s.startReaper(cfg)
+	return s, nil
+}
+
+func (c Config) withDefaults() Config {
+	if c.Addr == "" {
+		c.Addr = "127.0.0.1:0"
+	}
+	if c.Tenant == "" {
+		c.Tenant = "local"
+	}
+	if c.Session.StackID == "" {
+		c.Session.StackID = "local"
+	}
+	if c.ReapInterval == 0 {
+		c.ReapInterval = 30 * time.Second
+	}
+	if c.RunWorkers == 0 {
+		c.RunWorkers = 4
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Runtime.APIAddr == "" {
+		c.Runtime.APIAddr = "127.0.0.1:0"
+	}
+	if c.Runtime.SandboxAddr == "" {
+		c.Runtime.SandboxAddr = "127.0.0.1:0"
+	}
+	if c.Runtime.DataDir == "" {
+		c.Runtime.DataDir = filepath.Join(c.DataDir, "runtime")
+	}
+	return c
+}
+
+func (s *Service) startSandboxes(ctx context.Context, cfg Config) (session.Sandboxes, error) {
+	e2bCfg := cfg.E2B
+	if e2bCfg.APIKey == "" {
+		rt, err := e2blocal.Start(ctx, cfg.Runtime)
+		if err != nil {
+			return nil, fmt.Errorf("start local E2B runtime: %w", err)
+		}
+		s.Runtime = rt
+		s.closers = append(s.closers, rt.Close)
+		e2bCfg = e2b.Config{APIKey: localE2BKey, APIURL: rt.APIURL(), SandboxURL: rt.SandboxURL()}
+		if cfg.Runtime.APIKey != "" {
+			e2bCfg.APIKey = cfg.Runtime.APIKey
+		}
+	}
+	client, err := e2b.New(e2bCfg)
+	if err != nil {
+		return nil, fmt.Errorf("build E2B client: %w", err)
+	}
+	s.closers = append(s.closers, client.Close)
+	return sandboxes.New(client), nil
+}
+
+func (s *Service) startStore(ctx context.Context) (*store.Store, error) {
+	endpoint, stop, err := localaws.StartDynamoDB(context.WithoutCancel(ctx))
+	if err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, func() error { stop(); return nil })
+	client := localaws.DynamoDBClient(endpoint)
+	if err := store.CreateTable(ctx, client, Table); err != nil {
+		return nil, fmt.Errorf("create local table: %w", err)
+	}
+	return store.New(client, Table), nil
+}
+
+func (s *Service) startBlobs(ctx context.Context, cfg Config) (*blob.Blobs, error) {
+	endpoint, stop, err := localaws.StartS3(context.WithoutCancel(ctx), filepath.Join(cfg.DataDir, "s3"))
+	if err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, func() error { stop(); return nil })
+	client := localaws.S3Client(endpoint)
+	if err := localaws.EnsureBucket(ctx, client, Bucket); err != nil {
+		return nil, fmt.Errorf("create local bucket: %w", err)
+	}
+	return blob.New(client, Bucket), nil
+}
+
+func (s *Service) serve(ctx context.Context, cfg Config, h http.Handler) error {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	s.URL = "http://" + ln.Addr().String()
+	// No write timeout: execute and install stream for as long as the code
+	// runs, bounded by the Manager's execution limits.
+	s.srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	go func() { _ = s.srv.Serve(ln) }()
+	return nil
+}
+
+func (s *Service) startReaper(cfg Config) {
+	go func() {
+		t := time.NewTicker(cfg.ReapInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.done:
+				return
+			case <-t.C:
+				ctx, cancel := context.WithTimeout(context.Background(), cfg.ReapInterval)
+				rep, err := s.Manager.Reap(ctx)
+				cancel()
+				if err != nil || rep.Errors > 0 {
+					cfg.Logger.Warn("reaper", "paused", rep.Paused, "killed", rep.Killed, "orphans", rep.Orphans, "errors", rep.Errors, "error", err)
+				} else if rep.Paused+rep.Killed+rep.Orphans > 0 {
+					cfg.Logger.Info("reaper", "paused", rep.Paused, "killed", rep.Killed, "orphans", rep.Orphans)
+				}
+			}
+		}
+	}()
+}
+
+// Close stops the API, the reaper and the stand-ins; the local runtime
+// kills its sandboxes.
+func (s *Service) Close() error {
+	select {
+	case <-s.done:
+		return nil
+	default:
+		close(s.done)
+	}
+	var errs []error
+	if s.srv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		errs = append(errs, s.srv.Shutdown(ctx))
+		cancel()
+	}
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		errs = append(errs, s.closers[i]())
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,129 @@
+package local_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sessionbox/sessionbox/pkg/e2blocal"
+	"github.com/sessionbox/sessionbox/pkg/local"
+	"github.com/sessionbox/sessionbox/pkg/session"
+)
+
+func TestMain(m *testing.M) {
+	e2blocal.RunAgentIfRequested()
+	os.Exit(m.Run())
+}
+
+func TestParseKeys(t *testing.T) {
+	const a, b = "sbx_aaaaaaaaaaaaaaaaaaaa", "sbx_bbbbbbbbbbbbbbbbbbbb"
+	cases := []struct {
+		in      string
+		want    []local.Key
+		wantErr bool
+	}{
+		{in: a, want: []local.Key{{Principal: "key1", Secret: a}}},
+		{in: " alice=" + a + " , bob=" + b + ",", want: []local.Key{{"alice", a}, {"bob", b}}},
+		{in: a + "," + b, want: []local.Key{{"key1", a}, {"key2", b}}},
+		{in: "", want: nil},
+		{in: "short", wantErr: true},
+		{in: "alice=notsbx_aaaaaaaaaaaaaaaaaaaa", wantErr: true},
+		{in: "=" + a, wantErr: true},
+		{in: a + "," + a, wantErr: true},
+	}
+	for _, c := range cases {
+		got, err := local.ParseKeys(c.in)
+		if (err != nil) != c.wantErr {
+			t.Errorf("ParseKeys(%q) error = %v, want error %v", c.in, err, c.wantErr)
+			continue
+		}
+		if len(got) != len(c.want) {
+			t.Errorf("ParseKeys(%q) = %v, want %v", c.in, got, c.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != c.want[i] {
+				t.Errorf("ParseKeys(%q)[%d] = %v, want %v", c.in, i, got[i], c.want[i])
+			}
+		}
+	}
+}
+
+func call(t *testing.T, method, url, key, body string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	_ = json.Unmarshal(raw, &out)
+	return resp.StatusCode, out
+}
+
+// TestServiceAndReaper starts local mode as `sessionbox serve` does, runs
+// code through the API, and lets the reaper's ticker stop the idle sandbox.
+func TestServiceAndReaper(t *testing.T) {
+	alice, err := local.NewKey("alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	svc, err := local.Start(ctx, local.Config{
+		DataDir:      t.TempDir(),
+		Keys:         []local.Key{alice},
+		ReapInterval: 100 * time.Millisecond,
+		Session: session.Config{
+			IdleTimeout:           2 * time.Second,
+			ActivityWriteInterval: time.Second,
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+
+	if code, _ := call(t, "GET", svc.URL+"/healthz", "", ""); code != http.StatusOK {
+		t.Fatalf("healthz = %d", code)
+	}
+	if code, _ := call(t, "POST", svc.URL+"/v1/sessions/s1/execute", "sbx_wrongwrongwrongwrong", `{"code":"1"}`); code != http.StatusUnauthorized {
+		t.Fatalf("bad key = %d", code)
+	}
+	code, res := call(t, "POST", svc.URL+"/v1/sessions/s1/execute", alice.Secret, `{"code":"6 * 7"}`)
+	if code != http.StatusOK || res["success"] != true {
+		t.Fatalf("execute = %d %v", code, res)
+	}
+	if results := res["results"].([]any); results[0].(map[string]any)["text"] != "42" {
+		t.Fatalf("results = %v", results)
+	}
+
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		_, st := call(t, "GET", svc.URL+"/v1/sessions/s1/sandbox", alice.Secret, "")
+		if st["state"] == "stopped" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the reaper did not stop the idle sandbox: %v", st)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	// The next call brings the session back with a fresh sandbox.
+	code, res = call(t, "POST", svc.URL+"/v1/sessions/s1/execute", alice.Secret, `{"code":"1 + 1"}`)
+	if code != http.StatusOK || res["success"] != true {
+		t.Fatalf("execute after reap = %d %v", code, res)
+	}
+}
