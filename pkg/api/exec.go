@@ -54,6 +54,7 @@ func (s *Server) execute(w http.ResponseWriter, r *http.Request, id identity) {
 		return
 	}
 	logCode(r, *b.Code)
+	s.allowLongResponse(w, b.TimeoutSecs)
 	req := session.ExecRequest{Code: *b.Code, TimeoutSecs: b.TimeoutSecs, Envs: b.Envs, Context: b.Context}
 	if wantsNDJSON(r) {
 		st := newNDJSONStream(w)
@@ -156,6 +157,7 @@ func (s *Server) install(w http.ResponseWriter, r *http.Request, id identity) {
 		writeProblem(w, r, p)
 		return
 	}
+	s.allowLongResponse(w, 0)
 	req := session.InstallRequest{Packages: b.Packages, IndexURL: b.IndexURL}
 	if wantsNDJSON(r) {
 		st := newNDJSONStream(w)

@@ -149,9 +149,7 @@ func writeProblem(w http.ResponseWriter, r *http.Request, p *Problem) {
 // fail reports err from the Manager to the client, logging it when it is
 // not the client's fault.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
-	if r.Context().Err() != nil && errors.Is(err, context.Canceled) {
-		// The client went away; nobody is left to answer.
-		s.log.InfoContext(r.Context(), "request canceled by client", slog.String("requestId", requestID(r.Context())))
+	if s.clientGone(r, err) {
 		return
 	}
 	p, unexpected := problemFor(err)
@@ -172,4 +170,16 @@ func domainDetail(err error) string {
 		return se.Detail
 	}
 	return err.Error()
+}
+
+// clientGone reports (and logs) a failure caused by the client hanging up:
+// whatever the Manager made of the cancellation, nobody is left to answer
+// and nothing went wrong on our side.
+func (s *Server) clientGone(r *http.Request, err error) bool {
+	if r.Context().Err() == nil {
+		return false
+	}
+	s.log.InfoContext(r.Context(), "client went away",
+		slog.String("requestId", requestID(r.Context())), slog.String("error", err.Error()))
+	return true
 }

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
@@ -12,6 +13,10 @@ import (
 const (
 	defaultJSONBodyBytes   = 1 << 20 // 1 MiB: JSON bodies, code included
 	defaultInlineFileBytes = 5 << 20 // matches session.Config's inline default
+	defaultExecTimeout     = 5 * time.Minute
+	// responseSlack is what an execute or install may take beyond its own
+	// time limit: starting or resuming the sandbox, collecting artifacts.
+	responseSlack = 5 * time.Minute
 )
 
 // Server is the HTTP API. It is an http.Handler.
@@ -22,6 +27,7 @@ type Server struct {
 	corsPolicy    corsPolicy
 	maxJSONBytes  int64
 	maxInlineFile int64
+	execTimeout   time.Duration
 
 	mux     *http.ServeMux
 	routes  []route
@@ -59,11 +65,17 @@ func New(mgr Manager, opts ...Option) *Server {
 		corsPolicy:    newCORSPolicy(nil),
 		maxJSONBytes:  defaultJSONBodyBytes,
 		maxInlineFile: defaultInlineFileBytes,
+		execTimeout:   defaultExecTimeout,
 		mux:           http.NewServeMux(),
 	}
-	// The inline limit is the Manager's; an option may still override it.
-	if c, ok := mgr.(interface{ Config() session.Config }); ok && c.Config().MaxInlineFileBytes > 0 {
-		s.maxInlineFile = c.Config().MaxInlineFileBytes
+	// Limits are the Manager's; options may still override them.
+	if c, ok := mgr.(interface{ Config() session.Config }); ok {
+		if cfg := c.Config(); cfg.MaxInlineFileBytes > 0 {
+			s.maxInlineFile = cfg.MaxInlineFileBytes
+		}
+		if cfg := c.Config(); cfg.ExecTimeout > 0 {
+			s.execTimeout = cfg.ExecTimeout
+		}
 	}
 	for _, o := range opts {
 		o(s)
@@ -133,4 +145,15 @@ func (s *Server) wrap(rt route) http.Handler {
 		}
 		rt.handle(s, w, r, id)
 	})
+}
+
+// allowLongResponse lets an execute or install outlive the server's write
+// timeout, which is sized for ordinary requests: the execution's own time
+// limit bounds it instead. Writers without deadlines are left alone.
+func (s *Server) allowLongResponse(w http.ResponseWriter, timeoutSecs int) {
+	d := s.execTimeout
+	if timeoutSecs > 0 {
+		d = time.Duration(timeoutSecs) * time.Second
+	}
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d + responseSlack))
 }

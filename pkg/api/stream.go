@@ -141,6 +141,10 @@ func (s *Server) finishStream(st *ndjsonStream, w http.ResponseWriter, r *http.R
 		s.fail(w, r, err)
 		return
 	}
+	if s.clientGone(r, err) {
+		st.closed = true
+		return
+	}
 	p, unexpected := problemFor(err)
 	if unexpected {
 		s.log.ErrorContext(r.Context(), "streamed request failed",

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -186,6 +187,38 @@ func TestAcceptNegotiation(t *testing.T) {
 		r.Header.Set("Accept", tc.accept)
 		if got := wantsNDJSON(r); got != tc.stream {
 			t.Errorf("Accept %q: stream %v, want %v", tc.accept, got, tc.stream)
+		}
+	}
+}
+
+// TestLongExecuteOutlivesWriteTimeout runs the API on a server whose write
+// timeout is shorter than the execution: the answer must still arrive.
+func TestLongExecuteOutlivesWriteTimeout(t *testing.T) {
+	fake := newFake()
+	fake.execute = func(ctx context.Context, _ session.Key, _ session.ExecRequest, onEvent func(session.Event)) (*session.ExecResult, error) {
+		select {
+		case <-time.After(600 * time.Millisecond):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return &session.ExecResult{Success: true, Stdout: "slow\n"}, nil
+	}
+	srv := httptest.NewUnstartedServer(New(fake))
+	srv.Config.WriteTimeout = 200 * time.Millisecond
+	srv.Start()
+	defer srv.Close()
+	for _, accept := range []string{"application/json", contentTypeNDJSON} {
+		req, _ := http.NewRequest("POST", srv.URL+"/v1/sessions/s1/execute", strings.NewReader(`{"code":"slow()"}`))
+		req.Header.Set("Authorization", "Bearer "+keyAlice)
+		req.Header.Set("Accept", accept)
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", accept, err)
+		}
+		body := readAll(t, resp)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), "slow") {
+			t.Fatalf("%s: status %d body %s", accept, resp.StatusCode, body)
 		}
 	}
 }
