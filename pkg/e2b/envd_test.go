@@ -145,20 +145,26 @@ func TestSandboxGoneEverywhere(t *testing.T) {
 	sb := c.Attach("sbx1", AttachParams{})
 	ctx := context.Background()
 	calls := map[string]func() error{
-		"stat":       func() error { _, err := sb.Files().Stat(ctx, "/a", FileOptions{}); return err },
-		"list":       func() error { _, err := sb.Files().List(ctx, "/", ListOptions{}); return err },
-		"read":       func() error { _, err := sb.Files().Read(ctx, "/a", ReadOptions{}); return err },
-		"write":      func() error { _, err := sb.Files().Write(ctx, "/a", strings.NewReader("x"), WriteOptions{}); return err },
-		"run":        func() error { _, err := sb.Commands().Run(ctx, "true", CommandOptions{}); return err },
-		"procs":      func() error { _, err := sb.Commands().List(ctx); return err },
-		"watch":      func() error { _, err := sb.Files().Watch(ctx, "/", WatchOptions{}); return err },
-		"runCode":    func() error { _, err := sb.RunCode(ctx, "1", RunCodeOptions{}); return err },
-		"contexts":   func() error { _, err := sb.ListContexts(ctx); return err },
-		"exists":     func() error { _, err := sb.Files().Exists(ctx, "/a", FileOptions{}); return err },
-		"makeDir":    func() error { _, err := sb.Files().MakeDir(ctx, "/a", FileOptions{}); return err },
-		"kill proc":  func() error { _, err := sb.Commands().Kill(ctx, 1); return err },
-		"remove":     func() error { return sb.Files().Remove(ctx, "/a", FileOptions{}) },
-		"writeFiles": func() error { _, err := sb.Files().WriteFiles(ctx, []WriteEntry{{"/a", strings.NewReader("x")}}, WriteOptions{}); return err },
+		"stat": func() error { _, err := sb.Files().Stat(ctx, "/a", FileOptions{}); return err },
+		"list": func() error { _, err := sb.Files().List(ctx, "/", ListOptions{}); return err },
+		"read": func() error { _, err := sb.Files().Read(ctx, "/a", ReadOptions{}); return err },
+		"write": func() error {
+			_, err := sb.Files().Write(ctx, "/a", strings.NewReader("x"), WriteOptions{})
+			return err
+		},
+		"run":       func() error { _, err := sb.Commands().Run(ctx, "true", CommandOptions{}); return err },
+		"procs":     func() error { _, err := sb.Commands().List(ctx); return err },
+		"watch":     func() error { _, err := sb.Files().Watch(ctx, "/", WatchOptions{}); return err },
+		"runCode":   func() error { _, err := sb.RunCode(ctx, "1", RunCodeOptions{}); return err },
+		"contexts":  func() error { _, err := sb.ListContexts(ctx); return err },
+		"exists":    func() error { _, err := sb.Files().Exists(ctx, "/a", FileOptions{}); return err },
+		"makeDir":   func() error { _, err := sb.Files().MakeDir(ctx, "/a", FileOptions{}); return err },
+		"kill proc": func() error { _, err := sb.Commands().Kill(ctx, 1); return err },
+		"remove":    func() error { return sb.Files().Remove(ctx, "/a", FileOptions{}) },
+		"writeFiles": func() error {
+			_, err := sb.Files().WriteFiles(ctx, []WriteEntry{{"/a", strings.NewReader("x")}}, WriteOptions{})
+			return err
+		},
 	}
 	for name, call := range calls {
 		hits.Store(0)

@@ -283,4 +283,3 @@ func (s *Sandbox) interpCall(ctx context.Context, op, method, path string, in an
 	})
 	return wrapErr(op, s.ID, err)
 }
-
