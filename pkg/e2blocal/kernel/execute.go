@@ -13,6 +13,9 @@ import (
 
 const maxExecuteBody = 16 << 20
 
+// lazyFlush is how long the count line may wait for more lines before it is sent.
+const lazyFlush = 2 * time.Millisecond
+
 type executeRequest struct {
 	Code      *string           `json:"code"`
 	ContextID *string           `json:"context_id"`
@@ -182,6 +185,10 @@ func (s *Server) run(ctx context.Context, c *kctx, p *proc, es *execStream, ex *
 			graceTimer.Stop()
 		}
 	}()
+	// The count line waits briefly so a quick cell's lines go out in one write.
+	lazy := time.NewTimer(time.Hour)
+	lazy.Stop()
+	defer lazy.Stop()
 	clientDone := ctx.Done()
 	for {
 		select {
@@ -197,9 +204,15 @@ func (s *Server) run(ctx context.Context, c *kctx, p *proc, es *execStream, ex *
 				return
 			}
 			es.handle(f)
-			if f.typ != frameCount && len(p.frames) == 0 {
-				es.flush()
+			if len(p.frames) == 0 {
+				if f.typ == frameCount {
+					lazy.Reset(lazyFlush)
+				} else {
+					es.flush()
+				}
 			}
+		case <-lazy.C:
+			es.flush()
 		case <-ka.C:
 			es.keepalive()
 			es.flush()

@@ -162,13 +162,16 @@ class Kernel:
             if stream.dropped:
                 return
             room = self.cap - stream.count
-            if len(s) > room:
+            cut = len(s) > room
+            if cut:
                 s = s[:room]
                 stream.dropped = True
-                self.out.append(_frame(b"W", stream.tag))
             stream.count += len(s)
             if s:
                 stream.buf.append(s)
+            if cut:
+                self._queue_streams_locked()
+                self.out.append(_frame(b"W", stream.tag))
             if not self.scheduled:
                 self.scheduled = True
                 self.wake.set()
@@ -256,7 +259,9 @@ class Kernel:
             for s in (self.stdout, self.stderr):
                 s.count = 0
                 s.dropped = False
+            # Sent at once so a client sees the cell start; results batch with F.
             self.out.append(_frame(b"C", str(n).encode()))
+            self._emit_locked()
         saved = []
         try:
             if envlen:
@@ -377,6 +382,7 @@ class Kernel:
         self.flush_streams()
         shell = "/bin/bash" if os.path.exists("/bin/bash") else "/bin/sh"
         subprocess.run(cmd, shell=True, executable=shell)
+        self.drain_raw()
 
     def pip(self, args):
         import shlex
@@ -384,6 +390,7 @@ class Kernel:
 
         self.flush_streams()
         subprocess.run([sys.executable, "-m", "pip"] + shlex.split(args))
+        self.drain_raw()
 
     def cd(self, path):
         os.chdir(os.path.expanduser(path.strip() or "~"))
@@ -709,6 +716,19 @@ def _fill_display_shim(mod, k):
         setattr(mod, "display_" + name, show)
 
 
+def _order_os_system(k):
+    # The command's output reaches us through the fd 1/2 pipes; taking it in
+    # before returning keeps it ahead of the cell's next print.
+    inner = os.system
+
+    def system(command):
+        status = inner(command)
+        k.drain_raw()
+        return status
+
+    os.system = system
+
+
 def main():
     cap = int(sys.argv[1]) if len(sys.argv) > 1 else 1 << 20
     k = Kernel(cap)
@@ -730,6 +750,7 @@ def main():
     k.ns = user.__dict__
     builtins.display = k.display
     builtins.__sbk__ = k
+    _order_os_system(k)
     sys.meta_path.insert(0, _Finder(k))
     sys.meta_path.append(_ShimFinder(k))
     signal.signal(signal.SIGINT, k.on_sigint)

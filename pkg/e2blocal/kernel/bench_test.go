@@ -1,0 +1,82 @@
+package kernel
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// reportLatency adds p50/p99 of the per-iteration durations to the benchmark output.
+func reportLatency(b *testing.B, d []time.Duration) {
+	if len(d) == 0 {
+		return
+	}
+	slices.Sort(d)
+	b.ReportMetric(float64(d[len(d)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(d[len(d)*99/100].Microseconds()), "p99-µs")
+}
+
+// BenchmarkExecuteRoundTrip measures `1+1` through the handler over real HTTP on 127.0.0.1.
+func BenchmarkExecuteRoundTrip(b *testing.B) {
+	s, err := newServer(Config{Python: testPython, Workdir: b.TempDir()}, defaultTuning)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	defer func() {
+		ts.Close()
+		_ = s.Close()
+	}()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+	body := []byte(`{"code": "1+1"}`)
+	run := func() {
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, ts.URL+"/execute", bytes.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || !bytes.Contains(out, []byte(`"text":"2"`)) {
+			b.Fatalf("bad response %q: %v", out, err)
+		}
+	}
+	run() // start the kernel outside the measurement
+	durs := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		run()
+		durs = append(durs, time.Since(t0))
+	}
+	b.StopTimer()
+	reportLatency(b, durs)
+}
+
+// BenchmarkSpawnPythonBaseline is the naive alternative: one interpreter per execution.
+func BenchmarkSpawnPythonBaseline(b *testing.B) {
+	durs := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		out, err := exec.Command(testPython, "-c", "print(1+1)").Output()
+		if err != nil || strings.TrimSpace(string(out)) != "2" {
+			b.Fatalf("python: %q %v", out, err)
+		}
+		durs = append(durs, time.Since(t0))
+	}
+	b.StopTimer()
+	reportLatency(b, durs)
+}
