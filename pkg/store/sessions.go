@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -10,9 +9,6 @@ import (
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
 
-// validKey refuses keys that could not be told apart once joined into pk:
-// tenant "a#P#b" with principal "c" would otherwise share a partition with
-// tenant "a", principal "b#P#c".
 func validKey(k session.Key) error {
 	if err := validOwner(k.Tenant, k.Principal); err != nil {
 		return err
@@ -26,9 +22,6 @@ func validKey(k session.Key) error {
 func validOwner(tenant, principal string) error {
 	if tenant == "" || principal == "" {
 		return session.Errorf(session.ErrInvalid, "store: tenant and principal are required")
-	}
-	if strings.Contains(tenant, "#") || strings.Contains(principal, "#") {
-		return session.Errorf(session.ErrInvalid, "store: tenant and principal may not contain '#'")
 	}
 	return nil
 }

@@ -21,6 +21,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -95,8 +96,13 @@ func (s *Store) expired(expiresAt time.Time) bool {
 	return !expiresAt.IsZero() && !s.now().Before(expiresAt)
 }
 
+// keyEscaper keeps '#' out of the parts joined into a partition key, so
+// tenant "a#P#b" with principal "c" cannot share a partition with tenant
+// "a" and principal "b#P#c". Ordinary ids pass unchanged.
+var keyEscaper = strings.NewReplacer("%", "%25", "#", "%23")
+
 func sessionPK(tenant, principal string) string {
-	return fmt.Sprintf("T#%s#P#%s", tenant, principal)
+	return "T#" + keyEscaper.Replace(tenant) + "#P#" + keyEscaper.Replace(principal)
 }
 
 func sessionSK(id string) string { return "S#" + id }

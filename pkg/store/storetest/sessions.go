@@ -222,3 +222,23 @@ func testUnavailable(t *testing.T, env Env, clock *Clock) {
 		t.Fatalf("after healing: version %d state %s; the failed update must not have applied", got.Version, got.State)
 	}
 }
+
+// testKeysDoNotCollide uses owners whose names would run together if the
+// store joined them naively.
+func testKeysDoNotCollide(t *testing.T, env Env, clock *Clock) {
+	a := session.Key{Tenant: "x#P#y", Principal: "z", SessionID: "s1"}
+	b := session.Key{Tenant: "x", Principal: "y#P#z", SessionID: "s1"}
+	c := session.Key{Tenant: "x", Principal: "y%23P%23z", SessionID: "s1"}
+	for _, k := range []session.Key{a, b, c} {
+		mustCreate(t, env.Store, &session.Session{Key: k, State: session.StateRunning, SandboxID: k.Tenant + "/" + k.Principal})
+	}
+	for _, k := range []session.Key{a, b, c} {
+		if got := mustGet(t, env.Store, k); got.SandboxID != k.Tenant+"/"+k.Principal || got.Key != k {
+			t.Fatalf("%+v read back %+v with sandbox %s", k, got.Key, got.SandboxID)
+		}
+		list, _, err := env.Store.ListSessions(t.Context(), k.Tenant, k.Principal, 10, "")
+		if err != nil || len(list) != 1 || list[0].Key != k {
+			t.Fatalf("listing of %s/%s: %d sessions, %v", k.Tenant, k.Principal, len(list), err)
+		}
+	}
+}

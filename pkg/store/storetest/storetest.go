@@ -56,6 +56,7 @@ func Run(t *testing.T, newEnv Factory) {
 	}{
 		{"SessionLifecycle", testSessionLifecycle},
 		{"SessionRoundTrip", testSessionRoundTrip},
+		{"KeysDoNotCollide", testKeysDoNotCollide},
 		{"ConcurrentUpdates", testConcurrentUpdates},
 		{"ConcurrentCreates", testConcurrentCreates},
 		{"Expired", testExpired},
