@@ -31,6 +31,7 @@ func TestBadInput(t *testing.T) {
 		{"empty code", call{method: "POST", path: "/v1/sessions/s1/execute", body: `{"code":""}`}, 400, "must not be empty"},
 		{"negative timeout", call{method: "POST", path: "/v1/sessions/s1/execute", body: `{"code":"1","timeoutSecs":-1}`}, 400, "timeoutSecs"},
 		{"huge timeout", call{method: "POST", path: "/v1/sessions/s1/execute", body: `{"code":"1","timeoutSecs":99999}`}, 400, "timeoutSecs"},
+		{"timeout past 15 minutes", call{method: "POST", path: "/v1/sessions/s1/runs", body: `{"code":"1","timeoutSecs":901}`}, 400, "timeoutSecs"},
 		{"fractional timeout", call{method: "POST", path: "/v1/sessions/s1/execute", body: `{"code":"1","timeoutSecs":1.5}`}, 400, "timeoutSecs"},
 		{"bad env name", call{method: "POST", path: "/v1/sessions/s1/execute", body: `{"code":"1","envs":{"1A":"x"}}`}, 400, "env name"},
 		{"bad context", call{method: "POST", path: "/v1/sessions/s1/execute", body: `{"code":"1","context":"a b"}`}, 400, "context"},
@@ -173,4 +174,28 @@ func TestUnknownRoutesAndMethods(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestEmptyOptionalBodies accepts body-less POSTs whatever Content-Type the
+// client put on them (curl -d '' sends a form type).
+func TestEmptyOptionalBodies(t *testing.T) {
+	h := newHarness(t)
+	for _, path := range []string{"/v1/sessions/s1/sandbox/start", "/v1/sessions/s1/sandbox/stop", "/v1/sessions/s1/reset"} {
+		req, _ := http.NewRequest("POST", h.srv.URL+path, http.NoBody)
+		req.Header.Set("Authorization", "Bearer "+keyAlice)
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		resp, err := h.srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := readAll(t, resp)
+		resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			t.Fatalf("%s: %d %s", path, resp.StatusCode, body)
+		}
+	}
+	// A body that is there must be JSON.
+	resp, body := h.do(call{method: "POST", path: "/v1/sessions/s1/sandbox/start", body: "type=custom",
+		headers: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}})
+	checkProblem(t, resp, body, 415)
 }

@@ -99,7 +99,7 @@ const (
 	maxMetaBytes     = 256
 	maxTemplateLen   = 128
 	maxIdleSecs      = 24 * 3600
-	maxTimeoutSecs   = 3600
+	maxTimeoutSecs   = 900 // the domain's cap, and API Gateway's longest stream
 )
 
 var (
