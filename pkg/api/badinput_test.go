@@ -177,7 +177,7 @@ func TestUnknownRoutesAndMethods(t *testing.T) {
 }
 
 // TestEmptyOptionalBodies accepts body-less POSTs whatever Content-Type the
-// client put on them (curl -d ” sends a form type).
+// client put on them: curl sends a form type even for an empty -d.
 func TestEmptyOptionalBodies(t *testing.T) {
 	h := newHarness(t)
 	for _, path := range []string{"/v1/sessions/s1/sandbox/start", "/v1/sessions/s1/sandbox/stop", "/v1/sessions/s1/reset"} {
