@@ -38,7 +38,7 @@ func client(endpoint string) *dynamodb.Client {
 var tableSeq atomic.Int64
 
 // newTable creates a fresh table with the store's layout.
-func newTable(t *testing.T, db *dynamodb.Client) string {
+func newTable(t testing.TB, db *dynamodb.Client) string {
 	t.Helper()
 	name := fmt.Sprintf("sessionbox-test-%d", tableSeq.Add(1))
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
@@ -50,7 +50,7 @@ func newTable(t *testing.T, db *dynamodb.Client) string {
 }
 
 // minidynServer runs minidyn's HTTP API in process.
-func minidynServer(t *testing.T) (*server.Server, string) {
+func minidynServer(t testing.TB) (*server.Server, string) {
 	t.Helper()
 	md := server.NewServer()
 	srv := httptest.NewServer(md)
