@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -70,4 +71,38 @@ func BenchmarkSpawnIsolatedInterpreter(b *testing.B) {
 	}
 	b.StopTimer()
 	reportLatency(b, samples)
+}
+
+// BenchmarkTransfer24MiB is a 24 MiB file's trip through the API's large
+// file path: presign, upload straight to S3, import into the sandbox.
+func BenchmarkTransfer24MiB(b *testing.B) {
+	s := newStack(b)
+	s.exec(s.alice, "bench-transfer", "1")
+	data := bytes.Repeat([]byte("0123456789abcdef"), (24<<20)/16)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		var up struct {
+			UploadURL  string            `json:"uploadUrl"`
+			Method     string            `json:"method"`
+			Headers    map[string]string `json:"headers"`
+			TransferID string            `json:"transferId"`
+		}
+		s.json(s.alice, "POST", "/v1/sessions/bench-transfer/files/upload-url", map[string]any{"path": "big.bin", "sizeBytes": len(data)}, &up)
+		req, _ := http.NewRequest(up.Method, up.UploadURL, bytes.NewReader(data))
+		for k, v := range up.Headers {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			b.Fatalf("upload: %d", resp.StatusCode)
+		}
+		s.json(s.alice, "POST", "/v1/sessions/bench-transfer/files/import", map[string]any{"transferId": up.TransferID}, nil)
+	}
 }
