@@ -21,11 +21,12 @@ type command struct {
 }
 
 func commands() []command {
-	return []command{
+	cmds := []command{
 		// Each subcommand lives in its own file of this package.
 		serveCommand(),
 		runtimeCommand(),
 	}
+	return append(cmds, clientCommands()...)
 }
 
 func main() {

@@ -1,0 +1,219 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/sessionbox/sessionbox/pkg/client"
+	"github.com/sessionbox/sessionbox/pkg/session"
+)
+
+func clientCommands() []command {
+	return []command{
+		{name: "exec", summary: "run Python in a session's sandbox, streaming its output", run: runExec},
+		{name: "files", summary: "put, get or list files of a session's sandbox", run: runFiles},
+		{name: "sessions", summary: "list your sessions", run: runSessions},
+	}
+}
+
+// apiClient reads SESSIONBOX_URL and SESSIONBOX_API_KEY.
+func apiClient() (*client.Client, error) {
+	key := os.Getenv("SESSIONBOX_API_KEY")
+	if key == "" {
+		return nil, errors.New("set SESSIONBOX_API_KEY (`sessionbox serve` prints one)")
+	}
+	return client.New(envOr("SESSIONBOX_URL", "http://127.0.0.1:8080"), key, nil), nil
+}
+
+func runExec(ctx context.Context, args []string) error {
+	fl := flag.NewFlagSet("exec", flag.ContinueOnError)
+	sid := fl.String("session", "default", "session id")
+	timeout := fl.Int("timeout", 0, "execution time limit in seconds (default: the service's)")
+	fl.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: sessionbox exec [--session ID] [--timeout SECS] CODE | -   (- reads the code from stdin)")
+		fl.PrintDefaults()
+	}
+	if err := fl.Parse(args); err != nil {
+		return err
+	}
+	code, err := codeArg(fl.Args())
+	if err != nil {
+		fl.Usage()
+		return err
+	}
+	c, err := apiClient()
+	if err != nil {
+		return err
+	}
+	res, err := c.Execute(ctx, *sid, client.ExecuteRequest{Code: code, TimeoutSecs: *timeout}, printEvent)
+	if err != nil {
+		return err
+	}
+	for _, r := range res.Results {
+		if r.IsMainResult && r.Text != "" {
+			fmt.Println(r.Text)
+		}
+	}
+	if res.Restarted {
+		fmt.Fprintln(os.Stderr, "note: the session's sandbox was gone and a fresh one was started; earlier variables are lost")
+	}
+	if res.Truncated {
+		fmt.Fprintln(os.Stderr, "note: output was truncated")
+	}
+	if !res.Success {
+		return errors.New("the code raised an exception")
+	}
+	return nil
+}
+
+func codeArg(args []string) (string, error) {
+	switch {
+	case len(args) == 1 && args[0] == "-":
+		b, err := io.ReadAll(os.Stdin)
+		return string(b), err
+	case len(args) >= 1:
+		return strings.Join(args, " "), nil
+	}
+	return "", errors.New("no code given")
+}
+
+func printEvent(e session.Event) {
+	switch {
+	case e.Stdout != "":
+		fmt.Fprint(os.Stdout, e.Stdout)
+	case e.Stderr != "":
+		fmt.Fprint(os.Stderr, e.Stderr)
+	case e.Error != nil:
+		if e.Error.Traceback != "" {
+			fmt.Fprintln(os.Stderr, e.Error.Traceback)
+		} else {
+			fmt.Fprintf(os.Stderr, "%s: %s\n", e.Error.Name, e.Error.Value)
+		}
+	case e.Result != nil && !e.Result.IsMainResult:
+		fmt.Fprintf(os.Stderr, "[display: %s]\n", resultKinds(e.Result))
+	}
+}
+
+func resultKinds(r *session.Result) string {
+	var kinds []string
+	for name, present := range map[string]bool{"text": r.Text != "", "html": r.HTML != "", "png": r.PNG != "",
+		"svg": r.SVG != "", "jpeg": r.JPEG != "", "markdown": r.Markdown != "", "json": r.JSON != nil} {
+		if present {
+			kinds = append(kinds, name)
+		}
+	}
+	return strings.Join(kinds, ",")
+}
+
+func runFiles(ctx context.Context, args []string) error {
+	usage := errors.New("usage: sessionbox files [--session ID] put LOCAL REMOTE | get REMOTE LOCAL | ls [DIR]")
+	fl := flag.NewFlagSet("files", flag.ContinueOnError)
+	sid := fl.String("session", "default", "session id")
+	if err := fl.Parse(args); err != nil {
+		return err
+	}
+	rest := fl.Args()
+	if len(rest) == 0 {
+		return usage
+	}
+	c, err := apiClient()
+	if err != nil {
+		return err
+	}
+	switch {
+	case rest[0] == "put" && len(rest) == 3:
+		return putFile(ctx, c, *sid, rest[1], rest[2])
+	case rest[0] == "get" && len(rest) == 3:
+		return getFile(ctx, c, *sid, rest[1], rest[2])
+	case rest[0] == "ls" && len(rest) <= 2:
+		dir := "/home/user"
+		if len(rest) == 2 {
+			dir = rest[1]
+		}
+		return listFiles(ctx, c, *sid, dir)
+	}
+	return usage
+}
+
+func putFile(ctx context.Context, c *client.Client, sid, local, remote string) error {
+	f, err := os.Open(local)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	e, err := c.Upload(ctx, sid, remote, f, st.Size())
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%s (%d bytes)\n", e.Path, e.Size)
+	return nil
+}
+
+func getFile(ctx context.Context, c *client.Client, sid, remote, local string) error {
+	out := os.Stdout
+	if local != "-" {
+		f, err := os.Create(local)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		out = f
+	}
+	n, err := c.Download(ctx, sid, remote, out)
+	if err != nil {
+		return err
+	}
+	if local != "-" {
+		fmt.Fprintf(os.Stderr, "%s (%d bytes)\n", local, n)
+	}
+	return out.Sync()
+}
+
+func listFiles(ctx context.Context, c *client.Client, sid, dir string) error {
+	entries, err := c.ListFiles(ctx, sid, dir, 1)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	for _, e := range entries {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", e.Type, e.Size, e.ModifiedAt.Format("2006-01-02 15:04"), e.Path)
+	}
+	return tw.Flush()
+}
+
+func runSessions(ctx context.Context, args []string) error {
+	fl := flag.NewFlagSet("sessions", flag.ContinueOnError)
+	if err := fl.Parse(args); err != nil {
+		return err
+	}
+	c, err := apiClient()
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SESSION\tSTATE\tSANDBOX\tLAST ACTIVITY")
+	cursor := ""
+	for {
+		page, next, err := c.Sessions(ctx, 100, cursor)
+		if err != nil {
+			return err
+		}
+		for _, s := range page {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.SessionID, s.State, s.SandboxID, s.LastActivityAt)
+		}
+		if next == "" {
+			return tw.Flush()
+		}
+		cursor = next
+	}
+}
