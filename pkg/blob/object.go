@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/s3/manager"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/sessionbox/sessionbox/pkg/session"
@@ -44,13 +45,24 @@ func (b *Blobs) Put(ctx context.Context, key string, r io.Reader, size int64, co
 	if contentType != "" {
 		in.ContentType = aws.String(contentType)
 	}
-	if _, err := b.uploader.Upload(ctx, in); err != nil {
+	if _, err := b.uploader.Upload(ctx, in, partsFor(size)); err != nil {
 		if errors.Is(err, errLength) {
 			return &session.Error{Kind: session.ErrInvalid, Detail: "blob: put " + key, Err: err}
 		}
 		return wrapErr("put "+key, err)
 	}
 	return nil
+}
+
+// partsFor grows the part size for objects so large that the configured
+// one would need more parts than S3 allows; the uploader cannot work this
+// out itself from a stream.
+func partsFor(size int64) func(*manager.Uploader) {
+	return func(u *manager.Uploader) {
+		if need := size/int64(manager.MaxUploadParts) + 1; need > u.PartSize {
+			u.PartSize = need
+		}
+	}
 }
 
 // Delete removes key; deleting a missing object is not an error.

@@ -120,6 +120,8 @@ func (s *Store) putVersioned(ctx context.Context, op string, m item, expected in
 }
 
 // ListSessions pages through one principal's sessions in session id order.
+// A limit of 0 or less means DefaultPageSize; more than MaxPageSize is cut
+// to it. The cursor is opaque to callers and only valid for the same owner.
 func (s *Store) ListSessions(ctx context.Context, tenant, principal string, limit int, cursor string) ([]*session.Session, string, error) {
 	if err := validOwner(tenant, principal); err != nil {
 		return nil, "", err
