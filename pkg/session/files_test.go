@@ -182,7 +182,10 @@ func TestUploadURLValidation(t *testing.T) {
 			t.Fatalf("%+v: err = %v", tt, err)
 		}
 	}
-	if _, err := r.m.UploadURL(ctx, testKey, "empty", 0, "text/plain"); err != nil {
+	if _, err := r.m.UploadURL(ctx, testKey, "empty", 0, "text/plain"); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("empty file: %v", err)
+	}
+	if len(r.blobs.puts) != 0 {
+		t.Fatalf("tickets stored for refused uploads: %v", r.blobs.puts)
 	}
 }

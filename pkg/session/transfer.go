@@ -59,8 +59,10 @@ func (m *Manager) UploadURL(ctx context.Context, key Key, p string, size int64, 
 	if err != nil {
 		return nil, err
 	}
-	if size < 0 {
-		return nil, Errorf(ErrInvalid, "sizeBytes must not be negative")
+	if size < 1 {
+		// A zero length cannot be pinned in a presigned PUT; small files
+		// go inline anyway.
+		return nil, Errorf(ErrInvalid, "sizeBytes must be at least 1 (write empty files inline)")
 	}
 	if size > m.cfg.MaxTransferBytes {
 		return nil, &Error{Kind: ErrTooLarge, Detail: fmt.Sprintf("sizeBytes is more than the limit of %d", m.cfg.MaxTransferBytes)}

@@ -1,0 +1,21 @@
+package session
+
+import "time"
+
+// Exports for the external tests (package session_test), which run the
+// Manager on the real store and blob adapters and need the fake provider
+// and clock for the parts with no stand-in here.
+
+type FakeSandboxes = fakeSandboxes
+
+func NewFakeSandboxes(c Clock) *FakeSandboxes { return newFakeSandboxes(c) }
+
+func (f *fakeSandboxes) Count(op string) int      { return f.count(op) }
+func (f *fakeSandboxes) Vanish(id string)         { f.vanish(id) }
+func (f *fakeSandboxes) Live() []string           { return f.live() }
+func (f *fakeSandboxes) File(id, p string) []byte { b, _ := f.file(id, p); return b }
+func (f *fakeSandboxes) SetDelay(d time.Duration) { f.delay = d }
+
+type FakeClock = fakeClock
+
+func NewFakeClock() *FakeClock { return newFakeClock() }

@@ -1,0 +1,360 @@
+package session_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/sessionbox/sessionbox/pkg/blob"
+	"github.com/sessionbox/sessionbox/pkg/localaws"
+	"github.com/sessionbox/sessionbox/pkg/session"
+	"github.com/sessionbox/sessionbox/pkg/store"
+)
+
+// These tests run the Manager on the real DynamoDB store (against the
+// in-process emulator) and the real S3 adapter (against the in-process S3
+// server); only the sandbox provider is the fake.
+
+// countingStore counts session reads and writes of the real store.
+type countingStore struct {
+	session.Store
+	reads, writes atomic.Int64
+}
+
+func (c *countingStore) GetSession(ctx context.Context, k session.Key) (*session.Session, error) {
+	c.reads.Add(1)
+	return c.Store.GetSession(ctx, k)
+}
+
+func (c *countingStore) CreateSession(ctx context.Context, s *session.Session) error {
+	c.writes.Add(1)
+	return c.Store.CreateSession(ctx, s)
+}
+
+func (c *countingStore) UpdateSession(ctx context.Context, s *session.Session) error {
+	c.writes.Add(1)
+	return c.Store.UpdateSession(ctx, s)
+}
+
+type realRig struct {
+	m     *session.Manager
+	store *countingStore
+	sbx   *session.FakeSandboxes
+	clock *session.FakeClock
+	bus   *memBus
+}
+
+type memBus struct {
+	mu        sync.Mutex
+	requested []session.RunRequested
+	completed []session.RunCompleted
+}
+
+func (b *memBus) PublishRunRequested(ctx context.Context, e session.RunRequested) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.requested = append(b.requested, e)
+	return nil
+}
+
+func (b *memBus) PublishRunCompleted(ctx context.Context, e session.RunCompleted) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.completed = append(b.completed, e)
+	return nil
+}
+
+var tableSeq atomic.Int64
+
+func newRealRig(t *testing.T, cfg session.Config) *realRig {
+	t.Helper()
+	ctx := t.Context()
+	ddbURL, stopDDB, err := localaws.StartDynamoDB(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stopDDB)
+	s3URL, stopS3, err := localaws.StartS3(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stopS3)
+	// Connections the SDK dialed but never used look busy to the server's
+	// Shutdown for 5s; closing them first keeps the teardown quick.
+	hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	t.Cleanup(hc.CloseIdleConnections)
+	ddb := localaws.DynamoDBClient(ddbURL, func(o *dynamodb.Options) { o.HTTPClient = hc })
+	table := fmt.Sprintf("sessions-%d", tableSeq.Add(1))
+	if err := store.CreateTable(ctx, ddb, table); err != nil {
+		t.Fatal(err)
+	}
+	s3c := localaws.S3Client(s3URL)
+	if err := localaws.EnsureBucket(ctx, s3c, "transfers"); err != nil {
+		t.Fatal(err)
+	}
+	clock := session.NewFakeClock()
+	r := &realRig{
+		store: &countingStore{Store: store.New(ddb, table, store.WithClock(clock))},
+		sbx:   session.NewFakeSandboxes(clock),
+		clock: clock,
+		bus:   &memBus{},
+	}
+	cfg.StackID = "stack-real"
+	r.m, err = session.NewManager(cfg, session.Deps{Store: r.store, Sandboxes: r.sbx, Blobs: blob.New(s3c, "transfers"), Bus: r.bus, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+var key = session.Key{Tenant: "acme", Principal: "alice", SessionID: "chat-1"}
+
+func TestRealStoreLifecycle(t *testing.T) {
+	r := newRealRig(t, session.Config{})
+	ctx := t.Context()
+	res, err := r.m.Execute(ctx, key, session.ExecRequest{Code: "print hi"}, nil)
+	if err != nil || res.Stdout != "hi\n" || res.Restarted {
+		t.Fatalf("%+v %v", res, err)
+	}
+	st, err := r.m.Status(ctx, key)
+	if err != nil || st.State != session.StateRunning || st.Version != 2 {
+		t.Fatalf("status %+v %v", st, err)
+	}
+	if _, err := r.m.Stop(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	res, err = r.m.Execute(ctx, key, session.ExecRequest{Code: "print again"}, nil)
+	if err != nil || !res.Restarted {
+		t.Fatalf("after stop %+v %v", res, err)
+	}
+	first, _ := r.m.Status(ctx, key)
+	r.sbx.Vanish(first.SandboxID)
+	res, err = r.m.Execute(ctx, key, session.ExecRequest{Code: "print x"}, nil)
+	if err != nil || !res.Restarted {
+		t.Fatalf("after vanish %+v %v", res, err)
+	}
+	if live := r.sbx.Live(); len(live) != 1 {
+		t.Fatalf("live %v", live)
+	}
+	list, next, err := r.m.List(ctx, "acme", "alice", 10, "")
+	if err != nil || len(list) != 1 || next != "" {
+		t.Fatalf("list %+v %q %v", list, next, err)
+	}
+}
+
+func TestRealStoreConcurrentExecutes(t *testing.T) {
+	r := newRealRig(t, session.Config{})
+	r.sbx.SetDelay(50 * time.Millisecond)
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Go(func() {
+			if _, err := r.m.Execute(t.Context(), key, session.ExecRequest{Code: fmt.Sprint("print ", i)}, nil); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := r.sbx.Count("Create"); n != 1 {
+		t.Fatalf("creates %d", n)
+	}
+}
+
+func TestRealStoreThrottledActivity(t *testing.T) {
+	r := newRealRig(t, session.Config{})
+	ctx := t.Context()
+	if _, err := r.m.Start(ctx, key, session.StartOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.store.reads.Store(0)
+	r.store.writes.Store(0)
+	for range 10 {
+		r.clock.Advance(time.Second)
+		if _, err := r.m.Execute(ctx, key, session.ExecRequest{Code: "print x"}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r.store.reads.Load() != 10 || r.store.writes.Load() != 0 {
+		t.Fatalf("reads %d writes %d", r.store.reads.Load(), r.store.writes.Load())
+	}
+	r.clock.Advance(30 * time.Second)
+	if _, err := r.m.Execute(ctx, key, session.ExecRequest{Code: "print x"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if r.store.writes.Load() != 1 {
+		t.Fatalf("writes %d", r.store.writes.Load())
+	}
+}
+
+func TestRealStoreReaper(t *testing.T) {
+	r := newRealRig(t, session.Config{})
+	ctx := t.Context()
+	for i, pause := range []bool{false, true, false} {
+		k := key
+		k.SessionID = fmt.Sprint("s", i)
+		if _, err := r.m.Start(ctx, k, session.StartOptions{Pause: pause}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stopped := key
+	stopped.SessionID = "s2"
+	if _, err := r.m.Stop(ctx, stopped); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := r.m.Reap(ctx); err != nil || rep != (session.ReapReport{}) {
+		t.Fatalf("nothing due: %+v %v", rep, err)
+	}
+	r.clock.Advance(31 * time.Minute)
+	var wg sync.WaitGroup
+	reps := make([]session.ReapReport, 3)
+	for i := range reps {
+		wg.Go(func() {
+			rep, err := r.m.Reap(ctx)
+			if err != nil {
+				t.Error(err)
+			}
+			reps[i] = rep
+		})
+	}
+	wg.Wait()
+	var total session.ReapReport
+	for _, rep := range reps {
+		total.Paused += rep.Paused
+		total.Killed += rep.Killed
+		total.Errors += rep.Errors
+	}
+	if total != (session.ReapReport{Paused: 1, Killed: 1}) {
+		t.Fatalf("overlapping ticks: %+v", total)
+	}
+	paused := key
+	paused.SessionID = "s1"
+	res, err := r.m.Execute(ctx, paused, session.ExecRequest{Code: "print back"}, nil)
+	if err != nil || res.Restarted || r.sbx.Count("Connect") != 1 {
+		t.Fatalf("resume %+v %v", res, err)
+	}
+}
+
+func TestRealStoreRuns(t *testing.T) {
+	r := newRealRig(t, session.Config{})
+	ctx := t.Context()
+	run, err := r.m.SubmitRun(ctx, key, session.RunRequest{Code: "print run", IdempotencyKey: "job-7"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := r.m.SubmitRun(ctx, key, session.RunRequest{Code: "print run", IdempotencyKey: "job-7"})
+	if err != nil || again.ID != run.ID {
+		t.Fatalf("repeat %+v %v", again, err)
+	}
+	var wg sync.WaitGroup
+	for _, ev := range r.bus.requested {
+		wg.Go(func() {
+			if _, err := r.m.ProcessRun(ctx, ev); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := r.sbx.Count("Execute"); n != 1 {
+		t.Fatalf("executed %d times", n)
+	}
+	got, err := r.m.GetRun(ctx, "acme", "alice", run.ID)
+	if err != nil || got.Status != session.RunSucceeded || got.Result.Stdout != "run\n" {
+		t.Fatalf("%+v %v", got, err)
+	}
+	if _, err := r.m.GetRun(ctx, "acme", "bob", run.ID); !errors.Is(err, session.ErrNotFound) {
+		t.Fatalf("other principal: %v", err)
+	}
+}
+
+func TestRealTransfers(t *testing.T) {
+	r := newRealRig(t, session.Config{})
+	ctx := t.Context()
+	payload := bytes.Repeat([]byte("0123456789abcdef"), 64<<10) // 1 MiB
+	ticket, err := r.m.UploadURL(ctx, key, "data/blob.bin", int64(len(payload)), "application/octet-stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequestWithContext(ctx, ticket.Request.Method, ticket.Request.URL, bytes.NewReader(payload))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range ticket.Request.Headers {
+		req.Header.Set(k, v)
+	}
+	req.ContentLength = int64(len(payload))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("upload status %d", resp.StatusCode)
+	}
+	e, err := r.m.Import(ctx, key, ticket.TransferID)
+	if err != nil || e.Size != int64(len(payload)) {
+		t.Fatalf("import %+v %v", e, err)
+	}
+	st, _ := r.m.Status(ctx, key)
+	if !bytes.Equal(r.sbx.File(st.SandboxID, "/home/user/data/blob.bin"), payload) {
+		t.Fatal("imported bytes differ")
+	}
+	other := key
+	other.Principal = "mallory"
+	if _, err := r.m.Import(ctx, other, ticket.TransferID); !errors.Is(err, session.ErrNotFound) {
+		t.Fatalf("another principal's import: %v", err)
+	}
+
+	d, err := r.m.DownloadURL(ctx, key, "data/blob.bin")
+	if err != nil || d.SizeBytes != int64(len(payload)) {
+		t.Fatalf("download %+v %v", d, err)
+	}
+	get, err := http.NewRequestWithContext(ctx, http.MethodGet, d.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err = http.DefaultClient.Do(get)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || !bytes.Equal(body, payload) {
+		t.Fatalf("downloaded %d bytes, %v", len(body), err)
+	}
+
+	r.clock.Advance(time.Second) // the import happened before this execution
+	res, err := r.m.Execute(ctx, key, session.ExecRequest{Code: "write /home/user/report.txt hello"}, nil)
+	if err != nil || len(res.Artifacts) != 1 || !strings.HasSuffix(res.Artifacts[0].Path, "report.txt") {
+		t.Fatalf("artifacts %+v %v", res, err)
+	}
+}
+
+func TestRealAuthenticate(t *testing.T) {
+	r := newRealRig(t, session.Config{})
+	ctx := t.Context()
+	plain, k, err := session.NewAPIKey("acme", "alice", r.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.store.PutAPIKey(ctx, k); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := r.m.Authenticate(ctx, plain); err != nil || got.Principal != "alice" {
+		t.Fatalf("%+v %v", got, err)
+	}
+	if err := r.store.RevokeAPIKey(ctx, k.Hash, r.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.m.Authenticate(ctx, plain); !errors.Is(err, session.ErrUnauthorized) {
+		t.Fatalf("revoked: %v", err)
+	}
+}
