@@ -4,13 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -46,9 +50,40 @@ type stack struct {
 	// sandboxes reaches the runtime behind the service's back, to count
 	// and kill sandboxes.
 	sandboxes *sandboxes.E2B
+	// fault sits in front of E2B's control plane to fail or stall it.
+	fault *faultProxy
 }
 
-func newStack(t testing.TB) *stack {
+// faultProxy passes requests on, or answers them with an injected status,
+// or holds them, as an E2B outage would.
+type faultProxy struct {
+	next    http.Handler
+	status  atomic.Int32
+	hangFor atomic.Int64
+}
+
+func (f *faultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if d := time.Duration(f.hangFor.Load()); d > 0 {
+		select {
+		case <-time.After(d):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	if s := int(f.status.Load()); s != 0 {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(s)
+		_, _ = fmt.Fprintf(w, `{"code":%d,"message":"injected"}`, s)
+		return
+	}
+	f.next.ServeHTTP(w, r)
+}
+
+func newStack(t testing.TB) *stack { return newStackWith(t, 30*time.Second) }
+
+// newStackWith builds a stack whose E2B client gives up on a call after
+// e2bTimeout.
+func newStackWith(t testing.TB, e2bTimeout time.Duration) *stack {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -60,7 +95,14 @@ func newStack(t testing.TB) *stack {
 		t.Fatalf("start local runtime: %v", err)
 	}
 	t.Cleanup(func() { _ = rt.Close() })
-	e2bc, err := e2b.New(e2b.Config{APIKey: "e2b_0123456789abcdef", APIURL: rt.APIURL(), SandboxURL: rt.SandboxURL(), RequestTimeout: 30 * time.Second})
+	target, err := url.Parse(rt.APIURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fault := &faultProxy{next: httputil.NewSingleHostReverseProxy(target)}
+	control := httptest.NewServer(fault)
+	t.Cleanup(control.Close)
+	e2bc, err := e2b.New(e2b.Config{APIKey: "e2b_0123456789abcdef", APIURL: control.URL, SandboxURL: rt.SandboxURL(), RequestTimeout: e2bTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +142,7 @@ func newStack(t testing.TB) *stack {
 		return err
 	})
 
-	s := &stack{t: t, logs: logs, sandboxes: sbx}
+	s := &stack{t: t, logs: logs, sandboxes: sbx, fault: fault}
 	for _, p := range []struct {
 		principal string
 		key       *string

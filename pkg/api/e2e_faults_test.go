@@ -1,0 +1,47 @@
+package api_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestEndToEndProviderFaults fails and stalls E2B's control plane under a
+// working service: callers get the documented problems, and once E2B is
+// back the same sessions work, with no sandbox left behind by the failures.
+func TestEndToEndProviderFaults(t *testing.T) {
+	s := newStackWith(t, 2*time.Second)
+	cases := []struct {
+		name   string
+		status int32
+		hang   time.Duration
+		want   int
+		slug   string
+	}{
+		{"E2B answers 503", http.StatusServiceUnavailable, 0, 502, "sandbox-unavailable"},
+		{"E2B answers 500", http.StatusInternalServerError, 0, 502, "sandbox-unavailable"},
+		{"E2B rate-limits", http.StatusTooManyRequests, 0, 429, "limit-reached"},
+		{"E2B stalls", 0, 10 * time.Second, 504, "timeout"},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			sid := "fault-" + string(rune('a'+i))
+			s.fault.status.Store(tc.status)
+			s.fault.hangFor.Store(int64(tc.hang))
+			resp, body := s.req(s.alice, "POST", "/v1/sessions/"+sid+"/execute", strings.NewReader(`{"code":"1 + 1"}`))
+			s.fault.status.Store(0)
+			s.fault.hangFor.Store(0)
+			p := s.problem(tc.want, resp, body)
+			if p["type"] != "https://sessionbox.dev/problems/"+tc.slug {
+				t.Fatalf("problem %v", p)
+			}
+			if r := s.exec(s.alice, sid, "1 + 1"); r.text() != "2" {
+				t.Fatalf("after the outage: %+v", r)
+			}
+			if ids := s.sessionSandboxes("alice", sid); len(ids) != 1 {
+				t.Fatalf("sandboxes of %s after the outage: %v", sid, ids)
+			}
+		})
+	}
+}
