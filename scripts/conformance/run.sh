@@ -36,7 +36,9 @@ export E2B_API_KEY="e2b_$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 unset E2B_DEBUG E2B_DOMAIN
 
 status=0
-node --test --test-concurrency=2 --test-reporter=spec scripts/conformance/*.test.mjs || status=$?
+files=("$@")
+[ ${#files[@]} -gt 0 ] || files=(scripts/conformance/*.test.mjs)
+node --test --test-concurrency=2 --test-reporter=spec "${files[@]}" || status=$?
 if [ "$status" -ne 0 ]; then
   echo "--- runtime log (last 100 lines) ---" >&2
   tail -n 100 "$work/runtime.log" >&2
