@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 )
 
@@ -27,7 +28,9 @@ const shutdownGrace = 5 * time.Second
 
 // serve listens on a free loopback port and serves h until stop is called
 // or ctx ends. stop waits for the server goroutine, so none outlives it.
-func serve(ctx context.Context, name string, h http.Handler) (endpoint string, stop func(), err error) {
+// after, when not nil, runs once when the server has shut down and no
+// request is in flight any more.
+func serve(ctx context.Context, name string, h http.Handler, after func()) (endpoint string, stop func(), err error) {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
@@ -42,10 +45,17 @@ func serve(ctx context.Context, name string, h http.Handler) (endpoint string, s
 		// than a log line would.
 		_ = srv.Serve(ln)
 	}()
-	ctxDone := context.AfterFunc(ctx, func() { shutdown(srv) })
+	var once sync.Once
+	finish := func() {
+		shutdown(srv)
+		if after != nil {
+			once.Do(after)
+		}
+	}
+	ctxDone := context.AfterFunc(ctx, finish)
 	stop = func() {
 		ctxDone()
-		shutdown(srv)
+		finish() // if the context's shutdown is under way, once waits for it
 		<-done
 	}
 	return "http://" + ln.Addr().String(), stop, nil

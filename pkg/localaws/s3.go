@@ -28,7 +28,7 @@ func StartS3(ctx context.Context, dir string) (endpoint string, stop func(), err
 		return "", nil, fmt.Errorf("localaws: s3 backend in %s: %w", dir, err)
 	}
 	faker := gofakes3.New(backend, gofakes3.WithoutVersioning())
-	return serve(ctx, "s3", faker.Server())
+	return serve(ctx, "s3", faker.Server(), nil)
 }
 
 // S3Client returns an SDK client for a local endpoint: path-style
