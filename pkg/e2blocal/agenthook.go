@@ -41,6 +41,8 @@ func runAgent() error {
 	if cfgFile == nil || ready == nil {
 		return fmt.Errorf("agent descriptors %d/%d missing", agentConfigFD, agentReadyFD)
 	}
+	// While the tree waits in the warm pool: off the create path.
+	agent.ReserveThreads(agent.ReservedThreads)
 	cfg, err := agent.ReadConfig(cfgFile)
 	cfgFile.Close()
 	if err != nil {

@@ -188,11 +188,18 @@ func (rt *Runtime) agentConfig(s *sandbox) agent.Config {
 		{Resource: unix.RLIMIT_FSIZE, Cur: fsize, Max: fsize},
 		{Resource: unix.RLIMIT_NOFILE, Cur: nofile, Max: nofile},
 	}
-	// RLIMIT_NPROC counts every task of the real uid, so it only means
-	// "this sandbox" when each sandbox has its own host uid.
-	if s.hostUID >= 0 {
-		n := uint64(rt.cfg.Pids)
-		rl = append(rl, agent.Rlimit{Resource: unix.RLIMIT_NPROC, Cur: n, Max: n})
+	// RLIMIT_NPROC is checked per user namespace level (kernel >= 5.14
+	// ucounts): inside the sandbox's own namespace it counts only that
+	// sandbox's tasks, so it bounds a fork bomb even when every sandbox runs
+	// as the runtime's own uid (tried: non-root runtime, 6.18).
+	n := uint64(rt.cfg.Pids)
+	rl = append(rl, agent.Rlimit{Resource: unix.RLIMIT_NPROC, Cur: n, Max: n})
+	// Without a memory cgroup the only memory bound left is per process.
+	// The Go agent itself maps ~130 MB of data at idle (heap arenas, thread
+	// stacks), hence the headroom.
+	if s.cg == nil {
+		m := uint64(rt.cfg.MemoryBytes) + 256<<20
+		rl = append(rl, agent.Rlimit{Resource: unix.RLIMIT_DATA, Cur: m, Max: m})
 	}
 	return agent.Config{
 		Socket: insideSocket, User: "user", Home: insideHome, Shell: "/bin/bash",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"net"
 	"net/http"
 	"os"
@@ -256,7 +257,10 @@ func (s *sandbox) watch() {
 	<-s.proc.done
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_ = s.kill(ctx)
+	if err := s.kill(ctx); !errors.Is(err, errGone) {
+		// Nobody asked for this: keep the agent's last words.
+		log.Printf("e2blocal: sandbox %s died: %v; agent output: %q", s.id, s.proc.err, s.proc.stderr.String())
+	}
 }
 
 // newTransport dials the agent's unix socket whatever the request's host.

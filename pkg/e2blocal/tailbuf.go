@@ -2,32 +2,48 @@ package e2blocal
 
 import "sync"
 
-// tailBuffer keeps the last max bytes written: the agent's diagnostics,
-// kept bounded because sandboxed code can write to the agent's stderr.
+// tailBuffer keeps the first and the last bytes written: the agent's
+// diagnostics (a Go crash names its cause at the top and the failing
+// goroutines below), bounded because sandboxed code can write to the
+// agent's stderr.
 type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
+	mu      sync.Mutex
+	headMax int
+	tailMax int
+	head    []byte
+	tail    []byte
+	dropped bool
 }
 
-func newTailBuffer(max int) *tailBuffer { return &tailBuffer{max: max} }
+func newTailBuffer(max int) *tailBuffer { return &tailBuffer{headMax: max / 4, tailMax: max - max/4} }
 
 func (t *tailBuffer) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := len(p)
-	if len(p) > t.max {
-		p = p[len(p)-t.max:]
+	if room := t.headMax - len(t.head); room > 0 {
+		k := min(room, len(p))
+		t.head = append(t.head, p[:k]...)
+		p = p[k:]
 	}
-	if over := len(t.buf) + len(p) - t.max; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
+	if len(p) > t.tailMax {
+		t.dropped = true
+		p = p[len(p)-t.tailMax:]
 	}
-	t.buf = append(t.buf, p...)
+	if over := len(t.tail) + len(p) - t.tailMax; over > 0 {
+		t.dropped = true
+		t.tail = append(t.tail[:0], t.tail[over:]...)
+	}
+	t.tail = append(t.tail, p...)
 	return n, nil
 }
 
 func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return string(t.buf)
+	sep := ""
+	if t.dropped {
+		sep = "\n[...]\n"
+	}
+	return string(t.head) + sep + string(t.tail)
 }
