@@ -46,12 +46,12 @@ func writeValidation(w http.ResponseWriter, msg string) {
 }
 
 // decodeBody reads a JSON body; an empty body is allowed when optional.
-func decodeBody(r *http.Request, v any, optional bool) error {
-	data, err := io.ReadAll(io.LimitReader(r.Body, maxExecuteBody+1))
+func decodeBody(r *http.Request, v any, optional bool, limit int64) error {
+	data, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 	if err != nil {
 		return fmt.Errorf("read body: %w", err)
 	}
-	if len(data) > maxExecuteBody {
+	if int64(len(data)) > limit {
 		return errors.New("body too large")
 	}
 	if optional && len(data) == 0 {
@@ -69,7 +69,7 @@ func unsupportedLanguage(lang string) string {
 
 func (s *Server) handleCreateContext(w http.ResponseWriter, r *http.Request) {
 	var req createContextRequest
-	if err := decodeBody(r, &req, true); err != nil {
+	if err := decodeBody(r, &req, true, maxControlBody); err != nil {
 		writeValidation(w, err.Error())
 		return
 	}

@@ -56,7 +56,7 @@ func encodeEnv(vars map[string]string) ([]byte, error) {
 
 func (s *Server) parseExecute(w http.ResponseWriter, r *http.Request) (*kctx, *execution, bool) {
 	var req executeRequest
-	if err := decodeBody(r, &req, false); err != nil {
+	if err := decodeBody(r, &req, false, maxExecuteBody); err != nil {
 		writeValidation(w, err.Error())
 		return nil, nil, false
 	}
@@ -173,8 +173,15 @@ func (s *Server) run(ctx context.Context, c *kctx, p *proc, es *execStream, ex *
 		deadline = t.C
 	}
 	var graceTimer *time.Timer
+	// The kernel ignores SIGINT between cells, so an interrupt asked for before
+	// the cell has started (count frame) is sent once it has.
+	started, interruptPending := false, false
 	interrupt := func() {
-		p.interrupt()
+		if started {
+			p.interrupt()
+		} else {
+			interruptPending = true
+		}
 		if graceTimer == nil {
 			graceTimer = time.NewTimer(s.tune.grace)
 			grace = graceTimer.C
@@ -202,6 +209,12 @@ func (s *Server) run(ctx context.Context, c *kctx, p *proc, es *execStream, ex *
 			if f.typ == frameDone {
 				es.end()
 				return
+			}
+			if f.typ == frameCount && !started {
+				started = true
+				if interruptPending {
+					p.interrupt()
+				}
 			}
 			es.handle(f)
 			if len(p.frames) == 0 {

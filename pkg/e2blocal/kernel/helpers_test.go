@@ -20,6 +20,7 @@ var testTuning = tuning{keepalive: 100 * time.Millisecond, grace: 2 * time.Secon
 
 type testEnv struct {
 	srv *Server
+	ts  *httptest.Server
 	url string
 	dir string
 }
@@ -42,7 +43,7 @@ func newTestEnv(t *testing.T, cfg Config, tune tuning) *testEnv {
 		ts.Close()
 		_ = s.Close()
 	})
-	return &testEnv{srv: s, url: ts.URL, dir: dir}
+	return &testEnv{srv: s, ts: ts, url: ts.URL, dir: dir}
 }
 
 func defaultEnv(t *testing.T) *testEnv { return newTestEnv(t, Config{}, testTuning) }

@@ -20,7 +20,10 @@ import time
 import types
 
 _CMD_FD, _EVT_FD = 3, 4
-_IDLE, _USER, _CRIT = 0, 1, 2
+# Signal states of the main thread: between cells SIGINT is ignored; in kernel
+# code during a cell (or while writing a frame) it is deferred until user code
+# runs; in user code it raises KeyboardInterrupt.
+_IDLE, _CELL, _USER, _CRIT = 0, 1, 2, 3
 _KERNEL_FILE = sys._getframe().f_code.co_filename
 _FLUSH_DELAY = 0.002
 _PLAIN_FAST = (int, float, complex, bool, str)
@@ -131,13 +134,13 @@ class Kernel:
         """Writes every queued frame in one syscall; caller holds self.lock."""
         if not self.out:
             return
-        data = b"".join(self.out)
-        self.out.clear()
         main = threading.get_ident() == self.main_id
         prev = self.state
         if main:
             self.state = _CRIT
         try:
+            data = b"".join(self.out)
+            self.out.clear()
             mv = memoryview(data)
             while mv:
                 mv = mv[os.write(_EVT_FD, mv):]
@@ -244,8 +247,14 @@ class Kernel:
     def on_sigint(self, signum, frame):
         if self.state == _USER:
             raise KeyboardInterrupt
-        if self.state == _CRIT:
+        if self.state != _IDLE:
             self.intr_pending = True
+
+    def enter_user(self):
+        self.state = _USER
+        if self.intr_pending:
+            self.intr_pending = False
+            raise KeyboardInterrupt
 
     # ---- cells ------------------------------------------------------------
 
@@ -253,6 +262,7 @@ class Kernel:
         envlen = int.from_bytes(payload[:4], "little")
         env = payload[4 : 4 + envlen]
         code = payload[4 + envlen :].decode("utf-8", "replace")
+        self.state = _CELL
         self.count += 1
         n = self.count
         with self.lock:
@@ -268,14 +278,15 @@ class Kernel:
                 _apply_env(env, saved)
             self._run(code, n)
         except BaseException as e:  # an interrupt that landed in kernel code
-            self.state = _IDLE
+            self.state = _CELL
             self.send(b"X", _error_json(e), now=False)
         finally:
-            self.state = _IDLE
-            self.intr_pending = False
+            self.state = _CELL
             if saved:
                 _restore_env(saved)
         self._finish()
+        self.state = _IDLE
+        self.intr_pending = False
 
     def _run(self, code, n):
         fn = "<cell-%d>" % n
@@ -287,7 +298,7 @@ class Kernel:
         linecache.cache[fn] = (len(src), None, src.splitlines(True), fn)
         ns = self.ns
         try:
-            self.state = _USER
+            self.enter_user()
             if body is not None:
                 r = eval(body, ns)
                 if r is not None and body.co_flags & 0x80:
@@ -302,10 +313,10 @@ class Kernel:
             ns["_"] = value
             self._send_result(value)
         except BaseException as e:
-            self.state = _IDLE
+            self.state = _CELL
             self.send(b"X", _error_json(e), now=False)
         finally:
-            self.state = _IDLE
+            self.state = _CELL
 
     def _await(self, coro):
         import asyncio
@@ -716,6 +727,18 @@ def _fill_display_shim(mod, k):
         setattr(mod, "display_" + name, show)
 
 
+def _watch_server():
+    # The server closing the command pipe (or dying) ends the kernel even while
+    # a cell is busy and never reads it again.
+    _block_sigint()
+    p = select.poll()
+    p.register(_CMD_FD, 0)
+    while True:
+        for _, ev in p.poll():
+            if ev & (select.POLLHUP | select.POLLERR | select.POLLNVAL):
+                os._exit(0)
+
+
 def _order_os_system(k):
     # The command's output reaches us through the fd 1/2 pipes; taking it in
     # before returning keeps it ahead of the cell's next print.
@@ -755,6 +778,7 @@ def main():
     sys.meta_path.append(_ShimFinder(k))
     signal.signal(signal.SIGINT, k.on_sigint)
     threading.Thread(target=k._flusher, name="sbk-flush", daemon=True).start()
+    threading.Thread(target=_watch_server, name="sbk-watch", daemon=True).start()
     k.send(b"K", ("python %d.%d.%d" % sys.version_info[:3]).encode())
     k.serve()
 

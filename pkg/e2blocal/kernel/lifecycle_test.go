@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -124,8 +125,11 @@ func TestInterruptReportsKeyboardInterrupt(t *testing.T) {
 			er = l
 		}
 	}
-	if er == nil || er["name"] != "KeyboardInterrupt" || !strings.Contains(er["traceback"].(string), "time.sleep(30)") {
+	if er == nil || er["name"] != "KeyboardInterrupt" || !strings.Contains(er["traceback"].(string), "<cell-1>") {
 		t.Errorf("interrupt error %v", lines)
+	}
+	if r := e.run(t, "'usable'").mustNoError(t); r.mainText() != "usable" || r.count() != 2 {
+		t.Errorf("after interrupt: %v", r.lines)
 	}
 }
 
@@ -440,5 +444,60 @@ func TestDeleteDefaultContextAndClose(t *testing.T) {
 	}
 	if r := e.exec(t, map[string]any{"code": "1"}); r.status != http.StatusServiceUnavailable {
 		t.Errorf("after Close: %d %s", r.status, r.body)
+	}
+}
+
+func TestNoGoroutineLeak(t *testing.T) {
+	before := runtime.NumGoroutine()
+	func() {
+		e := newTestEnv(t, Config{}, testTuning)
+		_, c, _ := e.createContext(t, nil)
+		e.runIn(t, c.ID, "print('x')\n1").mustNoError(t)
+		e.run(t, "import os\nos._exit(1)")
+		ctx, cancel := context.WithCancel(context.Background())
+		s := e.open(t, ctx, map[string]any{"code": "import time\ntime.sleep(30)"})
+		s.until(t, "number_of_executions")
+		cancel()
+		s.close()
+		e.run(t, "2").mustNoError(t)
+		e.ts.Close()
+		if err := e.srv.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	http.DefaultClient.CloseIdleConnections()
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("%d goroutines before, %d after Close:\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A kernel busy in a cell still exits when its server goes away (the command pipe closes).
+func TestKernelExitsWithoutServer(t *testing.T) {
+	e := defaultEnv(t)
+	s := e.open(t, context.Background(), map[string]any{"code": "while True:\n    pass"})
+	defer s.close()
+	s.until(t, "number_of_executions")
+	c, err := e.srv.defaultContext()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.mu.Lock()
+	p := c.p
+	c.mu.Unlock()
+	_ = p.cmdW.Close()
+	lines := s.until(t, "end_of_execution")
+	var er line
+	for _, l := range lines {
+		if l["type"] == "error" {
+			er = l
+		}
+	}
+	if er == nil || er["name"] != "DeadKernelError" || !strings.Contains(er["value"].(string), "exit status 0") {
+		t.Errorf("kernel after its command pipe closed: %v", lines)
 	}
 }

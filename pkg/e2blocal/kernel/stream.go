@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 	"unicode/utf8"
 )
@@ -67,7 +68,10 @@ var streamNames = [2]string{"stdout", "stderr"}
 func (es *execStream) handle(f frame) {
 	switch f.typ {
 	case frameCount:
-		es.buf = appendCountLine(es.buf, f.data)
+		// User code can write to the event pipe too: only a number goes into the line.
+		if _, err := strconv.ParseUint(string(f.data), 10, 31); err == nil {
+			es.buf = appendCountLine(es.buf, f.data)
+		}
 	case frameStdout:
 		es.streamText(0, f.data)
 	case frameStderr:
