@@ -2,7 +2,6 @@ package kernel
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -12,9 +11,6 @@ import (
 )
 
 const maxExecuteBody = 16 << 20
-
-// lazyFlush is how long the count line may wait for more lines before it is sent.
-const lazyFlush = 2 * time.Millisecond
 
 type executeRequest struct {
 	Code      *string           `json:"code"`
@@ -151,99 +147,6 @@ func (s *Server) waitSlot(ctx context.Context, c *kctx, es *execStream) bool {
 			}
 		case <-ctx.Done():
 			return false
-		}
-	}
-}
-
-// run sends the cell to the kernel and streams its events until the cell is done,
-// interrupting it when the client goes away or the timeout elapses, and killing
-// the kernel when an interrupt does not stop the cell within the grace period.
-func (s *Server) run(ctx context.Context, c *kctx, p *proc, es *execStream, ex *execution) {
-	var envLen [4]byte
-	binary.LittleEndian.PutUint32(envLen[:], uint32(len(ex.env)))
-	if err := p.send(frameExecute, envLen[:], ex.env, []byte(ex.code)); err != nil {
-		p.kill()
-	}
-	ka := time.NewTicker(s.tune.keepalive)
-	defer ka.Stop()
-	var deadline, grace <-chan time.Time
-	if ex.timeout > 0 {
-		t := time.NewTimer(ex.timeout)
-		defer t.Stop()
-		deadline = t.C
-	}
-	var graceTimer *time.Timer
-	// The kernel ignores SIGINT between cells, so an interrupt asked for before
-	// the cell has started (count frame) is sent once it has.
-	started, interruptPending := false, false
-	interrupt := func() {
-		if started {
-			p.interrupt()
-		} else {
-			interruptPending = true
-		}
-		if graceTimer == nil {
-			graceTimer = time.NewTimer(s.tune.grace)
-			grace = graceTimer.C
-		}
-	}
-	defer func() {
-		if graceTimer != nil {
-			graceTimer.Stop()
-		}
-	}()
-	// The count line waits briefly so a quick cell's lines go out in one write.
-	lazy := time.NewTimer(time.Hour)
-	lazy.Stop()
-	defer lazy.Stop()
-	clientDone := ctx.Done()
-	for {
-		select {
-		case f, ok := <-p.frames:
-			if !ok {
-				c.forget(p)
-				es.died(p)
-				es.end()
-				return
-			}
-			if f.typ == frameDone {
-				es.end()
-				return
-			}
-			if f.typ == frameCount && !started {
-				started = true
-				if interruptPending {
-					p.interrupt()
-				}
-			}
-			es.handle(f)
-			if len(p.frames) == 0 {
-				if f.typ == frameCount {
-					lazy.Reset(lazyFlush)
-				} else {
-					es.flush()
-				}
-			}
-		case <-lazy.C:
-			es.flush()
-		case <-ka.C:
-			es.keepalive()
-			es.flush()
-		case <-clientDone:
-			clientDone = nil
-			es.gone = true
-			interrupt()
-		case <-deadline:
-			deadline = nil
-			es.timedOut = true
-			interrupt()
-		case <-grace:
-			grace = nil
-			p.kill()
-		}
-		if es.gone && clientDone != nil {
-			clientDone = nil
-			interrupt()
 		}
 	}
 }
