@@ -221,19 +221,30 @@ func TestRetryOnConnectionReset(t *testing.T) {
 	}
 }
 
+// roundTripFunc lets a test observe the transport.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
 func TestCancelDuringBackoff(t *testing.T) {
 	checkLeaks(t)
 	s := &scripted{replies: []reply{{503, "", nil}}}
 	srv := fakeServer(t, s)
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	t.Cleanup(tr.CloseIdleConnections)
+	responded := make(chan struct{}, 10)
 	cfg := testConfig(srv.URL, "")
+	cfg.HTTPClient = &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		resp, err := tr.RoundTrip(r)
+		responded <- struct{}{}
+		return resp, err
+	})}
 	cfg.Retry = RetryPolicy{MaxAttempts: 5, BaseDelay: time.Hour, MaxDelay: time.Hour}
 	c := newTestClient(t, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- c.Kill(ctx, "sb1") }()
-	for s.hits.Load() == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	<-responded // the first attempt has its 503; the client now backs off for an hour
 	cancel()
 	err := <-done
 	if !errors.Is(err, ErrUnavailable) || s.hits.Load() != 1 {

@@ -435,6 +435,7 @@ func TestRunCancelKillsProcess(t *testing.T) {
 	f := &fakeEnvd{
 		start: func(ctx context.Context, r *connect.Request[process.StartRequest], s *connect.ServerStream[process.StartResponse]) error {
 			_ = s.Send(startEvent(9))
+			_ = s.Send(dataEvent("running\n", ""))
 			<-ctx.Done()
 			return nil
 		},
@@ -448,8 +449,9 @@ func TestRunCancelKillsProcess(t *testing.T) {
 	}
 	sb := envdSandbox(t, f, nil)
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
-	_, err := sb.Commands().Run(ctx, "sleep inf", CommandOptions{})
+	defer cancel()
+	// The caller gives up once the command is known to run.
+	_, err := sb.Commands().Run(ctx, "sleep inf", CommandOptions{OnStdout: func([]byte) { cancel() }})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v", err)
 	}
