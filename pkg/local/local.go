@@ -37,12 +37,15 @@ const (
 // accepts any key of E2B's shape unless it was given one.
 const localE2BKey = "e2b_00000000000000000000000000000000"
 
+// reapTimeout bounds one reaper tick.
+const reapTimeout = time.Minute
+
 // Config says how to run locally. The zero value works: an API on a free
 // loopback port, state under a temporary directory the caller provides.
 type Config struct {
 	// Addr is the API's listen address, e.g. "127.0.0.1:8080".
 	Addr string
-	// DataDir holds the sandboxes' homes and the S3 objects.
+	// DataDir holds the table, the S3 objects and the sandboxes' homes.
 	DataDir string
 	// Tenant is the tenant every local key belongs to; default "local".
 	Tenant string
@@ -96,7 +99,7 @@ func Start(ctx context.Context, cfg Config) (s *Service, err error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := s.startStore(ctx)
+	st, err := s.startStore(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -178,8 +181,12 @@ func (s *Service) startSandboxes(ctx context.Context, cfg Config) (session.Sandb
 	return sandboxes.New(client), nil
 }
 
-func (s *Service) startStore(ctx context.Context) (*store.Store, error) {
-	endpoint, stop, err := localaws.StartDynamoDB(context.WithoutCancel(ctx))
+// startStore keeps the table under the data dir, so sessions, runs and keys
+// survive a restart (their sandboxes do not: the next call starts a fresh
+// one and says so).
+func (s *Service) startStore(ctx context.Context, cfg Config) (*store.Store, error) {
+	endpoint, stop, err := localaws.StartDynamoDB(context.WithoutCancel(ctx),
+		localaws.WithDataDir(filepath.Join(cfg.DataDir, "dynamodb")), localaws.WithLogger(cfg.Logger))
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +234,10 @@ func (s *Service) startReaper(cfg Config) {
 			case <-s.done:
 				return
 			case <-t.C:
-				ctx, cancel := context.WithTimeout(context.Background(), cfg.ReapInterval)
+				// A tick may take longer than the interval (killing many
+				// sandboxes); ticks never overlap here, and the next one
+				// picks up whatever this one did not finish.
+				ctx, cancel := context.WithTimeout(context.Background(), reapTimeout)
 				rep, err := s.Manager.Reap(ctx)
 				cancel()
 				if err != nil || rep.Errors > 0 {

@@ -127,3 +127,41 @@ func TestServiceAndReaper(t *testing.T) {
 		t.Fatalf("execute after reap = %d %v", code, res)
 	}
 }
+
+// TestRestartKeepsSessions restarts local mode on the same data dir: the
+// session record survives, its sandbox does not, and the next execute says
+// it started a fresh one.
+func TestRestartKeepsSessions(t *testing.T) {
+	key, err := local.NewKey("alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	start := func() *local.Service {
+		svc, err := local.Start(ctx, local.Config{DataDir: dir, Keys: []local.Key{key}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return svc
+	}
+	svc := start()
+	if code, res := call(t, "POST", svc.URL+"/v1/sessions/kept/execute", key.Secret, `{"code":"x = 1"}`); code != http.StatusOK {
+		t.Fatalf("execute = %d %v", code, res)
+	}
+	if err := svc.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	svc = start()
+	defer svc.Close()
+	code, st := call(t, "GET", svc.URL+"/v1/sessions/kept/sandbox", key.Secret, "")
+	if code != http.StatusOK || st["sessionId"] != "kept" {
+		t.Fatalf("status after restart = %d %v", code, st)
+	}
+	code, res := call(t, "POST", svc.URL+"/v1/sessions/kept/execute", key.Secret, `{"code":"1 + 1"}`)
+	if code != http.StatusOK || res["restarted"] != true || res["success"] != true {
+		t.Fatalf("execute after restart = %d %v", code, res)
+	}
+}
