@@ -469,3 +469,21 @@ func TestDebugModeSkipsAPI(t *testing.T) {
 		t.Errorf("debug mode called the API %d times", s.hits.Load())
 	}
 }
+
+func TestListStopsOnRepeatedToken(t *testing.T) {
+	s := &scripted{replies: []reply{{200, `[{"sandboxID":"a"}]`, map[string]string{"X-Next-Token": "same"}}}}
+	srv := fakeServer(t, s)
+	c := newTestClient(t, testConfig(srv.URL, ""))
+	n := 0
+	for _, err := range c.List(context.Background(), ListParams{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n++; n > 10 {
+			t.Fatal("a server repeating its cursor made List loop")
+		}
+	}
+	if s.hits.Load() != 2 {
+		t.Errorf("hits = %d, want 2", s.hits.Load())
+	}
+}

@@ -62,7 +62,6 @@ func fakeServer(t *testing.T, h http.Handler) *httptest.Server {
 type scripted struct {
 	hits    atomic.Int32
 	replies []reply
-	seen    chan *http.Request
 }
 
 type reply struct {
