@@ -124,6 +124,7 @@ class Kernel:
         self.count = 0
         self.loop = None
         self.raw = {}
+        self.last = None
         self.stdout = _Stream(self, b"O", 1, "<stdout>")
         self.stderr = _Stream(self, b"R", 2, "<stderr>")
         self.ns = None
@@ -164,6 +165,11 @@ class Kernel:
         with self.lock:
             if stream.dropped:
                 return
+            if self.last is not stream:
+                # Only the last stream written holds text, so stdout and stderr
+                # keep the order they were written in.
+                self._queue_streams_locked()
+                self.last = stream
             room = self.cap - stream.count
             cut = len(s) > room
             if cut:

@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,5 +37,31 @@ func TestWithoutScientificLibraries(t *testing.T) {
 	}
 	if r := e.run(t, "P()").mustNoError(t); r.mainResult()["html"] != "<p/>" {
 		t.Errorf("rich repr without libraries: %v", r.lines)
+	}
+}
+
+// TestPathInterpreter runs the kernel on the python3 first on PATH (here a
+// pyenv build without numpy, pandas or matplotlib).
+func TestPathInterpreter(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		py = testPython
+	}
+	e := newTestEnv(t, Config{Python: py}, testTuning)
+	r := e.run(t, "import sys\nprint('a')\nprint('b', file=sys.stderr)\nprint('c')\nsys.version_info[0]").mustNoError(t)
+	if r.mainText() != "3" {
+		t.Errorf("%s: %v", py, r.lines)
+	}
+	var order []string
+	for _, l := range r.lines {
+		if l["type"] == "stdout" || l["type"] == "stderr" {
+			order = append(order, l["type"].(string)+":"+l["text"].(string))
+		}
+	}
+	if strings.Join(order, "|") != "stdout:a\n|stderr:b\n|stdout:c\n" {
+		t.Errorf("stream order %q", order)
+	}
+	if r := e.run(t, "1/0"); r.err() == nil || r.err()["name"] != "ZeroDivisionError" {
+		t.Errorf("%s error: %v", py, r.lines)
 	}
 }
