@@ -165,6 +165,8 @@ func (m *Manager) startSandbox(ctx context.Context, s *Session, opts *StartOptio
 		Timeout:   m.cfg.IdleTimeout + m.cfg.ProviderTimeoutSlack,
 		Metadata:  m.sandboxMetadata(s),
 		AutoPause: s.PauseOnIdle,
+
+		AllowInternetAccess: m.cfg.AllowInternetAccess,
 	}
 	if s.IdleTimeout > 0 {
 		spec.Timeout = s.IdleTimeout + m.cfg.ProviderTimeoutSlack

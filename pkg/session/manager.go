@@ -40,6 +40,9 @@ type Config struct {
 	// StackID goes into every sandbox's metadata; the reaper's orphan sweep
 	// kills only sandboxes carrying it. Empty disables the sweep.
 	StackID string
+	// AllowInternetAccess lets sandboxes reach the internet (pip from PyPI).
+	// Off by default: the local runtime has no network to give.
+	AllowInternetAccess bool
 
 	// ProviderTimeoutSlack is how far past the idle deadline the provider's
 	// own sandbox timeout is kept (default 2m), so a sandbox dies even when

@@ -1,0 +1,125 @@
+package session_test
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sessionbox/sessionbox/pkg/blob"
+	"github.com/sessionbox/sessionbox/pkg/e2b"
+	"github.com/sessionbox/sessionbox/pkg/e2blocal"
+	"github.com/sessionbox/sessionbox/pkg/localaws"
+	"github.com/sessionbox/sessionbox/pkg/sandboxes"
+	"github.com/sessionbox/sessionbox/pkg/session"
+)
+
+// The local runtime starts its in-sandbox agent by running this test binary
+// again; that run must become the agent instead of running tests.
+func TestMain(m *testing.M) {
+	e2blocal.RunAgentIfRequested()
+	os.Exit(m.Run())
+}
+
+// newLocalRuntimeManager runs the Manager on every real part: the local
+// E2B-compatible runtime through the E2B adapter, the DynamoDB store and
+// the S3 adapter on their emulators, and the system clock.
+func newLocalRuntimeManager(t *testing.T) (*session.Manager, *sandboxes.E2B) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	rt, err := e2blocal.Start(ctx, e2blocal.Config{APIAddr: "127.0.0.1:0", SandboxAddr: "127.0.0.1:0", DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatalf("start local runtime: %v", err)
+	}
+	t.Cleanup(func() { _ = rt.Close() })
+	client, err := e2b.New(e2b.Config{APIKey: "e2b_0123456789abcdef", APIURL: rt.APIURL(), SandboxURL: rt.SandboxURL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Close() })
+	sbx := sandboxes.New(client)
+
+	r := newRealRig(t, session.Config{})
+	s3URL, stopS3, err := localaws.StartS3(t.Context(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stopS3)
+	s3c := localaws.S3Client(s3URL)
+	if err := localaws.EnsureBucket(ctx, s3c, "artifacts"); err != nil {
+		t.Fatal(err)
+	}
+	m, err := session.NewManager(session.Config{StackID: "local-e2e"}, session.Deps{
+		Store: r.store.Store, Sandboxes: sbx, Blobs: blob.New(s3c, "artifacts"), Bus: r.bus,
+		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, sbx
+}
+
+func TestLocalRuntimeArtifactsAndRestart(t *testing.T) {
+	m, sbx := newLocalRuntimeManager(t)
+	ctx := t.Context()
+	exec := func(code string) *session.ExecResult {
+		t.Helper()
+		res, err := m.Execute(ctx, key, session.ExecRequest{Code: code}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Error != nil {
+			t.Fatalf("%s: %+v", code, res.Error)
+		}
+		return res
+	}
+	paths := func(res *session.ExecResult) string {
+		var ps []string
+		for _, a := range res.Artifacts {
+			if a.DownloadURL == "" {
+				t.Fatalf("artifact without URL: %+v", a)
+			}
+			ps = append(ps, a.Path)
+		}
+		return strings.Join(ps, ",")
+	}
+
+	// Files written by an execution come back; files from before, hidden
+	// ones and ones outside the working directory do not.
+	res := exec("open('before.txt','w').write('x')")
+	if got := paths(res); got != "/home/user/before.txt" {
+		t.Fatalf("first artifacts %q", got)
+	}
+	res = exec("import os\nos.makedirs('.hidden', exist_ok=True)\nopen('.hidden/h.txt','w').write('h')\n" +
+		"os.makedirs('out', exist_ok=True)\nopen('out/r.csv','w').write('a,b')\nopen('/tmp/t.txt','w').write('t')")
+	if got := paths(res); got != "/home/user/out/r.csv" {
+		t.Fatalf("second artifacts %q", got)
+	}
+	// Straight after, with nothing written, nothing is reported again.
+	if got := paths(exec("1 + 1")); got != "" {
+		t.Fatalf("artifacts of an execution that wrote nothing: %q", got)
+	}
+	if got := paths(exec("open('before.txt','a').write('y')")); got != "/home/user/before.txt" {
+		t.Fatalf("changed file: %q", got)
+	}
+
+	// State carries across executions; a sandbox killed behind our back is
+	// replaced and the result says so.
+	exec("counter = 41")
+	if res := exec("counter + 1"); len(res.Results) == 0 || res.Results[0].Text != "42" {
+		t.Fatalf("state lost: %+v", res.Results)
+	}
+	st, err := m.Status(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sbx.Kill(ctx, st.SandboxID); err != nil {
+		t.Fatal(err)
+	}
+	res, err = m.Execute(ctx, key, session.ExecRequest{Code: "'counter' in globals()"}, nil)
+	if err != nil || !res.Restarted || len(res.Results) == 0 || res.Results[0].Text != "False" {
+		t.Fatalf("after kill: %+v %v", res, err)
+	}
+}
