@@ -98,10 +98,7 @@ func (w *statusWriter) Flush() {
 func (s *Server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		id := r.Header.Get("X-Request-Id")
-		if !validRequestID.MatchString(id) {
-			id = newRequestID()
-		}
+		id := s.pickRequestID(r)
 		info := &requestInfo{requestID: id}
 		r = r.WithContext(context.WithValue(r.Context(), infoKey{}, info))
 		w.Header().Set("X-Request-Id", id)
@@ -110,6 +107,19 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		defer s.recoverPanic(sw, r)
 		next.ServeHTTP(sw, r)
 	})
+}
+
+// pickRequestID takes the client's id, else the platform's, else a new one.
+func (s *Server) pickRequestID(r *http.Request) string {
+	if id := r.Header.Get("X-Request-Id"); validRequestID.MatchString(id) {
+		return id
+	}
+	if s.requestID != nil {
+		if id := s.requestID(r); validRequestID.MatchString(id) {
+			return id
+		}
+	}
+	return newRequestID()
 }
 
 func (s *Server) recoverPanic(w *statusWriter, r *http.Request) {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -261,6 +262,28 @@ func TestRequestIDs(t *testing.T) {
 	b, _ := h.do(call{method: "GET", path: "/healthz"})
 	if a.Header.Get("X-Request-Id") == b.Header.Get("X-Request-Id") {
 		t.Fatalf("request ids repeat")
+	}
+}
+
+func TestPlatformRequestIDs(t *testing.T) {
+	var platform atomic.Value
+	h := newHarness(t, WithRequestID(func(*http.Request) string { return platform.Load().(string) }))
+	cases := []struct{ sent, platform, want string }{
+		{"client-1", "gw-req-1", "client-1"},
+		{"", "gw-req-1", "gw-req-1"},
+		{"bad id", "gw-req-1", "gw-req-1"},
+	}
+	for _, tc := range cases {
+		platform.Store(tc.platform)
+		resp, _ := h.do(call{method: "GET", path: "/healthz", headers: map[string]string{"X-Request-Id": tc.sent}})
+		if got := resp.Header.Get("X-Request-Id"); got != tc.want {
+			t.Fatalf("sent %q: id %q, want %q", tc.sent, got, tc.want)
+		}
+	}
+	platform.Store("not valid either")
+	resp, _ := h.do(call{method: "GET", path: "/healthz"})
+	if got := resp.Header.Get("X-Request-Id"); len(got) != 32 {
+		t.Fatalf("generated %q", got)
 	}
 }
 

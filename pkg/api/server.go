@@ -24,6 +24,7 @@ type Server struct {
 	mgr           Manager
 	log           *slog.Logger
 	identity      IdentityFunc
+	requestID     func(*http.Request) string
 	corsPolicy    corsPolicy
 	maxJSONBytes  int64
 	maxInlineFile int64
@@ -43,6 +44,11 @@ func WithLogger(l *slog.Logger) Option { return func(s *Server) { s.log = l } }
 // WithIdentity replaces API-key authentication: f takes tenant and
 // principal from the request, e.g. from API Gateway's authorizer context.
 func WithIdentity(f IdentityFunc) Option { return func(s *Server) { s.identity = f } }
+
+// WithRequestID names requests that arrive without a valid X-Request-Id,
+// e.g. with API Gateway's request id, so our logs and the gateway's meet.
+// When f returns an invalid id, a random one is used.
+func WithRequestID(f func(*http.Request) string) Option { return func(s *Server) { s.requestID = f } }
 
 // WithAllowedOrigins restricts CORS to these origins. Without it (or with
 // "*") any origin may call the API, without credentials: see cors.go.
