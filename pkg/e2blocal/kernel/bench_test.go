@@ -80,3 +80,22 @@ func BenchmarkSpawnPythonBaseline(b *testing.B) {
 	b.StopTimer()
 	reportLatency(b, durs)
 }
+
+// BenchmarkKernelStart measures starting a kernel until it reports ready (first use of a context).
+func BenchmarkKernelStart(b *testing.B) {
+	spec := procSpec{python: testPython, dir: b.TempDir(), env: []string{"PATH=/usr/bin:/bin"}, cap: DefaultMaxOutputBytes}
+	durs := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		p, err := startProc(context.Background(), spec, 30*time.Second)
+		if err != nil {
+			b.Fatal(err)
+		}
+		durs = append(durs, time.Since(t0))
+		p.kill()
+		<-p.done
+	}
+	b.StopTimer()
+	reportLatency(b, durs)
+}
