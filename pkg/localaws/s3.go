@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -16,8 +17,8 @@ import (
 )
 
 // StartS3 serves gofakes3's S3-compatible API on a free 127.0.0.1 port,
-// keeping buckets and objects as files under dir (objects stream to and from
-// disk). Presigned URLs made by a client from S3Client point at the same
+// keeping buckets and objects as files under dir (objects, multipart parts
+// included, stream to and from disk). Presigned URLs made by a client from S3Client point at the same
 // port, so they work from this machine. gofakes3 checks no signatures.
 func StartS3(ctx context.Context, dir string) (endpoint string, stop func(), err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -28,7 +29,11 @@ func StartS3(ctx context.Context, dir string) (endpoint string, stop func(), err
 		return "", nil, fmt.Errorf("localaws: s3 backend in %s: %w", dir, err)
 	}
 	faker := gofakes3.New(backend, gofakes3.WithoutVersioning())
-	return serve(ctx, "s3", faker.Server(), nil)
+	h, err := newDiskMultipart(faker.Server(), backend, filepath.Join(dir, "multipart"))
+	if err != nil {
+		return "", nil, err
+	}
+	return serve(ctx, "s3", h, nil)
 }
 
 // S3Client returns an SDK client for a local endpoint: path-style
