@@ -159,7 +159,7 @@ func (m *Manager) List(ctx context.Context, tenant, principal string, limit int,
 // record changed under us.
 func (m *Manager) touch(ctx context.Context, cur *Session) (*Session, error) {
 	now := m.clock.Now()
-	if now.Sub(cur.LastActivityAt) < m.cfg.ActivityWriteInterval {
+	if now.Sub(cur.LastActivityAt) < m.activityInterval(cur) {
 		return cur, nil
 	}
 	s := *cur
@@ -178,6 +178,13 @@ func (m *Manager) touch(ctx context.Context, cur *Session) (*Session, error) {
 		m.log.WarnContext(ctx, "refresh sandbox timeout", "sandbox", s.SandboxID, "err", err)
 	}
 	return &s, nil
+}
+
+// activityInterval is the least time between activity writes of s: the
+// configured interval, but at most half the session's idle timeout, so a
+// short idle timeout never lapses on a session in use.
+func (m *Manager) activityInterval(s *Session) time.Duration {
+	return min(m.cfg.ActivityWriteInterval, m.idleTimeout(s)/2)
 }
 
 func (m *Manager) validateStartOptions(o StartOptions) error {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -273,5 +275,62 @@ func TestReapOrphans(t *testing.T) {
 	}
 	if live := fmt.Sprint(r.sbx.live()); live != fmt.Sprintf("[other-stack %s young]", owned.SandboxID) {
 		t.Fatalf("live %s", live)
+	}
+}
+
+func TestShortIdleTimeoutWritesActivityOften(t *testing.T) {
+	r := newRig(t, Config{})
+	ctx := context.Background()
+	if _, err := r.m.Start(ctx, testKey, StartOptions{IdleTimeoutSecs: 20}); err != nil {
+		t.Fatal(err)
+	}
+	// Busy every 8s for a minute: each 10s (half the idle timeout) records
+	// activity, so the reaper never finds it idle.
+	for range 8 {
+		r.clock.Advance(8 * time.Second)
+		if _, err := r.m.Execute(ctx, testKey, ExecRequest{Code: "print x"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if rep, err := r.m.Reap(ctx); err != nil || rep != (ReapReport{}) {
+			t.Fatalf("reaped a busy session: %+v %v", rep, err)
+		}
+	}
+}
+
+func TestReapCancelledLeavesNoGoroutines(t *testing.T) {
+	r := newRig(t, Config{ReapParallelism: 4, MaxLiveSandboxesPerTenant: 100})
+	ctx := context.Background()
+	for i := range 30 {
+		k := testKey
+		k.SessionID = fmt.Sprint("s", i)
+		if _, err := r.m.Start(ctx, k, StartOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.clock.Advance(31 * time.Minute)
+	before := runtime.NumGoroutine()
+	cctx, cancel := context.WithCancel(ctx)
+	var kills atomic.Int32
+	r.sbx.fail = func(op, id string) error {
+		if op == "Kill" && kills.Add(1) == 5 {
+			cancel()
+		}
+		return nil
+	}
+	rep, err := r.m.Reap(cctx)
+	if err == nil || rep.Killed+rep.Errors == 0 || rep.Killed+rep.Errors > 30 {
+		t.Fatalf("cancelled tick: %+v %v", rep, err)
+	}
+	if after := runtime.NumGoroutine(); after > before {
+		t.Fatalf("goroutines %d -> %d", before, after)
+	}
+	// The next tick finishes what the cancelled one left.
+	r.sbx.fail = nil
+	r.clock.Advance(2 * time.Minute)
+	if _, err := r.m.Reap(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if live := r.sbx.live(); len(live) != 0 {
+		t.Fatalf("left running: %v", live)
 	}
 }
