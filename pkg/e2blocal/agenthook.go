@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/sessionbox/sessionbox/pkg/e2blocal/agent"
 )
@@ -15,6 +19,7 @@ import (
 const (
 	agentConfigFD = 3
 	agentReadyFD  = 4
+	agentListenFD = 5
 )
 
 // RunAgentIfRequested runs the in-sandbox agent and exits when this process
@@ -41,6 +46,17 @@ func runAgent() error {
 	if cfgFile == nil || ready == nil {
 		return fmt.Errorf("agent descriptors %d/%d missing", agentConfigFD, agentReadyFD)
 	}
+	// Sandboxed code runs as the agent's uid; a non-dumpable agent cannot be
+	// ptraced by it, nor its /proc/<pid>/fd opened (its listening socket,
+	// its connections). Commands it starts are dumpable again after execve.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("make agent non-dumpable: %w", err)
+	}
+	// Nothing but the three descriptors from the runtime may reach the
+	// commands the agent starts.
+	if err := unix.CloseRange(agentListenFD+1, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		return fmt.Errorf("mark descriptors close-on-exec: %w", err)
+	}
 	// While the tree waits in the warm pool: off the create path.
 	agent.ReserveThreads(agent.ReservedThreads)
 	cfg, err := agent.ReadConfig(cfgFile)
@@ -48,9 +64,18 @@ func runAgent() error {
 	if err != nil {
 		return err
 	}
+	lnFile := os.NewFile(agentListenFD, "agent-socket")
+	if lnFile == nil {
+		return fmt.Errorf("agent descriptor %d missing", agentListenFD)
+	}
+	ln, err := net.FileListener(lnFile)
+	lnFile.Close()
+	if err != nil {
+		return fmt.Errorf("agent socket: %w", err)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	return agent.Run(ctx, cfg, func() error {
+	return agent.Run(ctx, cfg, ln, func() error {
 		_, err := ready.Write([]byte{1})
 		return errors.Join(err, ready.Close())
 	})

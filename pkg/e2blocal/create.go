@@ -101,7 +101,7 @@ func (rt *Runtime) provision(s *sandbox) error {
 	}
 	spec := launchSpec{
 		bwrap: rt.cfg.Bwrap, agentBin: rt.fs.agentBin(), etcDir: rt.fs.etcDir(),
-		homeDir: rt.fs.homeDir(s.id), runDir: rt.fs.runDir(s.id), hostUID: s.hostUID,
+		homeDir: rt.fs.homeDir(s.id), socket: rt.fs.socketPath(s.id), hostUID: s.hostUID,
 		tmpBytes: rt.cfg.TmpBytes,
 	}
 	proc, err := spawnAgent(rt.spawn, spec, s.joinCgroup)
@@ -161,7 +161,7 @@ func (s *sandbox) waitTree(timeout time.Duration) ([]int, error) {
 }
 
 func (rt *Runtime) makeDirs(s *sandbox) error {
-	for _, d := range []string{rt.fs.sandboxDir(s.id), rt.fs.homeDir(s.id), rt.fs.runDir(s.id)} {
+	for _, d := range []string{rt.fs.sandboxDir(s.id), rt.fs.homeDir(s.id)} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return fmt.Errorf("create %s: %w", d, err)
 		}
@@ -172,10 +172,8 @@ func (rt *Runtime) makeDirs(s *sandbox) error {
 	if s.hostUID < 0 {
 		return nil
 	}
-	for _, d := range []string{rt.fs.homeDir(s.id), rt.fs.runDir(s.id)} {
-		if err := os.Chown(d, s.hostUID, s.hostUID); err != nil {
-			return fmt.Errorf("chown %s: %w", d, err)
-		}
+	if err := os.Chown(rt.fs.homeDir(s.id), s.hostUID, s.hostUID); err != nil {
+		return fmt.Errorf("chown home: %w", err)
 	}
 	return nil
 }
@@ -202,7 +200,7 @@ func (rt *Runtime) agentConfig(s *sandbox) agent.Config {
 		rl = append(rl, agent.Rlimit{Resource: unix.RLIMIT_DATA, Cur: m, Max: m})
 	}
 	return agent.Config{
-		Socket: insideSocket, User: "user", Home: insideHome, Shell: "/bin/bash",
+		User: "user", Home: insideHome, Shell: "/bin/bash",
 		Python: rt.cfg.Python, Env: s.envVars, AccessToken: s.accessToken,
 		MaxOutputBytes: rt.cfg.MaxOutputBytes, Rlimits: rl,
 	}

@@ -35,6 +35,9 @@ func TestIsolationFilesystem(t *testing.T) {
 		{"no host processes", `[ "$(ls -d /proc/[0-9]* | wc -l)" -lt 10 ]`},
 		{"minimal dev", `[ -c /dev/null ] && [ ! -e /dev/sda ] && [ ! -e /dev/mem ] && [ ! -e /dev/kmsg ]`},
 		{"no capabilities", `grep -q '^CapEff:\s*0000000000000000' /proc/self/status`},
+		{"agent socket not in the sandbox", `[ ! -e /run/e2b ] && ! find / -xdev -type s 2>/dev/null | grep -q .`},
+		{"agent is not inspectable", `! ls /proc/2/fd 2>/dev/null && ! cat /proc/2/environ 2>/dev/null && [ "$(cat /proc/2/comm)" = agent ]`},
+		{"no inherited descriptors", `[ "$(ls /proc/self/fd | tr '\n' ' ')" = "0 1 2 3 " ]`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { mustRun(t, rt, sb, c.script) })
@@ -230,7 +233,7 @@ func TestKillRemovesTree(t *testing.T) {
 	if r := api(t, rt, "DELETE", "/sandboxes/"+sb.SandboxID, nil); r.status != http.StatusNotFound {
 		t.Fatalf("second kill: %d", r.status)
 	}
-	for _, d := range []string{rt.fs.sandboxDir(sb.SandboxID), rt.fs.runDir(sb.SandboxID)} {
+	for _, d := range []string{rt.fs.sandboxDir(sb.SandboxID), rt.fs.socketPath(sb.SandboxID)} {
 		if _, err := os.Stat(d); err == nil {
 			t.Fatalf("%s survived the kill", d)
 		}

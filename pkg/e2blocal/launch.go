@@ -3,6 +3,7 @@ package e2blocal
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,13 +17,11 @@ import (
 
 // Paths inside every sandbox.
 const (
-	insideHome   = "/home/user"
-	insideRun    = "/run/e2b"
-	insideAgent  = "/opt/e2b/agent"
-	insideSocket = insideRun + "/agent.sock"
-	insideUID    = 1000
-	agentEnvVar  = "E2BLOCAL_AGENT"
-	sandboxPath  = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	insideHome  = "/home/user"
+	insideAgent = "/opt/e2b/agent"
+	insideUID   = 1000
+	agentEnvVar = "E2BLOCAL_AGENT"
+	sandboxPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 )
 
 // launchSpec is everything bwrap needs to build one sandbox.
@@ -31,7 +30,7 @@ type launchSpec struct {
 	agentBin string // host path of the executable re-run as the agent
 	etcDir   string // generated /etc
 	homeDir  string // host dir bound at /home/user
-	runDir   string // host dir bound at /run/e2b (the agent's socket)
+	socket   string // host path of the agent's unix socket (never bound inside)
 	hostUID  int    // unprivileged host uid the tree runs as; -1 keeps ours
 	tmpBytes int64  // size cap of the private /tmp
 	network  bool   // share the host network namespace (never set today)
@@ -76,7 +75,6 @@ func (s launchSpec) bwrapArgs(inner ...string) []string {
 		"--perms", "1777", "--size", strconv.FormatInt(s.tmpBytes, 10), "--tmpfs", "/tmp",
 		"--symlink", "/tmp", "/var/tmp",
 		"--bind", s.homeDir, insideHome,
-		"--bind", s.runDir, insideRun,
 		"--ro-bind", s.agentBin, insideAgent,
 		"--clearenv",
 		"--setenv", "PATH", sandboxPath,
@@ -142,8 +140,15 @@ func spawnAgent(sp *spawner, s launchSpec, onStart func(pid int)) (*agentProc, e
 		return nil, fmt.Errorf("ready pipe: %w", err)
 	}
 	defer readyW.Close()
+	lnFile, err := listenFile(s.socket)
+	if err != nil {
+		cfgW.Close()
+		readyR.Close()
+		return nil, err
+	}
+	defer lnFile.Close()
 	cmd := s.command(s.agentArgs())
-	cmd.ExtraFiles = []*os.File{cfgR, readyW} // fds 3 and 4 in the agent
+	cmd.ExtraFiles = []*os.File{cfgR, readyW, lnFile} // fds 3, 4 and 5 in the agent
 	p := &agentProc{cmd: cmd, stderr: newTailBuffer(8 << 10), done: make(chan struct{}), cfgW: cfgW, readyR: readyR}
 	cmd.Stdout = p.stderr
 	cmd.Stderr = p.stderr
@@ -175,6 +180,24 @@ func (p *agentProc) configure(cfg agent.Config, timeout time.Duration) error {
 func (p *agentProc) closePipes() {
 	p.cfgW.Close()
 	p.readyR.Close()
+}
+
+// listenFile creates the agent's listening socket. The runtime makes it and
+// passes it down, so the sandbox needs no writable directory on the host
+// path and cannot replace the socket to intercept its own traffic.
+func listenFile(path string) (*os.File, error) {
+	_ = os.Remove(path)
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		return nil, fmt.Errorf("listen on agent socket: %w", err)
+	}
+	ln.SetUnlinkOnClose(false)
+	f, err := ln.File()
+	ln.Close()
+	if err != nil {
+		return nil, fmt.Errorf("agent socket descriptor: %w", err)
+	}
+	return f, nil
 }
 
 func waitReady(r *os.File, timeout time.Duration) error {

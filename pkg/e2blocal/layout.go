@@ -19,11 +19,12 @@ import (
 // (a 0700 temp dir from a test, /root/...) the runtime keeps them in a
 // private 0711 directory under the system temp dir, removed at Close.
 //
-// Unix socket paths are limited to 108 bytes, so the agents' socket
-// directories always live under a short temp directory.
+// Each agent serves on a unix socket the runtime creates and hands over as
+// a descriptor; sandboxes never see its path. Socket paths are limited to
+// 108 bytes, so they live in a short, private temp directory.
 type layout struct {
 	state   string // etc/, bin/agent, sandboxes/<id>/home
-	runRoot string // <id>/agent.sock
+	runRoot string // <id>.sock, 0700
 	temp    []string
 }
 
@@ -48,10 +49,8 @@ func newLayout(dataDir string, root bool) (*layout, error) {
 		return nil, errors.Join(fmt.Errorf("create socket dir: %w", err), l.close())
 	}
 	l.temp = append(l.temp, l.runRoot)
-	for _, d := range []string{l.state, l.runRoot} {
-		if err := os.Chmod(d, 0o711); err != nil {
-			return nil, errors.Join(fmt.Errorf("chmod %s: %w", d, err), l.close())
-		}
+	if err := os.Chmod(l.state, 0o711); err != nil {
+		return nil, errors.Join(fmt.Errorf("chmod %s: %w", l.state, err), l.close())
 	}
 	if err := l.prepare(); err != nil {
 		return nil, errors.Join(err, l.close())
@@ -76,7 +75,7 @@ func (l *layout) etcDir() string              { return filepath.Join(l.state, "e
 func (l *layout) agentBin() string            { return filepath.Join(l.state, "bin", "agent") }
 func (l *layout) sandboxDir(id string) string { return filepath.Join(l.state, "sandboxes", id) }
 func (l *layout) homeDir(id string) string    { return filepath.Join(l.sandboxDir(id), "home") }
-func (l *layout) runDir(id string) string     { return filepath.Join(l.runRoot, id) }
+func (l *layout) socketPath(id string) string { return filepath.Join(l.runRoot, id+".sock") }
 
 func (l *layout) close() error {
 	var errs []error

@@ -8,12 +8,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"os"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Config configures a runtime. Zero values take the defaults below.
@@ -136,6 +139,14 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 }
 
 func (rt *Runtime) init() error {
+	// Descriptors this process inherited without close-on-exec (a shell's,
+	// the test runner's) would otherwise pass through bwrap into every
+	// sandbox (seen: a pipe of `go test` readable at /proc/1/fd inside).
+	// Go opens everything else close-on-exec, and exec.Cmd's ExtraFiles
+	// are dup'ed past this, so marking them all is safe.
+	if err := unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		return fmt.Errorf("mark inherited descriptors close-on-exec: %w", err)
+	}
 	root := os.Geteuid() == 0
 	fs, err := newLayout(rt.cfg.DataDir, root)
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -243,7 +242,7 @@ func (s *sandbox) teardown(ctx context.Context) error {
 	if s.cg != nil {
 		errs = append(errs, s.cg.destroy(ctx))
 	}
-	for _, d := range []string{s.rt.fs.sandboxDir(s.id), s.rt.fs.runDir(s.id)} {
+	for _, d := range []string{s.rt.fs.sandboxDir(s.id), s.rt.fs.socketPath(s.id)} {
 		if err := os.RemoveAll(d); err != nil {
 			errs = append(errs, fmt.Errorf("remove %s: %w", d, err))
 		}
@@ -276,6 +275,4 @@ func newTransport(socket string) *http.Transport {
 	}
 }
 
-func (s *sandbox) socketPath() string {
-	return filepath.Join(s.rt.fs.runDir(s.id), filepath.Base(insideSocket))
-}
+func (s *sandbox) socketPath() string { return s.rt.fs.socketPath(s.id) }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -21,12 +20,12 @@ type backend interface {
 	Close() error
 }
 
-// Run serves the sandbox until ctx ends. It signals readiness as soon as the
+// Run serves the sandbox on ln until ctx ends. It signals readiness as soon as the
 // socket listens; both servers are cheap to build (the interpreter starts
 // Python on first use), so create-to-first-command never waits for Python.
 // ready must also release the readiness descriptor so sandboxed processes
 // never inherit it.
-func Run(ctx context.Context, cfg Config, ready func() error) error {
+func Run(ctx context.Context, cfg Config, ln net.Listener, ready func() error) error {
 	if err := applyRlimits(cfg.Rlimits); err != nil {
 		return err
 	}
@@ -37,11 +36,6 @@ func Run(ctx context.Context, cfg Config, ready func() error) error {
 	kernelSrv, err := newKernel(cfg)
 	if err != nil {
 		return errors.Join(err, envdSrv.Close())
-	}
-	_ = os.Remove(cfg.Socket)
-	ln, err := net.Listen("unix", cfg.Socket)
-	if err != nil {
-		return errors.Join(fmt.Errorf("listen on %s: %w", cfg.Socket, err), envdSrv.Close(), kernelSrv.Close())
 	}
 	srv := &http.Server{Handler: dispatch(envdSrv, kernelSrv), ReadHeaderTimeout: 30 * time.Second}
 	errc := make(chan error, 1)

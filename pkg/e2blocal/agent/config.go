@@ -12,7 +12,6 @@ import (
 // Config is what the runtime hands the agent over an inherited pipe (never
 // the command line or the environment, which sandboxed code could read).
 type Config struct {
-	Socket         string            `json:"socket"`         // unix socket path inside the sandbox
 	User           string            `json:"user"`           // default user, "user"
 	Home           string            `json:"home"`           // its home and default cwd
 	Shell          string            `json:"shell"`          // "/bin/bash"
@@ -35,9 +34,6 @@ func ReadConfig(r io.Reader) (Config, error) {
 	var cfg Config
 	if err := json.NewDecoder(r).Decode(&cfg); err != nil {
 		return Config{}, fmt.Errorf("decode agent config: %w", err)
-	}
-	if cfg.Socket == "" {
-		return Config{}, fmt.Errorf("agent config: socket path is empty")
 	}
 	return cfg, nil
 }
