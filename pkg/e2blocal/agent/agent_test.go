@@ -1,0 +1,83 @@
+package agent
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRunDispatchesByPort serves the agent on the host (envd and the
+// kernel need no sandbox) and checks requests reach the server their
+// E2b-Sandbox-Port names, and that readiness is reported before serving.
+func TestRunDispatchesByPort(t *testing.T) {
+	home := t.TempDir()
+	ln, err := net.Listen("unix", filepath.Join(t.TempDir(), "a.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan struct{})
+	done := make(chan error, 1)
+	cfg := Config{User: "user", Home: home, Shell: "/bin/bash", Python: "/usr/bin/python3",
+		Env: map[string]string{"GLOBAL": "1"}, AccessToken: "tok"}
+	go func() {
+		done <- Run(ctx, cfg, ln, func() error { close(ready); return nil })
+	}()
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("agent stopped: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("agent never became ready")
+	}
+	client := &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", ln.Addr().String())
+		},
+	}}
+	cases := []struct {
+		port, method, path string
+		want               int
+		body               string
+	}{
+		{"49983", "GET", "/health", http.StatusNoContent, ""},
+		{"", "GET", "/health", http.StatusNoContent, ""},
+		{"49983", "GET", "/envs", http.StatusUnauthorized, ""},
+		{"49999", "GET", "/health", http.StatusOK, ""},
+		{"49999", "GET", "/contexts", http.StatusOK, "python"},
+	}
+	for _, c := range cases {
+		req, _ := http.NewRequest(c.method, "http://agent"+c.path, nil)
+		if c.port != "" {
+			req.Header.Set("E2b-Sandbox-Port", c.port)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", c.port, c.path, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.want || !strings.Contains(string(body), c.body) {
+			t.Fatalf("port %q %s: %d %s, want %d containing %q", c.port, c.path, resp.StatusCode, body, c.want, c.body)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+}
+
+func TestReadConfig(t *testing.T) {
+	cfg, err := ReadConfig(strings.NewReader(`{"user":"user","home":"/home/user","env":{"A":"b"},"rlimits":[{"resource":4,"cur":0,"max":0}]}`))
+	if err != nil || cfg.Home != "/home/user" || cfg.Env["A"] != "b" || len(cfg.Rlimits) != 1 {
+		t.Fatalf("ReadConfig: %+v, %v", cfg, err)
+	}
+	if _, err := ReadConfig(strings.NewReader(`{"user":`)); err == nil {
+		t.Fatal("truncated config accepted")
+	}
+}
