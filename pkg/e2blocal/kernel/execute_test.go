@@ -253,7 +253,7 @@ Rich()
 	r = e.run(t, "from IPython.display import display, HTML, Markdown\ndisplay(HTML('<i>h</i>'), Markdown('# m'))").mustNoError(t)
 	res := r.ofType("result")
 	if len(res) != 2 || res[0]["html"] != "<i>h</i>" || res[1]["markdown"] != "# m" {
-		t.Errorf("IPython.display: %v", res)
+		t.Errorf("IPython.display: %v\n%v", res, r.lines)
 	}
 }
 

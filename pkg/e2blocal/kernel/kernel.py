@@ -613,15 +613,20 @@ def _error_json(e, syntax=False):
     )
 
 
+# Modules patched right after they are imported: pyplot.show renders figures,
+# IPython's display() (which prints reprs outside an IPython shell) is ours.
+_PATCHED = ("matplotlib.pyplot", "IPython.core.display_functions", "IPython.core.display", "IPython.display")
+
+
 class _Finder:
-    """Patches pyplot.show on import and serves an IPython.display shim when IPython is absent."""
+    """Wraps the loaders of the _PATCHED modules so the kernel can patch them."""
 
     def __init__(self, kernel):
         self.k = kernel
         self.busy = False
 
     def find_spec(self, name, path, target=None):
-        if name != "matplotlib.pyplot" or self.busy:
+        if name not in _PATCHED or self.busy:
             return None
         import importlib.util
 
@@ -636,6 +641,19 @@ class _Finder:
         return spec
 
 
+def _patch_module(k, module):
+    if module.__name__ != "matplotlib.pyplot":
+        if hasattr(module, "display"):
+            module.display = k.display
+        return
+
+    # A plain function: pyplot sets __signature__ on its show when switching backends.
+    def show(*args, **kwargs):
+        k.show_figures()
+
+    module.show = show
+
+
 class _PatchingLoader:
     def __init__(self, inner, kernel):
         self.inner = inner
@@ -646,19 +664,15 @@ class _PatchingLoader:
 
     def exec_module(self, module):
         self.inner.exec_module(module)
-        k = self.k
-
-        # A plain function: pyplot sets __signature__ on its show when switching backends.
-        def show(*args, **kwargs):
-            k.show_figures()
-
-        module.show = show
+        _patch_module(self.k, module)
 
     def __getattr__(self, name):
         return getattr(self.inner, name)
 
 
 class _ShimFinder:
+    """Serves a small IPython.display when IPython is not installed."""
+
     def __init__(self, kernel):
         self.k = kernel
 

@@ -8,13 +8,19 @@ import (
 	"testing"
 )
 
-// blockLibs is a sitecustomize that makes numpy, pandas and matplotlib unimportable,
-// as on a machine without them.
+// blockLibs is a sitecustomize that makes numpy, pandas, matplotlib and IPython
+// unimportable, as on a machine without them.
 const blockLibs = `
 import sys
 class _Block:
     def find_spec(self, name, path, target=None):
-        if name.split('.')[0] in ('numpy', 'pandas', 'matplotlib'):
+        top = name.split('.')[0]
+        if top == 'IPython':
+            # Hide an installed IPython but let the kernel's own fallback answer.
+            for f in sys.meta_path:
+                if type(f).__name__ == '_ShimFinder':
+                    return f.find_spec(name, path, target)
+        if top in ('numpy', 'pandas', 'matplotlib', 'IPython'):
             raise ModuleNotFoundError("No module named %r" % name, name=name)
         return None
 sys.meta_path.insert(0, _Block())
@@ -37,6 +43,11 @@ func TestWithoutScientificLibraries(t *testing.T) {
 	}
 	if r := e.run(t, "P()").mustNoError(t); r.mainResult()["html"] != "<p/>" {
 		t.Errorf("rich repr without libraries: %v", r.lines)
+	}
+	r = e.run(t, "import IPython\nfrom IPython.display import display, HTML, Image\ndisplay(HTML('<i>shim</i>'), Image(data=b'\\x89PNG'))\nIPython.__version__").mustNoError(t)
+	res := r.ofType("result")
+	if len(res) != 3 || res[0]["html"] != "<i>shim</i>" || res[1]["png"] != "iVBORw==" || !strings.Contains(r.mainText(), "shim") {
+		t.Errorf("IPython.display fallback: %v", r.lines)
 	}
 }
 
