@@ -57,9 +57,10 @@ func (s *Server) execute(w http.ResponseWriter, r *http.Request, id identity) {
 	s.allowLongResponse(w, b.TimeoutSecs)
 	req := session.ExecRequest{Code: *b.Code, TimeoutSecs: b.TimeoutSecs, Envs: b.Envs, Context: b.Context}
 	if wantsNDJSON(r) {
-		st := newNDJSONStream(w)
-		res, err := s.mgr.Execute(r.Context(), key, req, st.onEvent)
-		s.finishStream(st, w, r, normalizeResult(res), err)
+		s.stream(w, r, func(onEvent func(session.Event)) (any, error) {
+			res, err := s.mgr.Execute(r.Context(), key, req, onEvent)
+			return normalizeResult(res), err
+		})
 		return
 	}
 	res, err := s.mgr.Execute(r.Context(), key, req, nil)
@@ -160,9 +161,10 @@ func (s *Server) install(w http.ResponseWriter, r *http.Request, id identity) {
 	s.allowLongResponse(w, 0)
 	req := session.InstallRequest{Packages: b.Packages, IndexURL: b.IndexURL}
 	if wantsNDJSON(r) {
-		st := newNDJSONStream(w)
-		res, err := s.mgr.Install(r.Context(), key, req, st.onEvent)
-		s.finishStream(st, w, r, viewInstall(res), err)
+		s.stream(w, r, func(onEvent func(session.Event)) (any, error) {
+			res, err := s.mgr.Install(r.Context(), key, req, onEvent)
+			return viewInstall(res), err
+		})
 		return
 	}
 	res, err := s.mgr.Install(r.Context(), key, req, nil)

@@ -29,6 +29,8 @@ type Server struct {
 	maxJSONBytes  int64
 	maxInlineFile int64
 	execTimeout   time.Duration
+	// keepAliveFirst and keepAliveEvery time keepalive lines of streams.
+	keepAliveFirst, keepAliveEvery time.Duration
 
 	mux     *http.ServeMux
 	routes  []route
@@ -73,13 +75,17 @@ func New(mgr Manager, opts ...Option) *Server {
 		maxInlineFile: defaultInlineFileBytes,
 		execTimeout:   defaultExecTimeout,
 		mux:           http.NewServeMux(),
+
+		keepAliveFirst: keepAliveFirst,
+		keepAliveEvery: keepAliveEvery,
 	}
 	// Limits are the Manager's; options may still override them.
 	if c, ok := mgr.(interface{ Config() session.Config }); ok {
-		if cfg := c.Config(); cfg.MaxInlineFileBytes > 0 {
+		cfg := c.Config()
+		if cfg.MaxInlineFileBytes > 0 {
 			s.maxInlineFile = cfg.MaxInlineFileBytes
 		}
-		if cfg := c.Config(); cfg.ExecTimeout > 0 {
+		if cfg.ExecTimeout > 0 {
 			s.execTimeout = cfg.ExecTimeout
 		}
 	}

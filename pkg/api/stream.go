@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
@@ -19,6 +20,7 @@ const contentTypeNDJSON = "application/x-ndjson"
 //	{"type":"stderr","text":"..."}
 //	{"type":"result","result":{...}}          a rich result (execute)
 //	{"type":"error","error":{name,value,traceback}}  the code raised
+//	{"type":"keepalive"}                      nothing new; the call still runs
 //	{"type":"done","result":{...}}            last line: the whole result
 //	{"type":"error","problem":{...}}          last line: the call failed
 type streamLine struct {
@@ -69,6 +71,46 @@ type ndjsonStream struct {
 	started bool
 	closed  bool
 	broken  bool
+	last    time.Time // when the last line went out
+}
+
+// Keepalive timing: a silent call starts its stream after keepAliveFirst
+// and then sends a keepalive line whenever keepAliveEvery passes without
+// one. Gateways cut streams that stay silent (API Gateway: 5 minutes idle)
+// or send nothing for too long at first.
+const (
+	keepAliveFirst = 10 * time.Second
+	keepAliveEvery = 30 * time.Second
+)
+
+// keepAlive sends keepalive lines while the call is silent, until the
+// returned stop is called; stop waits for the sender to be gone.
+func (st *ndjsonStream) keepAlive(first, every time.Duration) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTimer(first)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			st.mu.Lock()
+			if !st.started || time.Since(st.last) >= every {
+				st.sendLocked(streamLine{Type: "keepalive"})
+			}
+			st.mu.Unlock()
+			t.Reset(every)
+		}
+	}()
+	return func() {
+		close(done)
+		wg.Wait()
+	}
 }
 
 func newNDJSONStream(w http.ResponseWriter) *ndjsonStream {
@@ -107,6 +149,7 @@ func (st *ndjsonStream) sendLocked(line streamLine) {
 	if err := st.rc.Flush(); err != nil {
 		st.broken = true
 	}
+	st.last = time.Now()
 }
 
 // onEvent turns the Manager's live events into lines.
@@ -125,26 +168,30 @@ func (st *ndjsonStream) onEvent(ev session.Event) {
 	}
 }
 
-// finish sends the last line and stops any late event from writing. If
-// nothing was streamed yet and the call failed, it reports false and the
-// caller answers with a plain problem instead.
-func (s *Server) finishStream(st *ndjsonStream, w http.ResponseWriter, r *http.Request, result any, err error) {
+// stream runs call with live output to the client and ends the stream with
+// its result or its failure. A failure before any line went out is answered
+// as a plain problem with its own status.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, call func(onEvent func(session.Event)) (any, error)) {
+	st := newNDJSONStream(w)
+	stop := st.keepAlive(s.keepAliveFirst, s.keepAliveEvery)
+	result, err := call(st.onEvent)
+	stop()
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if err == nil {
+	// Events that arrive after this point must not write.
+	defer func() { st.closed = true }()
+	switch {
+	case err == nil:
 		st.sendLocked(streamLine{Type: "done", Result: result})
-		st.closed = true
-		return
-	}
-	if !st.started {
-		st.closed = true
+	case !st.started:
 		s.fail(w, r, err)
-		return
+	case !s.clientGone(r, err):
+		st.sendLocked(streamLine{Type: "error", Problem: s.streamProblem(r, err)})
 	}
-	if s.clientGone(r, err) {
-		st.closed = true
-		return
-	}
+}
+
+// streamProblem is the problem of a failure reported inside a stream.
+func (s *Server) streamProblem(r *http.Request, err error) *Problem {
 	p, unexpected := problemFor(err)
 	if unexpected {
 		s.log.ErrorContext(r.Context(), "streamed request failed",
@@ -155,6 +202,5 @@ func (s *Server) finishStream(st *ndjsonStream, w http.ResponseWriter, r *http.R
 	if info := infoFrom(r.Context()); info != nil {
 		info.problemType = p.Type
 	}
-	st.sendLocked(streamLine{Type: "error", Problem: p})
-	st.closed = true
+	return p
 }

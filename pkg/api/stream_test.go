@@ -222,3 +222,43 @@ func TestLongExecuteOutlivesWriteTimeout(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamKeepAlive checks a silent call starts its stream and keeps it
+// alive, while a call that fails at once still gets a plain problem.
+func TestStreamKeepAlive(t *testing.T) {
+	h := newHarness(t)
+	srv := h.srv.Config.Handler.(*Server)
+	srv.keepAliveFirst, srv.keepAliveEvery = 50*time.Millisecond, 100*time.Millisecond
+	release := make(chan struct{})
+	h.fake.execute = func(ctx context.Context, _ session.Key, _ session.ExecRequest, _ func(session.Event)) (*session.ExecResult, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return &session.ExecResult{Success: true}, nil
+	}
+	resp := h.openStream("/v1/sessions/s1/execute", `{"code":"slow()"}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	for range 3 {
+		if l := nextLine(t, sc); l["type"] != "keepalive" || len(l) != 1 {
+			t.Fatalf("line %v, want a keepalive", l)
+		}
+	}
+	close(release)
+	if l := nextLine(t, sc); l["type"] != "done" {
+		t.Fatalf("last line %v", l)
+	}
+	if sc.Scan() {
+		t.Fatalf("line after done: %s", sc.Text())
+	}
+
+	h.fake.execute = func(context.Context, session.Key, session.ExecRequest, func(session.Event)) (*session.ExecResult, error) {
+		return nil, session.Errorf(session.ErrNotFound, "no such context")
+	}
+	resp = h.openStream("/v1/sessions/s1/execute", `{"code":"x"}`)
+	checkProblem(t, resp, readAll(t, resp), 404)
+}
