@@ -83,7 +83,7 @@ func BenchmarkSpawnPythonBaseline(b *testing.B) {
 
 // BenchmarkKernelStart measures starting a kernel until it reports ready (first use of a context).
 func BenchmarkKernelStart(b *testing.B) {
-	spec := procSpec{python: testPython, dir: b.TempDir(), env: []string{"PATH=/usr/bin:/bin"}, cap: DefaultMaxOutputBytes}
+	spec := procSpec{python: testPython, dir: b.TempDir(), env: []string{"PATH=/usr/bin:/bin"}, cap: DefaultMaxOutputBytes, maxFrame: defaultMaxFrame}
 	durs := make([]time.Duration, 0, b.N)
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {

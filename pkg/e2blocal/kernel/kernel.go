@@ -30,6 +30,7 @@ type tuning struct {
 	keepalive    time.Duration // NDJSON keepalive period while an execution waits or runs
 	grace        time.Duration // after an interrupt, how long a cell may take to stop before its kernel is killed
 	startTimeout time.Duration // how long a new kernel may take to report ready
+	maxFrame     uint32        // largest kernel frame relayed; 0 = defaultMaxFrame
 }
 
 var defaultTuning = tuning{keepalive: 5 * time.Second, grace: 5 * time.Second, startTimeout: 30 * time.Second}
@@ -106,7 +107,11 @@ func (s *Server) Close() error {
 }
 
 func (s *Server) procSpec(cwd string) procSpec {
-	return procSpec{python: s.cfg.Python, dir: cwd, env: s.cfg.Env, cap: s.cfg.MaxOutputBytes}
+	maxFrame := s.tune.maxFrame
+	if maxFrame == 0 {
+		maxFrame = defaultMaxFrame
+	}
+	return procSpec{python: s.cfg.Python, dir: cwd, env: s.cfg.Env, cap: s.cfg.MaxOutputBytes, maxFrame: maxFrame}
 }
 
 // defaultContext returns the default python context, creating it when it is missing.

@@ -501,3 +501,14 @@ func TestKernelExitsWithoutServer(t *testing.T) {
 		t.Errorf("kernel after its command pipe closed: %v", lines)
 	}
 }
+
+func TestOversizedResultDropped(t *testing.T) {
+	e := newTestEnv(t, Config{}, tuning{keepalive: time.Second, grace: 2 * time.Second, startTimeout: 30 * time.Second, maxFrame: 1 << 20})
+	r := e.run(t, "display({'text/plain': 'x' * (2 << 20)}, raw=True)\nprint('after')\n'small'").mustNoError(t)
+	if len(r.ofType("result")) != 1 || r.mainText() != "small" {
+		t.Errorf("results: %d, main %q", len(r.ofType("result")), r.mainText())
+	}
+	if !strings.Contains(r.text("stderr"), "dropped: too large") || r.text("stdout") != "after\n" {
+		t.Errorf("stderr %q stdout %q", r.text("stderr"), r.text("stdout"))
+	}
+}

@@ -37,9 +37,9 @@ const (
 	frameOversize = '!'
 )
 
-// maxFrame bounds one frame from a kernel; user code controls the kernel, so a
-// bigger frame is skipped rather than buffered.
-const maxFrame = 64 << 20
+// defaultMaxFrame bounds one frame from a kernel; user code controls the
+// kernel, so a bigger frame is skipped rather than buffered.
+const defaultMaxFrame = 64 << 20
 
 type frame struct {
 	typ  byte
@@ -63,10 +63,11 @@ type proc struct {
 }
 
 type procSpec struct {
-	python string
-	dir    string
-	env    []string
-	cap    int64
+	python   string
+	dir      string
+	env      []string
+	cap      int64
+	maxFrame uint32
 }
 
 // startProc launches a kernel and waits for its ready frame.
@@ -108,7 +109,7 @@ func startProc(ctx context.Context, spec procSpec, timeout time.Duration) (*proc
 		done:   make(chan struct{}),
 		stderr: tail,
 	}
-	go p.readLoop(evR)
+	go p.readLoop(evR, spec.maxFrame)
 	if err := p.awaitReady(ctx, timeout); err != nil {
 		p.kill()
 		<-p.done
@@ -138,7 +139,7 @@ func (p *proc) awaitReady(ctx context.Context, timeout time.Duration) error {
 
 // readLoop turns the event pipe into frames until the kernel goes away, then
 // kills what is left of its process group and reaps it.
-func (p *proc) readLoop(evR *os.File) {
+func (p *proc) readLoop(evR *os.File, maxFrame uint32) {
 	defer close(p.done)
 	defer close(p.frames)
 	defer evR.Close()
