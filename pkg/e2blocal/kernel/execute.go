@@ -107,7 +107,7 @@ func (s *Server) handleExecute(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.Header().Set("Cache-Control", "no-cache")
-	es := newExecStream(w, s.cfg.MaxOutputBytes, ex.timeout)
+	es := newExecStream(w, s.cfg.MaxOutputBytes, s.resultBudget(), ex.timeout)
 	ctx := r.Context()
 	if !c.tryAcquire() {
 		es.flush()

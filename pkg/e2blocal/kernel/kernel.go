@@ -107,11 +107,20 @@ func (s *Server) Close() error {
 }
 
 func (s *Server) procSpec(cwd string) procSpec {
-	maxFrame := s.tune.maxFrame
-	if maxFrame == 0 {
-		maxFrame = defaultMaxFrame
+	return procSpec{python: s.cfg.Python, dir: cwd, env: s.cfg.Env, cap: s.cfg.MaxOutputBytes, maxFrame: s.maxFrame()}
+}
+
+func (s *Server) maxFrame() uint32 {
+	if s.tune.maxFrame == 0 {
+		return defaultMaxFrame
 	}
-	return procSpec{python: s.cfg.Python, dir: cwd, env: s.cfg.Env, cap: s.cfg.MaxOutputBytes, maxFrame: maxFrame}
+	return s.tune.maxFrame
+}
+
+// resultBudget bounds the result lines of one execution: the larger of two
+// frames' worth and 16 times the stream cap.
+func (s *Server) resultBudget() int64 {
+	return max(2*int64(s.maxFrame()), 16*s.cfg.MaxOutputBytes)
 }
 
 // defaultContext returns the default python context, creating it when it is missing.

@@ -512,3 +512,20 @@ func TestOversizedResultDropped(t *testing.T) {
 		t.Errorf("stderr %q stdout %q", r.text("stderr"), r.text("stdout"))
 	}
 }
+
+func TestResultFloodCapped(t *testing.T) {
+	const capBytes = 4096
+	e := newTestEnv(t, Config{MaxOutputBytes: capBytes}, tuning{keepalive: time.Second, grace: 2 * time.Second, startTimeout: 30 * time.Second, maxFrame: 64 << 10})
+	budget := e.srv.resultBudget()
+	r := e.run(t, "for i in range(2000):\n    display({'text/plain': 'r' * 1000}, raw=True)\n'main'").mustNoError(t)
+	n := len(r.ofType("result"))
+	if n < 2 || int64(n-1)*1000 > budget || r.mainText() != "main" {
+		t.Errorf("%d results kept with a budget of %d bytes (main %q)", n, budget, r.mainText())
+	}
+	if !strings.Contains(r.text("stderr"), "results exceeded") {
+		t.Errorf("no note: %q", r.text("stderr"))
+	}
+	if r := e.run(t, "'next'").mustNoError(t); r.mainText() != "next" {
+		t.Errorf("budget not reset: %v", r.lines)
+	}
+}

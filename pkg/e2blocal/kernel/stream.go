@@ -11,20 +11,28 @@ import (
 
 // execStream writes one execution's NDJSON lines, batching them between flushes.
 type execStream struct {
-	w        http.ResponseWriter
-	rc       *http.ResponseController
-	buf      []byte
-	gone     bool // the client went away: nothing more is written
-	cap      int64
-	written  [2]int64 // stdout, stderr bytes so far
-	noted    [2]bool  // truncation already reported
-	sawError bool
-	timedOut bool
-	timeout  time.Duration
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	buf     []byte
+	gone    bool // the client went away: nothing more is written
+	cap     int64
+	written [2]int64 // stdout, stderr bytes so far
+	noted   [2]bool  // truncation already reported
+	// resultRoom is what is left of the execution's budget for display
+	// results; a display() flood beyond it is dropped (the main result, one
+	// frame at most, is always kept).
+	resultRoom   int64
+	resultsNoted bool
+	sawError     bool
+	timedOut     bool
+	timeout      time.Duration
 }
 
-func newExecStream(w http.ResponseWriter, capBytes int64, timeout time.Duration) *execStream {
-	return &execStream{w: w, rc: http.NewResponseController(w), buf: make([]byte, 0, 512), cap: capBytes, timeout: timeout}
+func newExecStream(w http.ResponseWriter, capBytes, resultBudget int64, timeout time.Duration) *execStream {
+	return &execStream{
+		w: w, rc: http.NewResponseController(w), buf: make([]byte, 0, 512),
+		cap: capBytes, resultRoom: resultBudget, timeout: timeout,
+	}
 }
 
 func (es *execStream) flush() {
@@ -85,17 +93,31 @@ func (es *execStream) handle(f frame) {
 	case frameText:
 		es.buf = appendTextResultLine(es.buf, string(f.data))
 	case frameMain, frameDisplay:
-		b, err := appendBundleLine(es.buf, f.data, f.typ == frameMain)
-		if err != nil {
-			es.note(fmt.Sprintf("[sessionbox] a result was dropped: %v\n", err))
-			return
-		}
-		es.buf = b
+		es.result(f)
 	case frameError:
 		es.kernelError(f.data)
 	case frameOversize:
 		es.note(fmt.Sprintf("[sessionbox] a result of %s bytes was dropped: too large\n", f.data))
 	}
+}
+
+func (es *execStream) result(f frame) {
+	if f.typ == frameDisplay && int64(len(f.data)) > es.resultRoom {
+		if !es.resultsNoted {
+			es.resultsNoted = true
+			es.note("[sessionbox] results exceeded this execution's budget; the rest were dropped\n")
+		}
+		return
+	}
+	if f.typ == frameDisplay {
+		es.resultRoom -= int64(len(f.data))
+	}
+	b, err := appendBundleLine(es.buf, f.data, f.typ == frameMain)
+	if err != nil {
+		es.note(fmt.Sprintf("[sessionbox] a result was dropped: %v\n", err))
+		return
+	}
+	es.buf = b
 }
 
 func (es *execStream) streamText(i int, text []byte) {
