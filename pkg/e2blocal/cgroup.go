@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -51,6 +52,7 @@ type cgroupDriver interface {
 type cgroup interface {
 	controllers() int // lines naming the group in /proc/<pid>/cgroup of a member
 	add(pid int) error
+	startIn(cmd *exec.Cmd) error // start cmd so that it is born in the group
 	procs() ([]int, error)
 	freeze(ctx context.Context) error
 	thaw() error

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // v1Controllers are the hierarchies a sandbox joins. cpuacct is separate from
@@ -17,6 +20,7 @@ var v1Controllers = []string{"memory", "pids", "cpu", "freezer"}
 
 type v1Driver struct {
 	parents map[string]string // controller -> this runtime's parent group
+	own     map[string]string // controller -> the runtime's own group
 }
 
 func newV1Driver(tag string) (*v1Driver, error) {
@@ -24,7 +28,7 @@ func newV1Driver(tag string) (*v1Driver, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &v1Driver{parents: map[string]string{}}
+	d := &v1Driver{parents: map[string]string{}, own: map[string]string{}}
 	for _, c := range v1Controllers {
 		base, ok := own[c]
 		if !ok {
@@ -38,12 +42,13 @@ func newV1Driver(tag string) (*v1Driver, error) {
 			return nil, fmt.Errorf("create cgroup %s: %w", parent, err)
 		}
 		d.parents[c] = parent
+		d.own[c] = filepath.Join(cgroupRoot, c, base)
 	}
 	return d, nil
 }
 
 func (d *v1Driver) create(id string, l limits) (cgroup, error) {
-	g := &v1Group{dirs: map[string]string{}}
+	g := &v1Group{dirs: map[string]string{}, home: d.own}
 	for c, parent := range d.parents {
 		dir := filepath.Join(parent, id)
 		if err := os.Mkdir(dir, 0o755); err != nil {
@@ -71,6 +76,7 @@ func (d *v1Driver) close() error {
 
 type v1Group struct {
 	dirs map[string]string
+	home map[string]string // where the spawning thread returns to
 }
 
 func (g *v1Group) setLimits(l limits) error {
@@ -116,6 +122,40 @@ func (g *v1Group) add(pid int) error {
 		}
 	}
 	return nil
+}
+
+// startIn moves the calling OS thread (the spawner's locked thread) into
+// the group, forks cmd there and moves the thread back: v1 lets a single
+// thread change groups through "tasks", and a child is born in its parent
+// thread's groups, so bwrap and everything below it never run outside the
+// sandbox's limits. Memory is charged to the mm owner's group in v1, so
+// the runtime's own memory stays where it is.
+func (g *v1Group) startIn(cmd *exec.Cmd) error {
+	tid := strconv.Itoa(unix.Gettid())
+	var errs []error
+	moved := map[string]bool{}
+	for c, dir := range g.dirs {
+		if err := writeFile(filepath.Join(dir, "tasks"), tid); err != nil {
+			errs = append(errs, err)
+			break
+		}
+		moved[c] = true
+	}
+	if len(errs) == 0 {
+		errs = append(errs, cmd.Start())
+	}
+	// Staying behind would put the runtime's spawner thread under the
+	// sandbox's limits and freezer, so moving back is retried.
+	for c := range moved {
+		var err error
+		for range 3 {
+			if err = writeFile(filepath.Join(g.home[c], "tasks"), tid); err == nil {
+				break
+			}
+		}
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
 func (g *v1Group) procs() ([]int, error) {

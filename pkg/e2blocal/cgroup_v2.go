@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -89,6 +90,18 @@ func (g *v2Group) controllers() int { return 1 }
 
 func (g *v2Group) add(pid int) error {
 	return writeFile(filepath.Join(g.dir, "cgroup.procs"), strconv.Itoa(pid))
+}
+
+// startIn uses clone3's CLONE_INTO_CGROUP: the child starts in the group.
+func (g *v2Group) startIn(cmd *exec.Cmd) error {
+	dir, err := os.Open(g.dir)
+	if err != nil {
+		return fmt.Errorf("open cgroup %s: %w", g.dir, err)
+	}
+	defer dir.Close()
+	cmd.SysProcAttr.UseCgroupFD = true
+	cmd.SysProcAttr.CgroupFD = int(dir.Fd())
+	return cmd.Start()
 }
 
 func (g *v2Group) procs() ([]int, error) {

@@ -104,7 +104,7 @@ func (rt *Runtime) provision(s *sandbox) error {
 		homeDir: rt.fs.homeDir(s.id), socket: rt.fs.socketPath(s.id), hostUID: s.hostUID,
 		tmpBytes: rt.cfg.TmpBytes,
 	}
-	proc, err := spawnAgent(rt.spawn, spec, s.joinCgroup)
+	proc, err := spawnAgent(rt.spawn, spec, s.cg)
 	if err != nil {
 		return fmt.Errorf("spawn sandbox %s: %w", s.id, err)
 	}
@@ -118,15 +118,13 @@ func (s *sandbox) joinCgroup(pid int) {
 	}
 }
 
-// sweepIntoCgroup moves every task of the tree into the sandbox's group.
-// bwrap joined it right after fork, but usually forks its pid-1 child
-// before that (measured: the sweep had work to do most of the time). The
-// tree is complete once the agent exists (bwrap, its init, the agent, which
-// then blocks on its config and forks nothing), and nothing untrusted runs
-// before the agent is configured, so moving the three then closes the gap.
-// Attaching costs milliseconds on cgroup v1 (it waits for an RCU grace
-// period), so this runs while the tree sits in the warm pool, and tasks
-// already in the group are skipped.
+// sweepIntoCgroup makes sure every task of the tree is in the sandbox's
+// group. bwrap starts inside it (cgroup.startIn), so normally this finds
+// nothing to move; it is the safety net should a task have escaped, and
+// runs once the tree is complete (bwrap, its init, the agent, which then
+// blocks on its config and forks nothing) and before anything untrusted
+// runs. Attaching costs milliseconds on cgroup v1 (it waits for an RCU
+// grace period), so tasks already in the group are skipped.
 func (s *sandbox) sweepIntoCgroup(timeout time.Duration) error {
 	if s.cg == nil {
 		return nil

@@ -128,7 +128,7 @@ type agentProc struct {
 // spawnAgent starts bwrap with the agent inside. The agent's Go runtime
 // starts and then blocks until configure hands it its config, so a spawned
 // tree can wait in the warm pool before a sandbox is asked for.
-func spawnAgent(sp *spawner, s launchSpec, onStart func(pid int)) (*agentProc, error) {
+func spawnAgent(sp *spawner, s launchSpec, cg cgroup) (*agentProc, error) {
 	cfgR, cfgW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("config pipe: %w", err)
@@ -152,11 +152,10 @@ func spawnAgent(sp *spawner, s launchSpec, onStart func(pid int)) (*agentProc, e
 	p := &agentProc{cmd: cmd, stderr: newTailBuffer(8 << 10), done: make(chan struct{}), cfgW: cfgW, readyR: readyR}
 	cmd.Stdout = p.stderr
 	cmd.Stderr = p.stderr
-	if err := sp.start(cmd); err != nil {
+	if err := sp.start(cmd, cg); err != nil {
 		p.closePipes()
 		return nil, fmt.Errorf("start bwrap: %w", err)
 	}
-	onStart(cmd.Process.Pid)
 	go func() {
 		p.err = cmd.Wait()
 		close(p.done)

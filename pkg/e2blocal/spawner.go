@@ -21,7 +21,7 @@ type spawner struct {
 }
 
 type spawnReq struct {
-	cmd  *exec.Cmd
+	run  func() error
 	errc chan error
 }
 
@@ -42,15 +42,20 @@ func (s *spawner) loop(started chan<- struct{}) {
 	for {
 		select {
 		case r := <-s.reqs:
-			r.errc <- r.cmd.Start()
+			r.errc <- r.run()
 		case <-s.done:
 			return
 		}
 	}
 }
 
-func (s *spawner) start(cmd *exec.Cmd) error {
-	r := spawnReq{cmd: cmd, errc: make(chan error, 1)}
+// start starts cmd from the spawner's thread, inside cg when it is set.
+func (s *spawner) start(cmd *exec.Cmd, cg cgroup) error {
+	run := cmd.Start
+	if cg != nil {
+		run = func() error { return cg.startIn(cmd) }
+	}
+	r := spawnReq{run: run, errc: make(chan error, 1)}
 	select {
 	case s.reqs <- r:
 		return <-r.errc
