@@ -1,0 +1,18 @@
+// Command authorizer is the API's Lambda REQUEST authorizer: API keys from
+// the tenant's table, and JWTs when configured.
+package main
+
+import (
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/sessionbox/sessionbox/pkg/lambdaenv"
+)
+
+func main() {
+	env := lambdaenv.MustInit(lambdaenv.Authorizer)
+	a, err := env.Authorizer()
+	if err != nil {
+		lambdaenv.Fail(env, err)
+	}
+	lambda.Start(a.Handle)
+}

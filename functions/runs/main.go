@@ -1,0 +1,14 @@
+// Command runs is the runs Lambda function: it carries out "Run Requested"
+// events from the tenant's bus; failures go to the dead-letter queue.
+package main
+
+import (
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/sessionbox/sessionbox/pkg/lambdaenv"
+)
+
+func main() {
+	env := lambdaenv.MustInit(lambdaenv.Runs)
+	lambda.Start(env.Runs().Handle)
+}

@@ -1,0 +1,224 @@
+// Package lambdaenv is the Lambda functions' environment: their
+// configuration, read from environment variables the CDK stack sets, and
+// builders that construct once, at init, only the clients a function needs,
+// then the handler it serves. functions/<name>/main.go stays a few lines.
+package lambdaenv
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sessionbox/sessionbox/pkg/authorizer"
+	"github.com/sessionbox/sessionbox/pkg/session"
+)
+
+// Environment variables read by Load.
+const (
+	EnvTenant       = "SESSIONBOX_TENANT"
+	EnvTable        = "SESSIONBOX_TABLE"
+	EnvBucket       = "SESSIONBOX_BUCKET"
+	EnvEventBus     = "SESSIONBOX_EVENT_BUS"
+	EnvE2BSecretARN = "SESSIONBOX_E2B_SECRET_ARN"
+	EnvDLQURL       = "SESSIONBOX_DLQ_URL"
+	EnvJWTIssuer    = "SESSIONBOX_JWT_ISSUER"
+	EnvJWTAudience  = "SESSIONBOX_JWT_AUDIENCE"
+	EnvJWTJWKSURL   = "SESSIONBOX_JWT_JWKS_URL"
+	EnvStackID      = "SESSIONBOX_STACK_ID"
+	EnvOrigins      = "SESSIONBOX_ALLOWED_ORIGINS"
+	EnvTemplate     = "SESSIONBOX_TEMPLATE"
+	EnvIdleSecs     = "SESSIONBOX_IDLE_TIMEOUT_SECS"
+	EnvLifetimeSecs = "SESSIONBOX_LIFETIME_SECS"
+	EnvExecSecs     = "SESSIONBOX_EXEC_TIMEOUT_SECS"
+	EnvMaxLive      = "SESSIONBOX_MAX_LIVE_SANDBOXES"
+	EnvReapBatch    = "SESSIONBOX_REAP_BATCH"
+	// Local runs give the E2B key and URLs directly, like the E2B SDKs.
+	EnvE2BAPIKey     = "E2B_API_KEY"
+	EnvE2BAPIURL     = "E2B_API_URL"
+	EnvE2BSandboxURL = "E2B_SANDBOX_URL"
+	EnvE2BDomain     = "E2B_DOMAIN"
+	EnvLogLevel      = "AWS_LAMBDA_LOG_LEVEL"
+)
+
+// Needs says which outside systems a function talks to; Load requires only
+// their settings and the builders construct only their clients.
+type Needs uint8
+
+const (
+	NeedStore Needs = 1 << iota
+	NeedSandboxes
+	NeedBlobs
+	NeedBus
+)
+
+// Has reports whether n includes every need in x.
+func (n Needs) Has(x Needs) bool { return n&x == x }
+
+// Config is one function's configuration.
+type Config struct {
+	Tenant   string
+	Table    string
+	Bucket   string
+	EventBus string
+	// E2BSecretARN names the secret holding the E2B API key; E2BAPIKey, when
+	// set (local runs), is used instead and no secret is read.
+	E2BSecretARN  string
+	E2BAPIKey     string
+	E2BAPIURL     string
+	E2BSandboxURL string
+	E2BDomain     string
+	// DLQURL is where failed run events end up (the stack's on-failure
+	// destination); the runs function only reports it.
+	DLQURL string
+	// JWT is set when issuer, audience and JWKS URL all are.
+	JWT            *authorizer.JWTConfig
+	StackID        string
+	AllowedOrigins []string
+	Session        session.Config
+	LogLevel       slog.Level
+}
+
+// Load reads the configuration from getenv (os.Getenv in production) and
+// checks that everything needs requires is there, naming every problem.
+func Load(getenv func(string) string, needs Needs) (Config, error) {
+	get := func(k string) string { return strings.TrimSpace(getenv(k)) }
+	c := Config{
+		Tenant: get(EnvTenant), Table: get(EnvTable), Bucket: get(EnvBucket), EventBus: get(EnvEventBus),
+		E2BSecretARN: get(EnvE2BSecretARN), E2BAPIKey: get(EnvE2BAPIKey), E2BAPIURL: get(EnvE2BAPIURL),
+		E2BSandboxURL: get(EnvE2BSandboxURL), E2BDomain: get(EnvE2BDomain), DLQURL: get(EnvDLQURL),
+		StackID: get(EnvStackID), AllowedOrigins: splitList(get(EnvOrigins)),
+	}
+	var errs []error
+	require := func(need Needs, v, name string) {
+		if needs.Has(need) && v == "" {
+			errs = append(errs, fmt.Errorf("%s is required", name))
+		}
+	}
+	if c.Tenant == "" {
+		errs = append(errs, fmt.Errorf("%s is required", EnvTenant))
+	} else if err := checkName(c.Tenant); err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w", EnvTenant, err))
+	}
+	require(NeedStore, c.Table, EnvTable)
+	require(NeedBlobs, c.Bucket, EnvBucket)
+	require(NeedBus, c.EventBus, EnvEventBus)
+	if needs.Has(NeedSandboxes) && c.E2BSecretARN == "" && c.E2BAPIKey == "" {
+		errs = append(errs, fmt.Errorf("%s (or %s for local runs) is required", EnvE2BSecretARN, EnvE2BAPIKey))
+	}
+	if c.StackID == "" && c.Tenant != "" {
+		// The orphan sweep kills only sandboxes carrying this id, so it
+		// must be stable per stack: the stack's name is.
+		c.StackID = "sessionbox-" + c.Tenant
+	}
+	jwt, err := loadJWT(get)
+	errs = append(errs, err)
+	c.JWT = jwt
+	c.Session, err = loadSession(get, c.StackID)
+	errs = append(errs, err)
+	c.LogLevel, err = parseLevel(get(EnvLogLevel))
+	errs = append(errs, err)
+	if err := errors.Join(errs...); err != nil {
+		return Config{}, fmt.Errorf("configuration: %w", err)
+	}
+	return c, nil
+}
+
+// checkName keeps the tenant to what keys, metrics and bus names accept.
+func checkName(s string) error {
+	if len(s) > 64 {
+		return errors.New("at most 64 characters")
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return fmt.Errorf("%q is not allowed: use A-Z a-z 0-9 . _ -", r)
+		}
+	}
+	return nil
+}
+
+func loadJWT(get func(string) string) (*authorizer.JWTConfig, error) {
+	j := authorizer.JWTConfig{Issuer: get(EnvJWTIssuer), Audience: get(EnvJWTAudience), JWKSURL: get(EnvJWTJWKSURL)}
+	switch set := countSet(j.Issuer, j.Audience, j.JWKSURL); set {
+	case 0:
+		return nil, nil
+	case 3:
+		return &j, nil
+	}
+	return nil, fmt.Errorf("%s, %s and %s go together: set all three or none", EnvJWTIssuer, EnvJWTAudience, EnvJWTJWKSURL)
+}
+
+func countSet(vs ...string) int {
+	n := 0
+	for _, v := range vs {
+		if v != "" {
+			n++
+		}
+	}
+	return n
+}
+
+func loadSession(get func(string) string, stackID string) (session.Config, error) {
+	c := session.Config{StackID: stackID, DefaultTemplate: get(EnvTemplate)}
+	var errs []error
+	secs := func(name string, dst *time.Duration) {
+		n, err := positiveInt(get(name))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+		}
+		*dst = time.Duration(n) * time.Second
+	}
+	count := func(name string, dst *int) {
+		n, err := positiveInt(get(name))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+		}
+		*dst = n
+	}
+	secs(EnvIdleSecs, &c.IdleTimeout)
+	secs(EnvLifetimeSecs, &c.Lifetime)
+	secs(EnvExecSecs, &c.ExecTimeout)
+	count(EnvMaxLive, &c.MaxLiveSandboxesPerTenant)
+	count(EnvReapBatch, &c.ReapBatch)
+	return c, errors.Join(errs...)
+}
+
+// positiveInt parses an optional positive count; "" is 0 (the default).
+func positiveInt(s string) (int, error) {
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%q is not a positive whole number", s)
+	}
+	return n, nil
+}
+
+// parseLevel reads Lambda's application log level (advanced logging
+// controls); TRACE is DEBUG and FATAL is ERROR, slog having neither.
+func parseLevel(s string) (slog.Level, error) {
+	switch strings.ToUpper(s) {
+	case "", "INFO":
+		return slog.LevelInfo, nil
+	case "TRACE", "DEBUG":
+		return slog.LevelDebug, nil
+	case "WARN":
+		return slog.LevelWarn, nil
+	case "ERROR", "FATAL":
+		return slog.LevelError, nil
+	}
+	return 0, fmt.Errorf("%s: %q is not one of TRACE DEBUG INFO WARN ERROR FATAL", EnvLogLevel, s)
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

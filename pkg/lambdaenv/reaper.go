@@ -1,0 +1,67 @@
+package lambdaenv
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/sessionbox/sessionbox/pkg/session"
+)
+
+// MetricsNamespace is the CloudWatch namespace of sessionbox's metrics.
+const MetricsNamespace = "sessionbox"
+
+// Reaping is the part of the Manager the reaper uses.
+type Reaping interface {
+	Reap(ctx context.Context) (session.ReapReport, error)
+}
+
+// ReaperHandler runs one reaper tick per scheduled event.
+type ReaperHandler struct {
+	env     *Env
+	reaping Reaping
+	metrics io.Writer
+}
+
+// Reaper is the reaper function's handler over the Env's Manager, writing
+// its metrics line to stdout (CloudWatch Logs extracts them).
+func (e *Env) Reaper() *ReaperHandler { return e.ReaperWith(e.Manager, os.Stdout) }
+
+// ReaperWith lets tests observe the metrics line or inject a failing tick.
+func (e *Env) ReaperWith(r Reaping, metrics io.Writer) *ReaperHandler {
+	return &ReaperHandler{env: e, reaping: r, metrics: metrics}
+}
+
+// Handle reaps once and reports the counts as embedded metrics. It fails
+// when the tick could not run or any session or orphan failed, so the
+// function's Errors metric (the ReaperErrors alarm) sees it; the next tick
+// retries what failed, so the schedule's own retries add nothing.
+func (h *ReaperHandler) Handle(ctx context.Context, ev events.CloudWatchEvent) error {
+	rep, err := h.reaping.Reap(ctx)
+	errs := rep.Errors
+	if err != nil {
+		errs++
+	}
+	merr := WriteEMF(h.metrics, h.env.now(), MetricsNamespace, map[string]string{"tenant": h.env.Config.Tenant}, []Metric{
+		{Name: "Paused", Value: float64(rep.Paused), Unit: "Count"},
+		{Name: "Killed", Value: float64(rep.Killed), Unit: "Count"},
+		{Name: "Orphans", Value: float64(rep.Orphans), Unit: "Count"},
+		{Name: "Errors", Value: float64(errs), Unit: "Count"},
+	})
+	if merr != nil {
+		h.env.Log.ErrorContext(ctx, "reaper metrics", "error", merr)
+	}
+	h.env.Log.InfoContext(ctx, "reaper tick", "event", ev.ID, "paused", rep.Paused, "killed", rep.Killed,
+		"orphans", rep.Orphans, "errors", errs)
+	switch {
+	case err != nil:
+		return fmt.Errorf("reaper tick: %w", err)
+	case rep.Errors > 0:
+		return fmt.Errorf("reaper tick: %d sessions or orphans failed (paused %d, killed %d, orphans %d); see the warnings logged",
+			rep.Errors, rep.Paused, rep.Killed, rep.Orphans)
+	}
+	return nil
+}
