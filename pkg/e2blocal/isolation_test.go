@@ -2,6 +2,7 @@ package e2blocal
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -274,4 +275,36 @@ func pidsLimitHits(t testing.TB, cg cgroup) int64 {
 		path = g.dir + "/pids.events"
 	}
 	return readStatField(path, "max")
+}
+
+// TestOversizedUpload: the file size limit also bounds uploads, which the
+// agent writes itself; the client gets envd's error body and the agent
+// keeps serving.
+func TestOversizedUpload(t *testing.T) {
+	rt := startRuntime(t, Config{MaxFileBytes: 4 << 20})
+	sb := createSandbox(t, rt, nil)
+	req, err := http.NewRequest("POST", rt.SandboxURL()+"/files?path=/home/user/big", strings.NewReader(strings.Repeat("x", 8<<20)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set(hdrSandboxID, sb.SandboxID)
+	req.Header.Set(hdrSandboxPort, "49983")
+	req.Header.Set("X-Access-Token", sb.EnvdAccessToken)
+	req.Header.Set("Content-Type", "application/octet-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode < 400 || body.Code != resp.StatusCode || body.Message == "" {
+		t.Fatalf("oversized upload: %d %+v (%v)", resp.StatusCode, body, err)
+	}
+	if got := strings.TrimSpace(mustRun(t, rt, sb, "stat -c %s ~/big")); got != strconv.Itoa(4<<20) {
+		t.Fatalf("file size %s", got)
+	}
 }

@@ -274,3 +274,26 @@ func TestProxyFastStreams(t *testing.T) {
 		mustRun(t, rt, sb, `echo hi > ~/f && [ "$(cat ~/f)" = hi ]`)
 	}
 }
+
+func TestKillPausedAndConnectRearms(t *testing.T) {
+	rt := startRuntime(t, Config{})
+	paused := createSandbox(t, rt, nil)
+	pids := processTree(rt.lookup(paused.SandboxID).proc.cmd.Process.Pid)
+	if r := api(t, rt, "POST", "/sandboxes/"+paused.SandboxID+"/pause", nil); r.status != http.StatusNoContent {
+		t.Fatalf("pause: %d", r.status)
+	}
+	if r := api(t, rt, "GET", "/sandboxes/"+paused.SandboxID+"/metrics", nil); r.status != http.StatusOK {
+		t.Fatalf("metrics of a paused sandbox: %d %s", r.status, r.body)
+	}
+	if r := api(t, rt, "DELETE", "/sandboxes/"+paused.SandboxID, nil); r.status != http.StatusNoContent {
+		t.Fatalf("kill paused: %d %s", r.status, r.body)
+	}
+	assertGone(t, pids)
+
+	sb := createSandbox(t, rt, map[string]any{"templateID": "base", "timeout": 1})
+	if r := api(t, rt, "POST", "/sandboxes/"+sb.SandboxID+"/connect", map[string]any{"timeout": 60}); r.status != http.StatusOK {
+		t.Fatalf("connect running: %d %s", r.status, r.body)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	waitState(t, rt, sb.SandboxID, http.StatusOK, "running")
+}
