@@ -1,6 +1,13 @@
 // Package kernel is the code-interpreter server of the local E2B runtime (E2B
-// port 49999): /execute streams NDJSON from a lean stdlib-only Python kernel,
-// one kernel process per context.
+// port 49999, e2b-protocol.md §3): /execute streams NDJSON from a lean
+// stdlib-only Python kernel (kernel.py, embedded), one process per context.
+//
+// A context's kernel starts on first use, so sandboxes that never run code pay
+// nothing for it. The server talks to a kernel over two pipes with a small
+// framed protocol described at the top of kernel.py. Beyond the E2B request
+// fields, /execute accepts "timeout" (seconds): the cell is interrupted when it
+// elapses, as it is when the client disconnects; a cell that ignores the
+// interrupt has its kernel killed after a grace period (variables are lost).
 package kernel
 
 import (
