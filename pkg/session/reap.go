@@ -239,6 +239,15 @@ func (m *Manager) sweepOne(ctx context.Context, sb SandboxInfo) reapOutcome {
 			return reapFailed
 		}
 	}
+	// The listing may be older than the record just read: a stop that
+	// finished in between killed it already. Only a sandbox still there is
+	// an orphan.
+	if _, err := m.sandboxes.Get(ctx, sb.ID); errors.Is(err, ErrSandboxGone) {
+		return reapNothing
+	} else if err != nil {
+		m.log.WarnContext(ctx, "check orphan sandbox", "sandbox", sb.ID, "err", err)
+		return reapFailed
+	}
 	if err := m.sandboxes.Kill(ctx, sb.ID); err != nil {
 		m.log.WarnContext(ctx, "kill orphan sandbox", "sandbox", sb.ID, "err", err)
 		return reapFailed

@@ -126,6 +126,7 @@ func TestReapOverlappingTicks(t *testing.T) {
 		total.Paused += rep.Paused
 		total.Killed += rep.Killed
 		total.Errors += rep.Errors
+		total.Orphans += rep.Orphans
 	}
 	if total != (ReapReport{Paused: 10, Killed: 10}) {
 		t.Fatalf("overlapping ticks did %+v", total)
@@ -321,8 +322,14 @@ func TestReapCancelledLeavesNoGoroutines(t *testing.T) {
 	if err == nil || rep.Killed+rep.Errors == 0 || rep.Killed+rep.Errors > 30 {
 		t.Fatalf("cancelled tick: %+v %v", rep, err)
 	}
+	// Goroutines of earlier tests may still be winding down: give them a
+	// moment, then show whatever is left.
+	for deadline := time.Now().Add(2 * time.Second); runtime.NumGoroutine() > before && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	if after := runtime.NumGoroutine(); after > before {
-		t.Fatalf("goroutines %d -> %d", before, after)
+		buf := make([]byte, 1<<16)
+		t.Fatalf("goroutines %d -> %d:\n%s", before, after, buf[:runtime.Stack(buf, true)])
 	}
 	// The next tick finishes what the cancelled one left.
 	r.sbx.fail = nil
