@@ -85,7 +85,7 @@ func (c *Client) apiAttempt(ctx context.Context, call apiCall, payload []byte, o
 	if err != nil {
 		return apiResult{}, err
 	}
-	defer resp.Body.Close()
+	defer drainClose(resp.Body)
 	res := apiResult{status: resp.StatusCode, header: resp.Header}
 	if resp.StatusCode >= 300 {
 		return res, apiError(call, resp)

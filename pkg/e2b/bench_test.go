@@ -60,6 +60,9 @@ func benchSandbox(b *testing.B, template string) (*e2b.Sandbox, *rawSandbox) {
 func BenchmarkRunCode(b *testing.B) {
 	sb, raw := benchSandbox(b, "code-interpreter-v1")
 	ctx := context.Background()
+	if _, err := sb.RunCode(ctx, "0", e2b.RunCodeOptions{}); err != nil { // start the kernel outside the timings
+		b.Fatal(err)
+	}
 	b.Run("client", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {

@@ -78,7 +78,7 @@ func (f *Filesystem) readAttempt(ctx context.Context, op string, q url.Values, g
 	}
 	if resp.StatusCode >= 300 {
 		defer cancel()
-		defer resp.Body.Close()
+		defer drainClose(resp.Body)
 		return nil, envdError(op, f.sb.ID, resp)
 	}
 	rc := &cancelReadCloser{ReadCloser: resp.Body, cancel: cancel}
@@ -216,7 +216,7 @@ func (f *Filesystem) upload(op string, req *http.Request) ([]EntryInfo, error) {
 	if err != nil {
 		return nil, wrapErr(op, f.sb.ID, err)
 	}
-	defer resp.Body.Close()
+	defer drainClose(resp.Body)
 	if resp.StatusCode >= 300 {
 		return nil, envdError(op, f.sb.ID, resp)
 	}

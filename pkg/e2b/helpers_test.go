@@ -12,25 +12,65 @@ import (
 
 // checkLeaks fails the test when goroutines started during it are still
 // alive after every cleanup registered later (servers, clients) has run.
-// Call it first in a test.
+// Goroutines of the local runtime that TestMain runs in the background are
+// not the client's and are ignored. Call it first in a test.
 func checkLeaks(t *testing.T) {
 	t.Helper()
-	base := runtime.NumGoroutine()
-	t.Cleanup(func() {
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			n := runtime.NumGoroutine()
-			if n <= base {
-				return
+	before := goroutines()
+	t.Cleanup(func() { waitNoNewGoroutines(t, before, "pkg/e2blocal", "os/exec.") })
+}
+
+// waitNoNewGoroutines waits until every goroutine not in before, except
+// those whose stack mentions one of ignore, has ended, and fails the test
+// if some are still alive after 10s.
+func waitNoNewGoroutines(t testing.TB, before map[string]string, ignore ...string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var leaked []string
+		for id, stack := range goroutines() {
+			if _, old := before[id]; !old && !containsAny(stack, ignore) {
+				leaked = append(leaked, stack)
 			}
-			if time.Now().After(deadline) {
-				buf := make([]byte, 1<<20)
-				t.Errorf("goroutines leaked: %d alive, %d before\n%s", n, base, buf[:runtime.Stack(buf, true)])
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
 		}
-	})
+		if len(leaked) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("%d goroutines leaked:\n%s", len(leaked), strings.Join(leaked, "\n\n"))
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// goroutines maps goroutine ids to their stacks.
+func goroutines() map[string]string {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	out := map[string]string{}
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if id, _, ok := strings.Cut(strings.TrimPrefix(g, "goroutine "), " "); ok {
+			out[id] = g
+		}
+	}
+	return out
 }
 
 // testConfig targets fake servers with fast retries.

@@ -119,14 +119,16 @@ func (s *Sandbox) RunCode(ctx context.Context, code string, opts RunCodeOptions)
 		}
 		return nil, wrapErr(op, s.ID, err)
 	}
-	defer resp.Body.Close()
 	if resp.StatusCode >= 300 {
+		defer drainClose(resp.Body)
 		return nil, envdError(op, s.ID, resp)
 	}
 	exec := &Execution{}
 	if err := parseExecution(resp.Body, exec, &opts); err != nil {
+		resp.Body.Close() // the stream may still be live: do not wait for it
 		return exec, wrapErr(op, s.ID, err)
 	}
+	drainClose(resp.Body)
 	return exec, nil
 }
 
@@ -271,7 +273,7 @@ func (s *Sandbox) interpCall(ctx context.Context, op, method, path string, in an
 		if err != nil {
 			return err
 		}
-		defer resp.Body.Close()
+		defer drainClose(resp.Body)
 		if resp.StatusCode >= 300 {
 			return envdError(op, s.ID, resp)
 		}

@@ -105,7 +105,7 @@ func (sc *sandboxConn) health(ctx context.Context) error {
 	if err != nil {
 		return wrapErr("sandbox.health", sc.sb.ID, err)
 	}
-	defer resp.Body.Close()
+	defer drainClose(resp.Body)
 	if resp.StatusCode >= 300 {
 		return envdError("sandbox.health", sc.sb.ID, resp)
 	}

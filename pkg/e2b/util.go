@@ -2,6 +2,7 @@ package e2b
 
 import (
 	"encoding/base64"
+	"io"
 	"math"
 	"strconv"
 	"time"
@@ -16,3 +17,14 @@ func ceilSeconds(d time.Duration) int64 {
 }
 
 func base64Std(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+
+// maxDrain bounds how much of a finished response is read to recycle its connection.
+const maxDrain = 64 << 10
+
+// drainClose reads what is left of a response (a JSON value's trailing
+// newline, the chunked terminator) so the connection returns to the pool
+// instead of being closed, then closes the body.
+func drainClose(body io.ReadCloser) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, maxDrain))
+	body.Close()
+}
