@@ -179,6 +179,10 @@ func TestRawFdAndShell(t *testing.T) {
 	if got := r.text("stderr"); got != "to-err\n" {
 		t.Errorf("stderr %q", got)
 	}
+	r = e.run(t, "import subprocess\nfor i in range(3):\n    print('p%d' % i)\n    subprocess.run(['echo', 's%d' % i])\nprint('end')").mustNoError(t)
+	if got := r.text("stdout"); got != "p0\ns0\np1\ns1\np2\ns2\nend\n" {
+		t.Errorf("subprocess stdout %q", got)
+	}
 	r = e.run(t, "!echo bang\nx = 1\n%cd /\n%env SBX=1").mustNoError(t)
 	if got := r.text("stdout"); got != "bang\n/\n" {
 		t.Errorf("magics stdout %q", got)

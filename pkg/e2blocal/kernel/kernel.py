@@ -614,8 +614,15 @@ def _error_json(e, syntax=False):
 
 
 # Modules patched right after they are imported: pyplot.show renders figures,
-# IPython's display() (which prints reprs outside an IPython shell) is ours.
-_PATCHED = ("matplotlib.pyplot", "IPython.core.display_functions", "IPython.core.display", "IPython.display")
+# IPython's display() (which prints reprs outside an IPython shell) is ours, and
+# a finished subprocess's output is taken in before the cell goes on.
+_PATCHED = (
+    "matplotlib.pyplot",
+    "IPython.core.display_functions",
+    "IPython.core.display",
+    "IPython.display",
+    "subprocess",
+)
 
 
 class _Finder:
@@ -642,6 +649,9 @@ class _Finder:
 
 
 def _patch_module(k, module):
+    if module.__name__ == "subprocess":
+        _order_popen_wait(k, module.Popen)
+        return
     if module.__name__ != "matplotlib.pyplot":
         if hasattr(module, "display"):
             module.display = k.display
@@ -759,6 +769,17 @@ def _watch_server():
                 os._exit(0)
 
 
+def _order_popen_wait(k, popen):
+    inner = popen.wait
+
+    def wait(self, timeout=None):
+        status = inner(self, timeout)
+        k.drain_raw()
+        return status
+
+    popen.wait = wait
+
+
 def _order_os_system(k):
     # The command's output reaches us through the fd 1/2 pipes; taking it in
     # before returning keeps it ahead of the cell's next print.
@@ -794,6 +815,8 @@ def main():
     builtins.display = k.display
     builtins.__sbk__ = k
     _order_os_system(k)
+    if "subprocess" in sys.modules:
+        _order_popen_wait(k, sys.modules["subprocess"].Popen)
     sys.meta_path.insert(0, _Finder(k))
     sys.meta_path.append(_ShimFinder(k))
     signal.signal(signal.SIGINT, k.on_sigint)
