@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -23,12 +25,16 @@ import (
 // a descriptor; sandboxes never see its path. Socket paths are limited to
 // 108 bytes, so they live in a short, private temp directory.
 type layout struct {
-	state   string // etc/, bin/agent, sandboxes/<id>/home
+	state   string // sandboxes/<id>/home, rt-<tag>/
+	shared  string // rt-<tag>/{etc,bin/agent}: this runtime's, removed at Close
 	runRoot string // <id>.sock, 0700
 	temp    []string
 }
 
-func newLayout(dataDir string, root bool) (*layout, error) {
+// The generated /etc and the agent binary are per runtime (tag), because
+// sandboxes bind them: rebuilding them in place for a second runtime on the
+// same DataDir would empty the first one's /etc under its sandboxes.
+func newLayout(dataDir, tag string, root bool) (*layout, error) {
 	dataDir, err := filepath.Abs(dataDir)
 	if err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
@@ -36,16 +42,19 @@ func newLayout(dataDir string, root bool) (*layout, error) {
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
+	removeStaleTemp()
 	l := &layout{state: dataDir}
 	if root && !traversable(dataDir) {
-		dir, err := os.MkdirTemp("", "e2blocal-state-")
+		dir, err := os.MkdirTemp("", tempPrefix("state"))
 		if err != nil {
 			return nil, fmt.Errorf("create state dir: %w", err)
 		}
 		l.temp = append(l.temp, dir)
 		l.state = dir
 	}
-	if l.runRoot, err = os.MkdirTemp("", "e2bl"); err != nil {
+	l.shared = filepath.Join(l.state, "rt-"+tag)
+	l.temp = append(l.temp, l.shared)
+	if l.runRoot, err = os.MkdirTemp("", tempPrefix("run")); err != nil {
 		return nil, errors.Join(fmt.Errorf("create socket dir: %w", err), l.close())
 	}
 	l.temp = append(l.temp, l.runRoot)
@@ -59,6 +68,12 @@ func newLayout(dataDir string, root bool) (*layout, error) {
 }
 
 func (l *layout) prepare() error {
+	if err := os.MkdirAll(l.shared, 0o711); err != nil {
+		return fmt.Errorf("create runtime dir: %w", err)
+	}
+	if err := os.Chmod(l.shared, 0o711); err != nil {
+		return fmt.Errorf("chmod runtime dir: %w", err)
+	}
 	if err := buildEtc(l.etcDir()); err != nil {
 		return err
 	}
@@ -71,8 +86,8 @@ func (l *layout) prepare() error {
 	return installAgent(l.agentBin())
 }
 
-func (l *layout) etcDir() string              { return filepath.Join(l.state, "etc") }
-func (l *layout) agentBin() string            { return filepath.Join(l.state, "bin", "agent") }
+func (l *layout) etcDir() string              { return filepath.Join(l.shared, "etc") }
+func (l *layout) agentBin() string            { return filepath.Join(l.shared, "bin", "agent") }
 func (l *layout) sandboxDir(id string) string { return filepath.Join(l.state, "sandboxes", id) }
 func (l *layout) homeDir(id string) string    { return filepath.Join(l.sandboxDir(id), "home") }
 func (l *layout) socketPath(id string) string { return filepath.Join(l.runRoot, id+".sock") }
@@ -85,6 +100,28 @@ func (l *layout) close() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Temp dirs are named e2bl-<kind>-<pid>-*, so that a runtime can remove
+// those of runtimes that died without cleaning up (SIGKILL, crash).
+func tempPrefix(kind string) string {
+	return fmt.Sprintf("e2bl-%s-%d-", kind, os.Getpid())
+}
+
+func removeStaleTemp() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "e2bl-*-*-*"))
+	for _, d := range dirs {
+		parts := strings.SplitN(filepath.Base(d), "-", 4)
+		if len(parts) < 4 {
+			continue
+		}
+		if _, err := strconv.Atoi(parts[2]); err != nil {
+			continue
+		}
+		if _, err := os.Stat("/proc/" + parts[2]); errors.Is(err, os.ErrNotExist) {
+			_ = os.RemoveAll(d)
+		}
+	}
 }
 
 // traversable reports whether every directory from / down to dir grants

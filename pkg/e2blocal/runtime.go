@@ -148,7 +148,12 @@ func (rt *Runtime) init() error {
 		return fmt.Errorf("mark inherited descriptors close-on-exec: %w", err)
 	}
 	root := os.Geteuid() == 0
-	fs, err := newLayout(rt.cfg.DataDir, root)
+	suffix, err := newSandboxID()
+	if err != nil {
+		return err
+	}
+	tag := fmt.Sprintf("%d-%s", os.Getpid(), suffix[:8])
+	fs, err := newLayout(rt.cfg.DataDir, tag, root)
 	if err != nil {
 		return err
 	}
@@ -159,12 +164,8 @@ func (rt *Runtime) init() error {
 			return err
 		}
 	}
-	suffix, err := newSandboxID()
-	if err != nil {
-		return err
-	}
 	// One parent group per runtime; several runtimes may share a process.
-	rt.cgroups = detectCgroups(fmt.Sprintf("%s%d-%s", cgroupTagPrefix, os.Getpid(), suffix[:8]))
+	rt.cgroups = detectCgroups(cgroupTagPrefix + tag)
 	return nil
 }
 
