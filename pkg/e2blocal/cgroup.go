@@ -99,10 +99,10 @@ func ownCgroupPaths() (map[string]string, error) {
 	return out, nil
 }
 
-// removeStale removes groups of dead runtimes below base (and their empty
+// removeStaleGroups removes groups of dead runtimes below base (and their empty
 // sandbox groups). Their tasks died with them: sandboxes die with bwrap's
 // parent, so only empty directories are left.
-func removeStale(base string) {
+func removeStaleGroups(base string) {
 	entries, err := os.ReadDir(base)
 	if err != nil {
 		return

@@ -35,7 +35,7 @@ func newV1Driver(tag string) (*v1Driver, error) {
 			d.close()
 			return nil, fmt.Errorf("cgroup v1 controller %s not mounted", c)
 		}
-		removeStale(filepath.Join(cgroupRoot, c, base))
+		removeStaleGroups(filepath.Join(cgroupRoot, c, base))
 		parent := filepath.Join(cgroupRoot, c, base, tag)
 		if err := os.Mkdir(parent, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 			d.close()

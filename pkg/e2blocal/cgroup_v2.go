@@ -28,7 +28,7 @@ func newV2Driver(tag string) (*v2Driver, error) {
 	if err := writeFile(filepath.Join(base, "cgroup.subtree_control"), "+memory +pids +cpu"); err != nil {
 		return nil, fmt.Errorf("enable cgroup v2 controllers: %w", err)
 	}
-	removeStale(base)
+	removeStaleGroups(base)
 	parent := filepath.Join(base, tag)
 	if err := os.Mkdir(parent, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return nil, fmt.Errorf("create cgroup %s: %w", parent, err)

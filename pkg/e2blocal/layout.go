@@ -25,15 +25,16 @@ import (
 // a descriptor; sandboxes never see its path. Socket paths are limited to
 // 108 bytes, so they live in a short, private temp directory.
 type layout struct {
-	state   string // sandboxes/<id>/home, rt-<tag>/
-	shared  string // rt-<tag>/{etc,bin/agent}: this runtime's, removed at Close
+	state   string // DataDir, or a temp dir when DataDir is not traversable
+	shared  string // state/rt-<tag>/{etc,bin/agent,sandboxes/<id>/home}, removed at Close
 	runRoot string // <id>.sock, 0700
 	temp    []string
 }
 
-// The generated /etc and the agent binary are per runtime (tag), because
-// sandboxes bind them: rebuilding them in place for a second runtime on the
-// same DataDir would empty the first one's /etc under its sandboxes.
+// Everything is per runtime (tag = pid-random): sandboxes bind the
+// generated /etc and the agent binary, so a second runtime on the same
+// DataDir must not rebuild them in place, and sandboxes do not outlive their
+// runtime, so what a killed runtime left behind is removed by the next.
 func newLayout(dataDir, tag string, root bool) (*layout, error) {
 	dataDir, err := filepath.Abs(dataDir)
 	if err != nil {
@@ -42,7 +43,8 @@ func newLayout(dataDir, tag string, root bool) (*layout, error) {
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
-	removeStaleTemp()
+	removeStale(filepath.Join(os.TempDir(), "e2bl-*-*-*"), 2)
+	removeStale(filepath.Join(dataDir, "rt-*-*"), 1)
 	l := &layout{state: dataDir}
 	if root && !traversable(dataDir) {
 		dir, err := os.MkdirTemp("", tempPrefix("state"))
@@ -77,10 +79,10 @@ func (l *layout) prepare() error {
 	if err := buildEtc(l.etcDir()); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Join(l.state, "sandboxes"), 0o711); err != nil {
+	if err := os.MkdirAll(filepath.Join(l.shared, "sandboxes"), 0o711); err != nil {
 		return fmt.Errorf("create sandboxes dir: %w", err)
 	}
-	if err := os.Chmod(filepath.Join(l.state, "sandboxes"), 0o711); err != nil {
+	if err := os.Chmod(filepath.Join(l.shared, "sandboxes"), 0o711); err != nil {
 		return fmt.Errorf("chmod sandboxes dir: %w", err)
 	}
 	return installAgent(l.agentBin())
@@ -88,7 +90,7 @@ func (l *layout) prepare() error {
 
 func (l *layout) etcDir() string              { return filepath.Join(l.shared, "etc") }
 func (l *layout) agentBin() string            { return filepath.Join(l.shared, "bin", "agent") }
-func (l *layout) sandboxDir(id string) string { return filepath.Join(l.state, "sandboxes", id) }
+func (l *layout) sandboxDir(id string) string { return filepath.Join(l.shared, "sandboxes", id) }
 func (l *layout) homeDir(id string) string    { return filepath.Join(l.sandboxDir(id), "home") }
 func (l *layout) socketPath(id string) string { return filepath.Join(l.runRoot, id+".sock") }
 
@@ -108,17 +110,19 @@ func tempPrefix(kind string) string {
 	return fmt.Sprintf("e2bl-%s-%d-", kind, os.Getpid())
 }
 
-func removeStaleTemp() {
-	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "e2bl-*-*-*"))
+// removeStale removes the dirs matching pattern whose name carries, as its
+// field pidField ('-'-separated), the pid of a process that is gone.
+func removeStale(pattern string, pidField int) {
+	dirs, _ := filepath.Glob(pattern)
 	for _, d := range dirs {
-		parts := strings.SplitN(filepath.Base(d), "-", 4)
-		if len(parts) < 4 {
+		parts := strings.Split(filepath.Base(d), "-")
+		if len(parts) <= pidField {
 			continue
 		}
-		if _, err := strconv.Atoi(parts[2]); err != nil {
+		if _, err := strconv.Atoi(parts[pidField]); err != nil {
 			continue
 		}
-		if _, err := os.Stat("/proc/" + parts[2]); errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat("/proc/" + parts[pidField]); errors.Is(err, os.ErrNotExist) {
 			_ = os.RemoveAll(d)
 		}
 	}
