@@ -3,7 +3,9 @@ package kernel
 import (
 	"bytes"
 	"encoding/base64"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -330,5 +332,30 @@ matplotlib.get_backend()
 		t.Fatalf("figure as the value: %v", res)
 	} else {
 		decodePNG(t, res[0])
+	}
+}
+
+// plainWriter hides the Flusher of the underlying ResponseWriter.
+type plainWriter struct{ w http.ResponseWriter }
+
+func (p plainWriter) Header() http.Header         { return p.w.Header() }
+func (p plainWriter) Write(b []byte) (int, error) { return p.w.Write(b) }
+func (p plainWriter) WriteHeader(code int)        { p.w.WriteHeader(code) }
+
+func TestWriterWithoutFlush(t *testing.T) {
+	e := defaultEnv(t)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e.srv.ServeHTTP(plainWriter{w}, r)
+	}))
+	defer ts.Close()
+	resp, err := http.Post(ts.URL+"/execute", "application/json", strings.NewReader(`{"code": "print('x')\n6*7"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	r := execResult{lines: parseLines(t, data)}
+	if r.mustNoError(t).mainText() != "42" || r.text("stdout") != "x\n" {
+		t.Errorf("without Flush: %v", r.lines)
 	}
 }

@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -48,7 +49,9 @@ func (es *execStream) flush() {
 			return
 		}
 	}
-	if err := es.rc.Flush(); err != nil {
+	// A writer that cannot flush still delivers, just later; only a failed
+	// flush means the client is gone.
+	if err := es.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
 		es.gone = true
 	}
 }
