@@ -92,7 +92,7 @@ func newRestAPI(stack awscdk.Stack, cfg Config, fns map[string]function) restAPI
 		}
 		api.Root().ResourceForPath(jsii.String(r.path)).AddMethod(jsii.String(r.method), in, opts)
 	}
-	addProblemResponses(api)
+	addProblemResponses(api, cfg.AllowedOrigins)
 	return restAPI{api: api, accessLog: accessLog}
 }
 

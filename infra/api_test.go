@@ -204,7 +204,7 @@ func checkStage(t *testing.T, s synthed, v variant) {
 	}
 }
 
-func checkGatewayResponses(t *testing.T, s synthed) {
+func checkGatewayResponses(t *testing.T, s synthed, v variant) {
 	want := map[string]string{
 		"UNAUTHORIZED": "401", "ACCESS_DENIED": "403", "MISSING_AUTHENTICATION_TOKEN": "404",
 		"THROTTLED": "429", "QUOTA_EXCEEDED": "429", "INTEGRATION_TIMEOUT": "504", "DEFAULT_4XX": "", "DEFAULT_5XX": "",
@@ -221,6 +221,13 @@ func checkGatewayResponses(t *testing.T, s synthed) {
 		hdr, _ := p["ResponseParameters"].(map[string]any)
 		if hdr["gatewayresponse.header.Content-Type"] != "'application/problem+json'" {
 			t.Errorf("%s: content type %v", typ, hdr["gatewayresponse.header.Content-Type"])
+		}
+		wantOrigin := any(nil)
+		if len(v.origins) == 1 {
+			wantOrigin = "'" + v.origins[0] + "'"
+		}
+		if got := hdr["gatewayresponse.header.Access-Control-Allow-Origin"]; got != wantOrigin {
+			t.Errorf("%s: Access-Control-Allow-Origin %v, want %v", typ, got, wantOrigin)
 		}
 		body := p["ResponseTemplates"].(map[string]any)["application/json"].(string)
 		// Fill in what API Gateway substitutes, then it must be a problem.

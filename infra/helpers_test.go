@@ -21,6 +21,7 @@ var functionNames = []string{"start", "stop", "status", "execute", "files", "ins
 // synthed is one synthesized stack: the assertions template and its JSON.
 type synthed struct {
 	tenant string
+	outdir string // the cloud assembly, with staged assets
 	tpl    assertions.Template
 	res    map[string]map[string]any
 	out    map[string]any
@@ -36,6 +37,10 @@ func fakeDist(t *testing.T) string {
 		}
 		body := []byte("#!/bin/sh\necho " + n + "\n")
 		if err := os.WriteFile(filepath.Join(dir, n, "bootstrap"), body, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		// make build leaves the deployment zip beside bootstrap.
+		if err := os.WriteFile(filepath.Join(dir, n, n+".zip"), []byte("PK\x05\x06 not part of the asset"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -59,6 +64,11 @@ func cdkJSON(t *testing.T) map[string]any {
 
 func newApp(t *testing.T, extra map[string]any) awscdk.App {
 	t.Helper()
+	return newAppIn(t, extra, t.TempDir())
+}
+
+func newAppIn(t *testing.T, extra map[string]any, outdir string) awscdk.App {
+	t.Helper()
 	ctx := map[string]any{}
 	for k, v := range cdkJSON(t)["context"].(map[string]any) {
 		ctx[k] = v
@@ -66,14 +76,15 @@ func newApp(t *testing.T, extra map[string]any) awscdk.App {
 	for k, v := range extra {
 		ctx[k] = v
 	}
-	return awscdk.NewApp(&awscdk.AppProps{Context: &ctx, Outdir: jsii.String(t.TempDir())})
+	return awscdk.NewApp(&awscdk.AppProps{Context: &ctx, Outdir: jsii.String(outdir)})
 }
 
 // synth builds the stack from context once; every assertion of a variant
 // runs on the result.
 func synth(t *testing.T, extra map[string]any) synthed {
 	t.Helper()
-	app := newApp(t, extra)
+	outdir := t.TempDir()
+	app := newAppIn(t, extra, outdir)
 	stack, err := Build(app)
 	if err != nil {
 		t.Fatalf("Build: %v", err)
@@ -90,7 +101,7 @@ func synth(t *testing.T, extra map[string]any) synthed {
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)
 	}
-	return synthed{tenant: fmt.Sprint(extra["tenant"]), tpl: tpl, res: doc.Resources, out: doc.Outputs}
+	return synthed{tenant: fmt.Sprint(extra["tenant"]), outdir: outdir, tpl: tpl, res: doc.Resources, out: doc.Outputs}
 }
 
 // check turns a failed CDK assertion (a panic through jsii) into a test

@@ -36,9 +36,16 @@ func gatewayProblems() []gatewayProblem {
 	}
 }
 
-func addProblemResponses(api awsapigateway.RestApi) {
+// addProblemResponses replaces API Gateway's own error bodies. With exactly
+// one allowed origin the errors carry it, so a browser can read why it was
+// refused; with several, a static header cannot name the caller's.
+func addProblemResponses(api awsapigateway.RestApi, origins []string) {
 	for _, p := range gatewayProblems() {
 		headers := map[string]*string{"Content-Type": jsii.String("'application/problem+json'")}
+		if len(origins) == 1 {
+			headers["Access-Control-Allow-Origin"] = jsii.String("'" + origins[0] + "'")
+			headers["Vary"] = jsii.String("'Origin'")
+		}
 		if p.status == "401" {
 			headers["WWW-Authenticate"] = jsii.String(`'Bearer realm="sessionbox"'`)
 		}

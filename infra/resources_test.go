@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -194,6 +196,35 @@ func checkEnvironment(t *testing.T, s synthed, v variant) {
 			if got != want {
 				t.Errorf("%s: %s = %q, want %q", name, k, got, want)
 			}
+		}
+	}
+}
+
+// checkAssets: each function's asset is its bootstrap alone, executable;
+// the zip make build leaves beside it stays out.
+func checkAssets(t *testing.T, s synthed, _ variant) {
+	dirs, err := filepath.Glob(filepath.Join(s.outdir, "asset.*"))
+	if err != nil || len(dirs) != len(functionNames) {
+		t.Fatalf("%d staged assets (%v), want one per function", len(dirs), err)
+	}
+	for _, d := range dirs {
+		entries, err := os.ReadDir(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(entries) != 1 || entries[0].Name() != "bootstrap" {
+			t.Errorf("%s holds %v, want bootstrap alone", filepath.Base(d), entries)
+			continue
+		}
+		if info, err := entries[0].Info(); err != nil || info.Mode()&0o111 == 0 {
+			t.Errorf("%s/bootstrap is not executable", filepath.Base(d))
+		}
+	}
+	for _, name := range functionNames {
+		_, fn := s.function(t, name)
+		key := jsonOf(fn["Code"].(map[string]any)["S3Key"])
+		if !strings.HasSuffix(strings.Trim(key, `"`), ".zip") {
+			t.Errorf("%s: code key %s", name, key)
 		}
 	}
 }

@@ -15,6 +15,7 @@ var checks = []struct {
 	{"table", checkTable},
 	{"bucket", checkBucket},
 	{"functions", checkFunctions},
+	{"function assets", checkAssets},
 	{"environment", checkEnvironment},
 	{"least privilege per function", checkGrants},
 	{"no wildcard actions", func(t *testing.T, s synthed, _ variant) { checkNoWildcards(t, s) }},
@@ -22,7 +23,7 @@ var checks = []struct {
 	{"routes", checkRoutes},
 	{"authorizer", checkAuthorizer},
 	{"stage", checkStage},
-	{"gateway problems", func(t *testing.T, s synthed, _ variant) { checkGatewayResponses(t, s) }},
+	{"gateway problems", checkGatewayResponses},
 	{"events", func(t *testing.T, s synthed, _ variant) { checkEvents(t, s) }},
 	{"secret", checkSecret},
 	{"alarms and dashboard", checkAlarms},
@@ -124,4 +125,14 @@ func TestCDKJSON(t *testing.T) {
 	if _, ok := ctx["tenant"]; ok {
 		t.Error("cdk.json must not default the tenant")
 	}
+}
+
+// TestSingleOriginStack: with one allowed origin the gateway's own errors
+// carry it too.
+func TestSingleOriginStack(t *testing.T) {
+	s := synth(t, map[string]any{"tenant": "solo", "distDir": fakeDist(t), "allowedOrigins": "https://app.example.com"})
+	v := variant{retain: true, retentionDays: 30, rate: 50, burst: 100, origins: []string{"https://app.example.com"}}
+	t.Run("gateway problems", func(t *testing.T) { checkGatewayResponses(t, s, v) })
+	t.Run("routes", func(t *testing.T) { checkRoutes(t, s, v) })
+	t.Run("bucket", func(t *testing.T) { checkBucket(t, s, v) })
 }
