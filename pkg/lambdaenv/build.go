@@ -170,4 +170,3 @@ func (e *Env) Close() error {
 	}
 	return nil
 }
-
