@@ -3,6 +3,7 @@ package e2blocal
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"sort"
@@ -156,4 +157,53 @@ func createMany(t testing.TB, rt *Runtime, n int) []sandboxBody {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// BenchmarkInterpreterRoundTrip runs `1+1` in a code-interpreter sandbox:
+// "routed" goes through the runtime's sandbox address as the SDKs do,
+// "direct" talks to the agent's socket, so the difference is the proxy's
+// cost.
+func BenchmarkInterpreterRoundTrip(b *testing.B) {
+	rt := startRuntime(b, Config{})
+	sb := createSandbox(b, rt, map[string]any{"templateID": "code-interpreter-v1"})
+	s := rt.lookup(sb.SandboxID)
+	for _, bc := range []struct {
+		name   string
+		client *http.Client
+		url    string
+	}{
+		{"routed", &http.Client{}, rt.SandboxURL()},
+		{"direct", &http.Client{Transport: s.transport}, "http://sandbox"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			execute := func() {
+				req, _ := http.NewRequest("POST", bc.url+"/execute", strings.NewReader(`{"code":"1+1"}`))
+				req.Header.Set(hdrSandboxID, sb.SandboxID)
+				req.Header.Set(hdrSandboxPort, "49999")
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("X-Access-Token", sb.EnvdAccessToken)
+				resp, err := bc.client.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				body, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err != nil || !strings.Contains(string(body), `"2"`) {
+					b.Fatalf("execute: %v %s", err, body)
+				}
+			}
+			for range 5 {
+				execute() // start the kernel, warm connections
+			}
+			lat := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for range b.N {
+				start := time.Now()
+				execute()
+				lat = append(lat, time.Since(start))
+			}
+			b.StopTimer()
+			reportPercentiles(b, lat)
+		})
+	}
 }

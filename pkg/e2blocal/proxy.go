@@ -6,6 +6,7 @@ import (
 	"net/http/httputil"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -47,6 +48,7 @@ func (rt *Runtime) proxyHandler() http.Handler {
 		// as they are produced.
 		FlushInterval: -1,
 		Transport:     sandboxTransport{rt},
+		BufferPool:    &copyBuffers{},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, _ error) {
 			if r.Context().Err() != nil {
 				return // the client went away; nobody to answer
@@ -104,3 +106,16 @@ func (t sandboxTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	s := r.Context().Value(sandboxKey{}).(*sandbox)
 	return s.transport.RoundTrip(r)
 }
+
+// copyBuffers recycles the proxy's 32 KiB copy buffers, otherwise one per
+// proxied request.
+type copyBuffers struct{ pool sync.Pool }
+
+func (c *copyBuffers) Get() []byte {
+	if b, ok := c.pool.Get().(*[]byte); ok {
+		return *b
+	}
+	return make([]byte, 32<<10)
+}
+
+func (c *copyBuffers) Put(b []byte) { c.pool.Put(&b) }
