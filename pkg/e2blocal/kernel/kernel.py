@@ -333,7 +333,7 @@ class Kernel:
 
     def _send_result(self, value):
         if type(value) in _PLAIN_FAST:
-            self.send(b"T", repr(value).encode("utf-8", "replace"), now=False)
+            self.send(b"T", _clip(repr(value), self.cap).encode("utf-8", "replace"), now=False)
             return
         bundle = self.bundle(value)
         self.send(b"M", _dumps(bundle), now=False)
@@ -361,7 +361,7 @@ class Kernel:
                 d["image/png"] = _figure_png(obj)
                 _close_figure(obj)
         if "text/plain" not in d:
-            d["text/plain"] = _plain(obj)
+            d["text/plain"] = _clip(_plain(obj), self.cap)
         for mime in _BINARY_MIMES:
             v = d.get(mime)
             if isinstance(v, (bytes, bytearray)):
@@ -553,8 +553,16 @@ def _mimebundle(obj, d, err):
             d[mime] = v
 
 
+def _clip(text, cap):
+    # A huge repr would only flood the client; the output cap bounds it too.
+    if len(text) > cap:
+        return text[:cap] + "..."
+    return text
+
+
 def _plain(obj):
-    if type(obj) in (list, tuple, dict, set, frozenset):
+    # pprint is slow on big containers, where IPython truncates anyway.
+    if type(obj) in (list, tuple, dict, set, frozenset) and len(obj) <= 1000:
         import pprint
 
         return pprint.pformat(obj, width=79, sort_dicts=False)

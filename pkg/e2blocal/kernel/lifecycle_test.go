@@ -318,6 +318,10 @@ func TestOutputCap(t *testing.T) {
 			t.Errorf("%s: no truncation note", c.name)
 		}
 	}
+	r := e.run(t, "list(range(10**6))").mustNoError(t)
+	if text := r.mainText(); len(text) != capBytes+3 || !strings.HasPrefix(text, "[0, 1, 2") || !strings.HasSuffix(text, "...") {
+		t.Errorf("huge result text: %d bytes", len(text))
+	}
 	if r := e.run(t, "print('ok')").mustNoError(t); r.text("stdout") != "ok\n" {
 		t.Errorf("cap not reset per execution: %v", r.lines)
 	}
