@@ -18,14 +18,14 @@ const maxCodeBytes = 1 << 20
 // when the failure proves nothing of it took effect.
 type sandboxOp func(ctx context.Context, s *Session) (retryable bool, err error)
 
-// withSandbox runs op on the session's sandbox, starting or resuming it
-// first. When the provider says the sandbox is gone, it starts a fresh one
+// withSandbox runs op on the session's sandbox, starting (with opts, when
+// not nil) or resuming it first. When the provider says the sandbox is gone, it starts a fresh one
 // and, if op allows, runs op there once more; restarted reports that the
 // session's sandbox was replaced.
-func (m *Manager) withSandbox(ctx context.Context, key Key, op sandboxOp) (restarted bool, err error) {
+func (m *Manager) withSandbox(ctx context.Context, key Key, opts *StartOptions, op sandboxOp) (restarted bool, err error) {
 	gone, replaced := "", false
 	for attempt := 0; attempt < maxTransitions; attempt++ {
-		s, r, err := m.acquire(ctx, key, nil, gone)
+		s, r, err := m.acquire(ctx, key, opts, gone)
 		if err != nil {
 			return restarted, err
 		}
@@ -70,7 +70,7 @@ func (m *Manager) Execute(ctx context.Context, key Key, req ExecRequest, onEvent
 	}
 	req.TimeoutSecs = int(timeout / time.Second)
 	var res *ExecResult
-	restarted, err := m.withSandbox(ctx, key, func(ctx context.Context, s *Session) (bool, error) {
+	restarted, err := m.withSandbox(ctx, key, nil, func(ctx context.Context, s *Session) (bool, error) {
 		sink := newOutputSink(m.cfg.MaxOutputBytes, onEvent)
 		start := m.clock.Now()
 		// The provider enforces the timeout itself; ours is the backstop for
@@ -101,7 +101,7 @@ func (m *Manager) Reset(ctx context.Context, key Key) error {
 	if err := validateKey(key); err != nil {
 		return err
 	}
-	_, err := m.withSandbox(ctx, key, func(ctx context.Context, s *Session) (bool, error) {
+	_, err := m.withSandbox(ctx, key, nil, func(ctx context.Context, s *Session) (bool, error) {
 		if err := m.sandboxes.ResetKernel(ctx, s.SandboxID); err != nil {
 			return true, fmt.Errorf("reset kernel of sandbox %s: %w", s.SandboxID, err)
 		}

@@ -31,7 +31,7 @@ func (m *Manager) ListFiles(ctx context.Context, key Key, dir string, depth int)
 		return nil, Errorf(ErrInvalid, "depth must be between 1 and %d", maxListDepth)
 	}
 	var out []FileEntry
-	_, err = m.withSandbox(ctx, key, func(ctx context.Context, s *Session) (bool, error) {
+	_, err = m.withSandbox(ctx, key, nil, func(ctx context.Context, s *Session) (bool, error) {
 		es, err := m.sandboxes.ListFiles(ctx, s.SandboxID, dir, depth)
 		if err != nil {
 			return true, fmt.Errorf("list %s: %w", dir, err)
@@ -56,7 +56,7 @@ func (m *Manager) ReadFile(ctx context.Context, key Key, p string) (io.ReadClose
 		rc    io.ReadCloser
 		entry FileEntry
 	)
-	_, err = m.withSandbox(ctx, key, func(ctx context.Context, s *Session) (bool, error) {
+	_, err = m.withSandbox(ctx, key, nil, func(ctx context.Context, s *Session) (bool, error) {
 		e, err := m.statFile(ctx, s.SandboxID, p)
 		if err != nil {
 			return true, err
@@ -116,7 +116,7 @@ func (m *Manager) WriteFile(ctx context.Context, key Key, p string, r io.Reader)
 			"content is more than the inline limit of %d bytes: use an upload URL", m.cfg.MaxInlineFileBytes)}
 	}
 	var entry FileEntry
-	_, err = m.withSandbox(ctx, key, func(ctx context.Context, s *Session) (bool, error) {
+	_, err = m.withSandbox(ctx, key, nil, func(ctx context.Context, s *Session) (bool, error) {
 		if err := m.sandboxes.WriteFile(ctx, s.SandboxID, p, bytes.NewReader(buf.Bytes())); err != nil {
 			return true, fmt.Errorf("write %s: %w", p, err)
 		}
@@ -138,7 +138,7 @@ func (m *Manager) DeleteFile(ctx context.Context, key Key, p string) error {
 	if p == "/" || p == WorkDir {
 		return Errorf(ErrInvalid, "refusing to delete %s", p)
 	}
-	_, err = m.withSandbox(ctx, key, func(ctx context.Context, s *Session) (bool, error) {
+	_, err = m.withSandbox(ctx, key, nil, func(ctx context.Context, s *Session) (bool, error) {
 		if err := m.sandboxes.RemoveFile(ctx, s.SandboxID, p); err != nil {
 			return true, fmt.Errorf("delete %s: %w", p, err)
 		}

@@ -41,7 +41,7 @@ func (m *Manager) Install(ctx context.Context, key Key, req InstallRequest, onEv
 		return nil, err
 	}
 	var out *InstallResult
-	restarted, err := m.withSandbox(ctx, key, func(ctx context.Context, s *Session) (bool, error) {
+	restarted, err := m.withSandbox(ctx, key, nil, func(ctx context.Context, s *Session) (bool, error) {
 		sink := newOutputSink(m.cfg.MaxOutputBytes, onEvent)
 		start := m.clock.Now()
 		res, err := m.sandboxes.RunCommand(ctx, s.SandboxID, installCommand(req, false), m.cfg.ExecTimeout, sink.event)

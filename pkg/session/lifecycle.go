@@ -30,15 +30,12 @@ func (m *Manager) Start(ctx context.Context, key Key, opts StartOptions) (*Sessi
 	if err := m.validateStartOptions(opts); err != nil {
 		return nil, err
 	}
-	s, _, err := m.acquire(ctx, key, &opts, "")
-	if err != nil {
-		return nil, err
-	}
-	s, err = m.touch(ctx, s)
-	if errors.Is(err, ErrSandboxGone) {
-		s, _, err = m.acquire(ctx, key, &opts, s.SandboxID)
-	}
-	return s, err
+	var out *Session
+	_, err := m.withSandbox(ctx, key, &opts, func(_ context.Context, s *Session) (bool, error) {
+		out = s
+		return false, nil
+	})
+	return out, err
 }
 
 // Stop kills the session's sandbox; the record stays, as stopped. Stopping a

@@ -464,3 +464,23 @@ func TestListPages(t *testing.T) {
 		t.Fatalf("limit 101: %v", err)
 	}
 }
+
+func TestStartResumesPaused(t *testing.T) {
+	r := newRig(t, Config{})
+	ctx := context.Background()
+	first, err := r.m.Start(ctx, testKey, StartOptions{Pause: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.clock.Advance(31 * time.Minute)
+	if rep, _ := r.m.Reap(ctx); rep.Paused != 1 {
+		t.Fatalf("%+v", rep)
+	}
+	s, err := r.m.Start(ctx, testKey, StartOptions{Pause: true})
+	if err != nil || s.State != StateRunning || s.SandboxID != first.SandboxID || r.sbx.count("Connect") != 1 {
+		t.Fatalf("%+v %v", s, err)
+	}
+	if got := r.sbx.timeout[s.SandboxID]; got != 32*time.Minute {
+		t.Fatalf("provider timeout on resume %v", got)
+	}
+}

@@ -107,7 +107,7 @@ func (m *Manager) Import(ctx context.Context, key Key, transferID string) (FileE
 		return FileEntry{}, err
 	}
 	var entry FileEntry
-	_, err = m.withSandbox(ctx, key, func(ctx context.Context, s *Session) (bool, error) {
+	_, err = m.withSandbox(ctx, key, nil, func(ctx context.Context, s *Session) (bool, error) {
 		e, err := m.importInto(ctx, s.SandboxID, transferID, t)
 		entry = e
 		return true, err
@@ -183,7 +183,7 @@ func (m *Manager) DownloadURL(ctx context.Context, key Key, p string) (*Download
 		return nil, Errorf(ErrUnavailable, "file transfers are not configured")
 	}
 	var out *DownloadTicket
-	_, err = m.withSandbox(ctx, key, func(ctx context.Context, s *Session) (bool, error) {
+	_, err = m.withSandbox(ctx, key, nil, func(ctx context.Context, s *Session) (bool, error) {
 		e, err := m.statFile(ctx, s.SandboxID, p)
 		if err != nil {
 			return true, err
