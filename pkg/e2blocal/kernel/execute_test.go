@@ -42,6 +42,16 @@ func TestExecuteLineTypes(t *testing.T) {
 	if got := r.text("stdout"); got != "out\n" {
 		t.Errorf("stdout %q", got)
 	}
+	// A line written in pieces arrives whole, even when the flusher runs between
+	// the pieces; an unterminated line still arrives while the cell runs.
+	r2 := e.run(t, "import sys, time\nsys.stdout.write('a')\ntime.sleep(0.01)\nsys.stdout.write('b\\n')\nsys.stdout.write('tail')\ntime.sleep(0.6)\nsys.stdout.write('!')").mustNoError(t)
+	var chunks []string
+	for _, l := range r2.ofType("stdout") {
+		chunks = append(chunks, l["text"].(string))
+	}
+	if strings.Join(chunks, "|") != "ab\n|tail|!" {
+		t.Errorf("stdout chunks %q", chunks)
+	}
 	if got := r.text("stderr"); got != "err\n" {
 		t.Errorf("stderr %q", got)
 	}

@@ -26,6 +26,9 @@ _CMD_FD, _EVT_FD = 3, 4
 _IDLE, _CELL, _USER, _CRIT = 0, 1, 2, 3
 _KERNEL_FILE = sys._getframe().f_code.co_filename
 _FLUSH_DELAY = 0.002
+# The flusher holds back an unterminated line this long, so a print's text and
+# its newline (two writes) arrive as one chunk even on a busy machine.
+_PARTIAL_HOLD = 0.1
 _PLAIN_FAST = (int, float, complex, bool, str)
 _MIME_METHODS = (
     ("text/html", "_repr_html_"),
@@ -62,6 +65,7 @@ class _Stream:
         self.buf = []
         self.count = 0
         self.dropped = False
+        self.partial_since = None
 
     def write(self, s):
         if not isinstance(s, str):
@@ -154,12 +158,30 @@ class Kernel:
             self.intr_pending = False
             raise KeyboardInterrupt
 
-    def _queue_streams_locked(self):
+    def _queue_streams_locked(self, hold_partial=False):
+        """Queues buffered text; reports whether a young partial line was held back."""
+        held = False
         for s in (self.stdout, self.stderr):
-            if s.buf:
-                text = "".join(s.buf)
-                s.buf.clear()
+            if not s.buf:
+                continue
+            text = "".join(s.buf)
+            s.buf.clear()
+            keep = False
+            if hold_partial and not text.endswith("\n"):
+                now = time.monotonic()
+                if s.partial_since is None:
+                    s.partial_since = now
+                keep = now - s.partial_since < _PARTIAL_HOLD
+            if keep:
+                cut = text.rfind("\n") + 1
+                s.buf.append(text[cut:])
+                text = text[:cut]
+                held = True
+            else:
+                s.partial_since = None
+            if text:
                 self.out.append(_frame(s.tag, text.encode("utf-8", "replace")))
+        return held
 
     def stream_write(self, stream, s):
         with self.lock:
@@ -205,7 +227,9 @@ class Kernel:
             with self.lock:
                 self.wake.clear()
                 self.scheduled = False
-                self._queue_streams_locked()
+                if self._queue_streams_locked(hold_partial=True):
+                    self.scheduled = True
+                    self.wake.set()
                 self._emit_locked()
 
     # ---- raw fd 1/2 capture (subprocesses, C extensions) ---------------
