@@ -79,7 +79,7 @@ func (m *Manager) Execute(ctx context.Context, key Key, req ExecRequest, onEvent
 		defer cancel()
 		r, err := m.sandboxes.Execute(ectx, s.SandboxID, req, sink.event)
 		if err != nil {
-			if ctx.Err() == nil && ectx.Err() != nil {
+			if errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, ErrTimeout) {
 				err = &Error{Kind: ErrTimeout, Detail: fmt.Sprintf("execution did not finish within %s", timeout), Err: err}
 			}
 			return !sink.started(), fmt.Errorf("execute in sandbox %s: %w", s.SandboxID, err)

@@ -142,7 +142,7 @@ func TestExecuteTimeout(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	_, err := r.m.Execute(ctx, testKey, ExecRequest{Code: "x", TimeoutSecs: 7}, nil)
-	if err == nil || got.TimeoutSecs != 7 {
+	if !errors.Is(err, ErrTimeout) || got.TimeoutSecs != 7 {
 		t.Fatalf("err %v, provider got timeout %d", err, got.TimeoutSecs)
 	}
 	if _, err := r.m.Execute(context.Background(), testKey, ExecRequest{Code: "x", TimeoutSecs: 901}, nil); !errors.Is(err, ErrInvalid) {

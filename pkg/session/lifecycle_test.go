@@ -484,3 +484,65 @@ func TestStartResumesPaused(t *testing.T) {
 		t.Fatalf("provider timeout on resume %v", got)
 	}
 }
+
+func TestStopFaults(t *testing.T) {
+	tests := []struct {
+		name      string
+		storeFail func(n int, op string) error // n counts UpdateSession calls during the stop
+		sbxFail   func(op, id string) error
+		kind      error
+	}{
+		{"provider 5xx on kill", nil, func(op, id string) error {
+			if op == "Kill" {
+				return Errorf(ErrUnavailable, "provider 502")
+			}
+			return nil
+		}, ErrUnavailable},
+		{"store fails after the kill", func(n int, op string) error {
+			if op == "UpdateSession" && n == 2 {
+				return errors.New("dynamodb: 500")
+			}
+			return nil
+		}, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRig(t, Config{})
+			ctx := context.Background()
+			if _, err := r.m.Start(ctx, testKey, StartOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			var mu sync.Mutex
+			n := 0
+			if tt.storeFail != nil {
+				r.store.fail = func(op string) error {
+					mu.Lock()
+					defer mu.Unlock()
+					if op == "UpdateSession" {
+						n++
+					}
+					return tt.storeFail(n, op)
+				}
+			}
+			r.sbx.fail = tt.sbxFail
+			_, err := r.m.Stop(ctx, testKey)
+			if err == nil || (tt.kind != nil && !errors.Is(err, tt.kind)) {
+				t.Fatalf("err = %v", err)
+			}
+			s := r.store.session(testKey)
+			if s.State != StateStopping || s.DueAt.IsZero() {
+				t.Fatalf("record after a failed stop %+v", s)
+			}
+			// Once the faults clear and the stop's lease runs out, the reaper
+			// finishes it: no sandbox left, record stopped.
+			r.store.fail, r.sbx.fail = nil, nil
+			r.clock.Advance(2 * time.Minute)
+			if rep, err := r.m.Reap(ctx); err != nil || rep.Killed != 1 {
+				t.Fatalf("%+v %v", rep, err)
+			}
+			if s := r.store.session(testKey); s.State != StateStopped || len(r.sbx.live()) != 0 {
+				t.Fatalf("%+v live %v", s, r.sbx.live())
+			}
+		})
+	}
+}
