@@ -253,7 +253,9 @@ func apiReplays() []apiReplay {
 		}},
 		{"files/list.json", func(t *testing.T, a answer) {
 			a.ok(t, http.StatusOK)
-			var l struct{ Entries []struct{ Name, Path, Type string } }
+			var l struct {
+				Entries []struct{ Name, Path, Type string }
+			}
 			if err := json.Unmarshal(a.body, &l); err != nil {
 				t.Fatal(err)
 			}
