@@ -36,7 +36,7 @@ func newV1Driver(tag string) (*v1Driver, error) {
 			return nil, fmt.Errorf("cgroup v1 controller %s not mounted", c)
 		}
 		removeStaleGroups(filepath.Join(cgroupRoot, c, base))
-		parent := filepath.Join(cgroupRoot, c, base, tag)
+		parent := filepath.Join(cgroupRoot, c, base, cgroupTagPrefix+tag)
 		if err := os.Mkdir(parent, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 			d.close()
 			return nil, fmt.Errorf("create cgroup %s: %w", parent, err)

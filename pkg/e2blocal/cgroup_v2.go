@@ -12,9 +12,10 @@ import (
 )
 
 // v2Driver manages sandbox groups on a unified hierarchy. v2 forbids
-// processes in inner nodes, so enabling controllers for our subtree only
-// works when the runtime's own group allows it (a delegated, otherwise empty
-// parent, or the root group); when it does not, detectCgroups returns nil.
+// processes in inner nodes, so the runtime's parent group goes below its
+// own group only when that is possible (a delegated, otherwise empty
+// group); otherwise, as root, below the root group, whose controllers
+// systemd already enables. When neither works detectCgroups returns nil.
 type v2Driver struct {
 	parent string
 }
@@ -24,16 +25,28 @@ func newV2Driver(tag string) (*v2Driver, error) {
 	if err != nil {
 		return nil, err
 	}
-	base := filepath.Join(cgroupRoot, own[""])
-	if err := writeFile(filepath.Join(base, "cgroup.subtree_control"), "+memory +pids +cpu"); err != nil {
+	var errs []error
+	for _, base := range []string{filepath.Join(cgroupRoot, own[""]), cgroupRoot} {
+		d, err := tryV2(base, tag)
+		if err == nil {
+			return d, nil
+		}
+		errs = append(errs, err)
+	}
+	return nil, errors.Join(errs...)
+}
+
+func tryV2(base, tag string) (*v2Driver, error) {
+	const controllers = "+memory +pids +cpu"
+	if err := writeFile(filepath.Join(base, "cgroup.subtree_control"), controllers); err != nil {
 		return nil, fmt.Errorf("enable cgroup v2 controllers: %w", err)
 	}
 	removeStaleGroups(base)
-	parent := filepath.Join(base, tag)
+	parent := filepath.Join(base, cgroupTagPrefix+tag)
 	if err := os.Mkdir(parent, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return nil, fmt.Errorf("create cgroup %s: %w", parent, err)
 	}
-	if err := writeFile(filepath.Join(parent, "cgroup.subtree_control"), "+memory +pids +cpu"); err != nil {
+	if err := writeFile(filepath.Join(parent, "cgroup.subtree_control"), controllers); err != nil {
 		_ = os.Remove(parent)
 		return nil, fmt.Errorf("enable cgroup v2 controllers: %w", err)
 	}

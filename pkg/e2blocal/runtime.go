@@ -165,7 +165,7 @@ func (rt *Runtime) init() error {
 		}
 	}
 	// One parent group per runtime; several runtimes may share a process.
-	rt.cgroups = detectCgroups(cgroupTagPrefix + tag)
+	rt.cgroups = detectCgroups(tag)
 	return nil
 }
 
