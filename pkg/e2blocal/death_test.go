@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -98,5 +99,36 @@ func TestCloseKillsSandboxes(t *testing.T) {
 	if r, err := http.Get(rt.APIURL() + "/health"); err == nil {
 		r.Body.Close()
 		t.Fatal("API still serving after Close")
+	}
+}
+
+// TestCloseLeavesNoGoroutines: timers, watchers, the pool filler, the
+// spawner and the servers all end with Close.
+func TestCloseLeavesNoGoroutines(t *testing.T) {
+	http.DefaultClient.CloseIdleConnections()
+	before := runtime.NumGoroutine()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rt, err := Start(ctx, Config{APIAddr: "127.0.0.1:0", SandboxAddr: "127.0.0.1:0", DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := createSandbox(t, rt, nil)
+	createSandbox(t, rt, map[string]any{"templateID": "base", "autoPause": true, "timeout": 1})
+	mustRun(t, rt, a, "true")
+	if r := api(t, rt, "POST", "/sandboxes/"+a.SandboxID+"/pause", nil); r.status != http.StatusNoContent {
+		t.Fatalf("pause: %d", r.status)
+	}
+	if err := rt.Close(); err != nil {
+		t.Fatal(err)
+	}
+	http.DefaultClient.CloseIdleConnections()
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<16)
+			t.Fatalf("%d goroutines before, %d after Close:\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
