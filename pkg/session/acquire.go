@@ -34,6 +34,7 @@ func (m *Manager) acquire(ctx context.Context, key Key, opts *StartOptions, gone
 	owner := randomID(16)
 	wait := newBackoff()
 	prior, seen := gone, gone != ""
+	waited := false
 	for attempt := 0; attempt < maxTransitions; {
 		if err := ctx.Err(); err != nil {
 			return nil, false, ctxError(err, "waiting for the session's sandbox")
@@ -63,7 +64,14 @@ func (m *Manager) acquire(ctx context.Context, key Key, opts *StartOptions, gone
 			if err := wait.sleep(ctx, cur.LeaseUntil.Sub(now)); err != nil {
 				return nil, false, ctxError(err, "waiting for another call to start the sandbox")
 			}
+			waited = true
 			continue
+		case waited && cur.State == StateError:
+			// The start we waited on failed. Trying again at once, one
+			// waiter after another, would only multiply the failure (a
+			// provider outage); the caller may retry.
+			return nil, false, &Error{Kind: ErrUnavailable, RetryAfter: time.Second,
+				Detail: "starting the session's sandbox failed in a concurrent call; try again"}
 		default:
 			out, err = m.takeOver(ctx, cur, opts, owner, now)
 		}

@@ -546,3 +546,28 @@ func TestStopFaults(t *testing.T) {
 		})
 	}
 }
+
+func TestConcurrentExecutesDuringProviderOutage(t *testing.T) {
+	r := newRig(t, Config{})
+	r.sbx.fail = func(op, id string) error {
+		if op == "Create" {
+			time.Sleep(30 * time.Millisecond) // the provider takes a while to fail
+			return Errorf(ErrUnavailable, "provider 503")
+		}
+		return nil
+	}
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Go(func() {
+			if _, err := r.m.Execute(context.Background(), testKey, ExecRequest{Code: "print x"}, nil); !errors.Is(err, ErrUnavailable) {
+				t.Errorf("err = %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	// Callers that waited on the failing start report it instead of each
+	// trying again; a few that arrived after it failed try themselves.
+	if n := r.sbx.count("Create"); n > 3 {
+		t.Fatalf("creates during an outage: %d", n)
+	}
+}
