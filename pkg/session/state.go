@@ -2,6 +2,22 @@ package session
 
 import "time"
 
+// The state machine. Every arrow is a conditional write on Version made
+// before the provider call it announces, so a racing caller either loses the
+// write (re-reads, decides again) or finds the session already moved on.
+//
+//	(none), stopped, error,       --start lease-->  starting --Create ok--> running
+//	expired or gone sandbox,                        starting --Create fails--> error
+//	expired start lease                             starting --tenant cap--> stopped
+//	running --idle, PauseOnIdle, lifetime left (reaper)--> paused --Connect--> running
+//	running, paused, starting --Stop, idle or lifetime (reaper)--> stopping --Kill--> stopped
+//	stopping with an expired lease --reaper--> Kill again --> stopped
+//	starting with an expired lease --reaper--> error (its sandbox, if any, to the orphan sweep)
+//
+// A lease (LeaseOwner, random per call, and LeaseUntil) guards starting and
+// stopping: others wait while it holds and may take over once it expires.
+// DueAt (setDue) tells the reaper when to look next.
+
 // idleTimeout is the session's own idle timeout or the configured one.
 func (m *Manager) idleTimeout(s *Session) time.Duration {
 	if s.IdleTimeout > 0 {
