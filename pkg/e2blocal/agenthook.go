@@ -57,10 +57,16 @@ func runAgent() error {
 	if err := unix.CloseRange(agentListenFD+1, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC); err != nil {
 		return fmt.Errorf("mark descriptors close-on-exec: %w", err)
 	}
-	// While the tree waits in the warm pool: off the create path.
-	agent.ReserveThreads(agent.ReservedThreads)
+	// Normally done while the tree waits in the warm pool; in parallel
+	// with the config hand-off, and always before anything is served.
+	reserved := make(chan struct{})
+	go func() {
+		agent.ReserveThreads(agent.ReservedThreads)
+		close(reserved)
+	}()
 	cfg, err := agent.ReadConfig(cfgFile)
 	cfgFile.Close()
+	<-reserved
 	if err != nil {
 		return err
 	}

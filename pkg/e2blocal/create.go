@@ -49,6 +49,7 @@ func (rt *Runtime) create(ctx context.Context, p createParams) (*sandbox, error)
 	if err := s.proc.configure(rt.agentConfig(s), rt.cfg.StartTimeout); err != nil {
 		return nil, errors.Join(fmt.Errorf("start sandbox %s: %w", s.id, err), s.teardown(ctx))
 	}
+	s.sweepIntoCgroup()
 	s.startedAt = time.Now().UTC()
 	s.transport = newTransport(s.socketPath())
 	rt.mu.Lock()
@@ -109,7 +110,7 @@ func (rt *Runtime) provision(s *sandbox) error {
 		return fmt.Errorf("spawn sandbox %s: %w", s.id, err)
 	}
 	s.proc = proc
-	return s.sweepIntoCgroup(rt.cfg.StartTimeout)
+	return nil
 }
 
 func (s *sandbox) joinCgroup(pid int) {
@@ -121,40 +122,19 @@ func (s *sandbox) joinCgroup(pid int) {
 // sweepIntoCgroup makes sure every task of the tree is in the sandbox's
 // group. bwrap starts inside it (cgroup.startIn), so normally this finds
 // nothing to move; it is the safety net should a task have escaped, and
-// runs once the tree is complete (bwrap, its init, the agent, which then
-// blocks on its config and forks nothing) and before anything untrusted
-// runs. Attaching costs milliseconds on cgroup v1 (it waits for an RCU
-// grace period), so tasks already in the group are skipped.
-func (s *sandbox) sweepIntoCgroup(timeout time.Duration) error {
+// runs once the agent serves (the tree is complete) and before anything
+// untrusted runs. Attaching costs milliseconds on cgroup v1 (it waits for
+// an RCU grace period), so tasks already in the group are skipped.
+func (s *sandbox) sweepIntoCgroup() {
 	if s.cg == nil {
-		return nil
+		return
 	}
-	pids, err := s.waitTree(timeout)
-	if err != nil {
-		return err
-	}
-	for _, pid := range pids {
+	for _, pid := range processTree(s.proc.cmd.Process.Pid) {
 		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
 		if err == nil && strings.Count(string(data), "/"+s.id+"\n") >= s.cg.controllers() {
 			continue
 		}
 		s.joinCgroup(pid)
-	}
-	return nil
-}
-
-// waitTree waits until bwrap's tree holds the agent: three processes.
-func (s *sandbox) waitTree(timeout time.Duration) ([]int, error) {
-	deadline := time.Now().Add(timeout)
-	for {
-		pids := processTree(s.proc.cmd.Process.Pid)
-		if len(pids) >= 3 {
-			return pids, nil
-		}
-		if s.proc.exited() || time.Now().After(deadline) {
-			return nil, fmt.Errorf("sandbox %s: agent process did not appear (output: %q)", s.id, s.proc.stderr.String())
-		}
-		time.Sleep(500 * time.Microsecond)
 	}
 }
 
