@@ -202,6 +202,12 @@ func TestRawFdAndShell(t *testing.T) {
 	if r := e.run(t, "import os\n(os.getcwd(), os.environ['SBX'])").mustNoError(t); r.mainText() != "('/', '1')" {
 		t.Errorf("after magics: %q", r.mainText())
 	}
+	// Closing the real fds ends their capture instead of leaving it spinning on EOF.
+	e.run(t, "import os\nos.close(1)\nos.close(2)").mustNoError(t)
+	r = e.run(t, "import threading, time\nd = time.time() + 10\nwhile 'sbk-raw' in [t.name for t in threading.enumerate()] and time.time() < d:\n    time.sleep(0.01)\nprint('still printing')\n[t.name for t in threading.enumerate()]").mustNoError(t)
+	if strings.Contains(r.mainText(), "sbk-raw") || r.text("stdout") != "still printing\n" {
+		t.Errorf("after closing fds 1 and 2: %v", r.lines)
+	}
 }
 
 func TestRichReprs(t *testing.T) {

@@ -246,14 +246,15 @@ class Kernel:
         threading.Thread(target=self._raw_reader, name="sbk-raw", daemon=True).start()
 
     def _drain_raw_locked(self, r):
+        """Reads what fd r holds; reports whether its writers are all gone."""
         stream, dec = self.raw[r]
         while True:
             try:
                 data = os.read(r, 65536)
             except BlockingIOError:
-                return
+                return False
             if not data:
-                return
+                return True
             text = dec.decode(data)
             if text:
                 self.stream_write(stream, text)
@@ -261,11 +262,14 @@ class Kernel:
     def _raw_reader(self):
         _block_sigint()
         fds = list(self.raw)
-        while True:
+        while fds:
             ready, _, _ = select.select(fds, [], [])
             with self.rawlock:
                 for r in ready:
-                    self._drain_raw_locked(r)
+                    # User code closed fd 1 or 2 (and no child holds it):
+                    # stop watching instead of spinning on EOF.
+                    if self._drain_raw_locked(r):
+                        fds.remove(r)
 
     def drain_raw(self):
         with self.rawlock:
