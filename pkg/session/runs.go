@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"strings"
 	"time"
@@ -24,6 +25,17 @@ type RunRequest struct {
 var (
 	runIDRE          = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
 	idempotencyKeyRE = regexp.MustCompile(`^[\x21-\x7e]{1,255}$`)
+)
+
+// Events carry at most 256 KB (EventBridge's limit): run code travels in
+// RunRequested, so it is held well under that, and RunCompleted carries the
+// result only when small (readers fetch the run otherwise).
+const (
+	maxRunCodeBytes       = 128 << 10
+	maxEventResultBytes   = 64 << 10
+	runRecordOverheadByte = 8 << 10 // the run's other attributes
+	maxRunErrorBytes      = 4 << 10
+	maxShrunkResults      = 20
 )
 
 // runStaleGrace is how long past its timeout a running run may go before
@@ -130,6 +142,9 @@ func (m *Manager) GetRun(ctx context.Context, tenant, principal, runID string) (
 func validateRunRequest(req RunRequest) error {
 	if err := validateExec(ExecRequest{Code: req.Code}); err != nil {
 		return err
+	}
+	if len(req.Code) > maxRunCodeBytes {
+		return &Error{Kind: ErrTooLarge, Detail: fmt.Sprintf("a run's code is limited to %d bytes (it travels in an event)", maxRunCodeBytes)}
 	}
 	if req.TimeoutSecs < 0 || time.Duration(req.TimeoutSecs)*time.Second > maxExecTimeout {
 		return Errorf(ErrInvalid, "timeoutSecs must be between 0 and %d", int(maxExecTimeout/time.Second))
@@ -244,7 +259,7 @@ func (m *Manager) finishRun(ctx context.Context, r *Run, res *ExecResult, reason
 	defer cancel()
 	now := m.clock.Now()
 	r.FinishedAt = now
-	r.Status, r.Error = RunFailed, reason
+	r.Status, r.Error = RunFailed, cutString(reason, maxRunErrorBytes)
 	if res != nil && res.Success {
 		r.Status = RunSucceeded
 	}
@@ -261,7 +276,10 @@ func (m *Manager) finishRun(ctx context.Context, r *Run, res *ExecResult, reason
 	}
 	if m.bus != nil {
 		ev := RunCompleted{RunID: r.ID, Tenant: r.Tenant, Principal: r.Principal, SessionID: r.SessionID,
-			Status: r.Status, Result: r.Result, ResultKey: r.ResultKey}
+			Status: r.Status, ResultKey: r.ResultKey}
+		if r.Result != nil && jsonSize(r.Result) <= maxEventResultBytes {
+			ev.Result = r.Result
+		}
 		if !r.StartedAt.IsZero() {
 			ev.DurationMs = now.Sub(r.StartedAt).Milliseconds()
 		}
@@ -279,12 +297,14 @@ func (m *Manager) placeResult(ctx context.Context, r *Run, res *ExecResult) erro
 	if err != nil {
 		return fmt.Errorf("encode result of run %s: %w", r.ID, err)
 	}
-	if len(body) <= m.cfg.MaxInlineRunResultBytes {
+	// The record holds the code, the error text and the result together.
+	budget := max(m.cfg.MaxInlineRunResultBytes-len(r.Code)-len(r.Error)-runRecordOverheadByte, 0)
+	if len(body) <= budget {
 		r.Result = res
 		return nil
 	}
 	if m.blobs == nil {
-		r.Result = shrinkResult(res, m.cfg.MaxInlineRunResultBytes/4)
+		r.Result = shrinkResult(res, budget/4)
 		return nil
 	}
 	key := "runs/" + r.ID + "/result.json"
@@ -295,13 +315,22 @@ func (m *Manager) placeResult(ctx context.Context, r *Run, res *ExecResult) erro
 	return nil
 }
 
+// jsonSize is v's encoded length; what cannot be encoded counts as huge.
+func jsonSize(v any) int {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return math.MaxInt
+	}
+	return len(b)
+}
+
 // shrinkResult keeps what fits a record when there is nowhere else for a
 // large result: the streams cut to limit each, rich outputs as text only.
 func shrinkResult(res *ExecResult, limit int) *ExecResult {
 	out := *res
 	out.Stdout, out.Stderr = cutString(res.Stdout, limit), cutString(res.Stderr, limit)
 	out.Results = nil
-	for _, x := range res.Results {
+	for _, x := range res.Results[:min(len(res.Results), maxShrunkResults)] {
 		out.Results = append(out.Results, Result{Text: cutString(x.Text, 1024), IsMainResult: x.IsMainResult})
 	}
 	if out.Error != nil {

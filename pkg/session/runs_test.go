@@ -187,3 +187,53 @@ func TestProcessRunOutcomes(t *testing.T) {
 		}
 	})
 }
+
+func TestRunSizes(t *testing.T) {
+	ctx := context.Background()
+	t.Run("code too large for an event", func(t *testing.T) {
+		r := newRig(t, Config{})
+		if _, err := r.m.SubmitRun(ctx, testKey, RunRequest{Code: strings.Repeat("x", maxRunCodeBytes+1)}); !errors.Is(err, ErrTooLarge) {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("mid-size result kept in the record, left out of the event", func(t *testing.T) {
+		r := newRig(t, Config{})
+		out := strings.Repeat("z", 100<<10)
+		r.sbx.execFn = func(ctx context.Context, id string, req ExecRequest, onEvent func(Event)) (*ExecResult, error) {
+			return &ExecResult{Success: true, Stdout: out}, nil
+		}
+		run, err := r.m.ProcessRun(ctx, RunRequested{Tenant: "acme", Principal: "alice", SessionID: "s", Code: "x", RunID: "mid"})
+		if err != nil || run.Result == nil || run.Result.Stdout != out || run.ResultKey != "" {
+			t.Fatalf("%v %v", run.ResultKey, err)
+		}
+		if c := r.bus.completed[0]; c.Result != nil || c.Status != RunSucceeded {
+			t.Fatalf("event carries a 100 KB result")
+		}
+	})
+	t.Run("without blobs a large result is cut to fit", func(t *testing.T) {
+		clock := newFakeClock()
+		sbx := newFakeSandboxes(clock)
+		st := newFakeStore()
+		bus := &fakeBus{}
+		m, err := NewManager(Config{}, Deps{Store: st, Sandboxes: sbx, Bus: bus, Clock: clock})
+		if err != nil {
+			t.Fatal(err)
+		}
+		big := strings.Repeat("q", 1<<20)
+		sbx.execFn = func(ctx context.Context, id string, req ExecRequest, onEvent func(Event)) (*ExecResult, error) {
+			rs := make([]Result, 100)
+			for i := range rs {
+				rs[i] = Result{Text: big[:5000], PNG: big[:50000]}
+			}
+			return &ExecResult{Success: true, Stdout: big, Stderr: big, Results: rs}, nil
+		}
+		code := strings.Repeat("#", 100<<10)
+		run, err := m.ProcessRun(ctx, RunRequested{Tenant: "acme", Principal: "alice", SessionID: "s", Code: code, RunID: "huge"})
+		if err != nil || run.Result == nil || !run.Result.Truncated {
+			t.Fatalf("%+v %v", run, err)
+		}
+		if size := jsonSize(run.Result) + len(run.Code); size > 300<<10 {
+			t.Fatalf("record would hold %d bytes", size)
+		}
+	})
+}
