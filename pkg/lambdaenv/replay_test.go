@@ -129,6 +129,12 @@ func streamedAnswer(t *testing.T, res *events.APIGatewayProxyStreamingResponse) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	return parseStreamed(t, raw)
+}
+
+// parseStreamed splits a streamed answer into its prelude and body.
+func parseStreamed(t *testing.T, raw []byte) answer {
+	t.Helper()
 	prelude, body, found := bytes.Cut(raw, make([]byte, 8))
 	if !found {
 		t.Fatalf("no prelude separator in %q", raw)

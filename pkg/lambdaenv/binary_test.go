@@ -1,0 +1,113 @@
+package lambdaenv_test
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sessionbox/sessionbox/pkg/lambdaemu"
+)
+
+// buildBinary compiles a function the way `make build` does, for this
+// machine's architecture.
+func buildBinary(t testing.TB, pkg string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "bootstrap")
+	cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-ldflags=-s -w", "-trimpath", "-o", bin, pkg)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build %s: %v\n%s", pkg, err, out)
+	}
+	return bin
+}
+
+// runFunction starts bin under the Runtime API emulator with this
+// process's environment (the stand-ins' variables included) and returns the
+// emulator once the function asked for its first invocation.
+func runFunction(t testing.TB, bin string) *lambdaemu.Emulator {
+	t.Helper()
+	emu, err := lambdaemu.Start(time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = emu.Close() })
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), "AWS_LAMBDA_RUNTIME_API="+emu.Addr(), "AWS_LAMBDA_FUNCTION_NAME=sessionbox-acme-execute")
+	var logs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+		if t.Failed() {
+			t.Logf("function output:\n%s", logs.String())
+		}
+	})
+	select {
+	case <-emu.Ready():
+	case err := <-exited:
+		exited <- err
+		t.Fatalf("function exited during init: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("function never asked for an invocation")
+	}
+	return emu
+}
+
+// TestExecuteBinaryStreams runs the real execute bootstrap under the
+// Runtime API emulator against the stand-ins: the streaming wiring end to
+// end, NDJSON and JSON, and a problem for bad input.
+func TestExecuteBinaryStreams(t *testing.T) {
+	bin := buildBinary(t, "../../functions/execute")
+	s := newStack(t)
+	emu := runFunction(t, bin)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	invoke := func(file string) answer {
+		t.Helper()
+		payload, err := os.ReadFile(filepath.Join(eventsDir, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := emu.Invoke(ctx, payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.ErrorType != "" {
+			t.Fatalf("%s: function error %s: %s", file, res.ErrorType, res.ErrorMessage)
+		}
+		if res.ContentType != "application/vnd.awslambda.http-integration-response" {
+			t.Fatalf("%s: answered %q, not API Gateway's streaming format", file, res.ContentType)
+		}
+		return parseStreamed(t, res.Body)
+	}
+	a := invoke("execute/execute-missing-code.json")
+	a.problem(t, http.StatusBadRequest)
+
+	a = invoke("execute/execute-ndjson.json")
+	a.ok(t, http.StatusOK)
+	lines := ndjsonLines(t, a.body)
+	if a.header.Get("Content-Type") != "application/x-ndjson" || len(lines) < 2 ||
+		lines[0]["text"] != "hello\n" || lines[len(lines)-1]["type"] != "done" {
+		t.Fatalf("NDJSON answer %s: %s", a.header, a.body)
+	}
+
+	a = invoke("execute/execute.json")
+	a.ok(t, http.StatusOK)
+	if r := a.json(t); r["success"] != true || !strings.HasPrefix(a.header.Get("Content-Type"), "application/json") {
+		t.Fatalf("JSON answer: %s", a.body)
+	}
+	if n := s.secrets.count(); n != 1 {
+		t.Fatalf("the binary read the E2B key secret %d times, want once", n)
+	}
+}
