@@ -358,3 +358,45 @@ func TestRealAuthenticate(t *testing.T) {
 		t.Fatalf("revoked: %v", err)
 	}
 }
+
+func TestRealStoreLeaseTakeoverAndStaleStart(t *testing.T) {
+	r := newRealRig(t, session.Config{})
+	ctx := t.Context()
+	now := r.clock.Now()
+	dead := func(id string) session.Key {
+		k := key
+		k.SessionID = id
+		if err := r.store.CreateSession(ctx, &session.Session{Key: k, State: session.StateStarting, LeaseOwner: "dead",
+			LeaseUntil: now.Add(time.Minute), DueAt: now.Add(time.Minute), CreatedAt: now}); err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	waiting, stale := dead("waiting"), dead("stale")
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.m.Execute(ctx, waiting, session.ExecRequest{Code: "print x"}, nil)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("returned under a held lease: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	r.clock.Advance(61 * time.Second)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// The other dead start is found through the deadline index and cleared.
+	if _, err := r.m.Reap(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s, err := r.store.GetSession(ctx, stale)
+	if err != nil || s.State != session.StateError || !s.DueAt.IsZero() {
+		t.Fatalf("stale start %+v %v", s, err)
+	}
+	if n := r.sbx.Count("Create"); n != 1 {
+		t.Fatalf("creates %d", n)
+	}
+}
