@@ -48,10 +48,17 @@ func TestTimeoutExpiry(t *testing.T) {
 	rt := startRuntime(t, Config{})
 	t.Run("kill", func(t *testing.T) {
 		sb := createSandbox(t, rt, map[string]any{"templateID": "base", "timeout": 1})
+		pids := processTree(rt.lookup(sb.SandboxID).proc.cmd.Process.Pid)
 		waitState(t, rt, sb.SandboxID, http.StatusNotFound, "")
 		assert502(t, rt, sb.SandboxID)
-		if _, err := readDir(rt.fs.sandboxDir(sb.SandboxID)); err == nil {
-			t.Fatal("sandbox data survived the kill")
+		// The expiry tears down in the background after forgetting the id.
+		assertGone(t, pids)
+		deadline := time.Now().Add(10 * time.Second)
+		for _, err := readDir(rt.fs.sandboxDir(sb.SandboxID)); err == nil; _, err = readDir(rt.fs.sandboxDir(sb.SandboxID)) {
+			if time.Now().After(deadline) {
+				t.Fatal("sandbox data survived the kill")
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
 	})
 	t.Run("autoPause", func(t *testing.T) {
@@ -67,11 +74,12 @@ func TestTimeoutExpiry(t *testing.T) {
 		}
 	})
 	t.Run("setTimeout re-arms", func(t *testing.T) {
-		sb := createSandbox(t, rt, map[string]any{"templateID": "base", "timeout": 1})
+		// 3 s leaves a loaded machine time to send the next call.
+		sb := createSandbox(t, rt, map[string]any{"templateID": "base", "timeout": 3})
 		if r := api(t, rt, "POST", "/sandboxes/"+sb.SandboxID+"/timeout", map[string]any{"timeout": 60}); r.status != http.StatusNoContent {
 			t.Fatalf("set timeout: %d %s", r.status, r.body)
 		}
-		time.Sleep(1500 * time.Millisecond)
+		time.Sleep(3500 * time.Millisecond)
 		waitState(t, rt, sb.SandboxID, http.StatusOK, "running")
 		if r := api(t, rt, "POST", "/sandboxes/"+sb.SandboxID+"/timeout", map[string]any{"timeout": 1}); r.status != http.StatusNoContent {
 			t.Fatalf("set timeout: %d %s", r.status, r.body)
@@ -79,11 +87,11 @@ func TestTimeoutExpiry(t *testing.T) {
 		waitState(t, rt, sb.SandboxID, http.StatusNotFound, "")
 	})
 	t.Run("refresh extends", func(t *testing.T) {
-		sb := createSandbox(t, rt, map[string]any{"templateID": "base", "timeout": 1})
+		sb := createSandbox(t, rt, map[string]any{"templateID": "base", "timeout": 3})
 		if r := api(t, rt, "POST", "/sandboxes/"+sb.SandboxID+"/refreshes", map[string]any{"duration": 60}); r.status != http.StatusNoContent {
 			t.Fatalf("refresh: %d %s", r.status, r.body)
 		}
-		time.Sleep(1500 * time.Millisecond)
+		time.Sleep(3500 * time.Millisecond)
 		waitState(t, rt, sb.SandboxID, http.StatusOK, "running")
 	})
 }
@@ -290,10 +298,10 @@ func TestKillPausedAndConnectRearms(t *testing.T) {
 	}
 	assertGone(t, pids)
 
-	sb := createSandbox(t, rt, map[string]any{"templateID": "base", "timeout": 1})
+	sb := createSandbox(t, rt, map[string]any{"templateID": "base", "timeout": 3})
 	if r := api(t, rt, "POST", "/sandboxes/"+sb.SandboxID+"/connect", map[string]any{"timeout": 60}); r.status != http.StatusOK {
 		t.Fatalf("connect running: %d %s", r.status, r.body)
 	}
-	time.Sleep(1500 * time.Millisecond)
+	time.Sleep(3500 * time.Millisecond)
 	waitState(t, rt, sb.SandboxID, http.StatusOK, "running")
 }
