@@ -56,7 +56,10 @@ func (m *Manager) withSandbox(ctx context.Context, key Key, opts *StartOptions, 
 // sandbox first. onEvent, when not nil, gets live output (cut at the output
 // limit like the result). When the sandbox turned out to be gone, a fresh
 // one runs the code and the result says Restarted; code that may have
-// started running is never sent again.
+// started running is never sent again. Restarted is set whenever this call
+// put a fresh sandbox in place of one the session had (gone, stopped by
+// Stop or the reaper, past its lifetime): kernel state from earlier calls
+// is lost. A session's first sandbox is not a restart.
 func (m *Manager) Execute(ctx context.Context, key Key, req ExecRequest, onEvent func(Event)) (*ExecResult, error) {
 	if err := validateKey(key); err != nil {
 		return nil, err

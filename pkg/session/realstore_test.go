@@ -76,7 +76,7 @@ func (b *memBus) PublishRunCompleted(ctx context.Context, e session.RunCompleted
 
 var tableSeq atomic.Int64
 
-func newRealRig(t *testing.T, cfg session.Config) *realRig {
+func newRealRig(t testing.TB, cfg session.Config) *realRig {
 	t.Helper()
 	ctx := t.Context()
 	ddbURL, stopDDB, err := localaws.StartDynamoDB(ctx)
