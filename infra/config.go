@@ -106,8 +106,10 @@ func (c *Config) readJWT(get func(string) any) error {
 	if c.JWTIssuer == "" && c.JWTAudience == "" && c.JWTJWKSURL == "" {
 		return nil
 	}
-	if c.JWTIssuer == "" || c.JWTJWKSURL == "" {
-		return fmt.Errorf("context %s and %s go together: JWT validation needs both", ctxJWTIssuer, ctxJWTJWKSURL)
+	// The authorizer (pkg/lambdaenv) validates issuer, audience and
+	// signature together or not at all.
+	if c.JWTIssuer == "" || c.JWTAudience == "" || c.JWTJWKSURL == "" {
+		return fmt.Errorf("context %s, %s and %s go together: set all three or none", ctxJWTIssuer, ctxJWTAudience, ctxJWTJWKSURL)
 	}
 	if err := httpsURL(c.JWTJWKSURL); err != nil {
 		return fmt.Errorf("context %s: %w", ctxJWTJWKSURL, err)

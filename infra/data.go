@@ -17,11 +17,13 @@ const (
 	indexDeadline = "byDeadline"
 )
 
-// Key prefixes in the transfer bucket. Grants are scoped to them, so
-// pkg/blob must write under these.
+// Key prefixes in the transfer bucket, as pkg/session writes them. Grants
+// are scoped to them: a new prefix needs a grant here.
 const (
-	prefixTransfers = "transfers/"
-	prefixResults   = "results/"
+	prefixTransfers  = "transfers/" // upload tickets and uploaded data
+	prefixDownloads  = "downloads/" // files copied out of sandboxes
+	prefixArtifacts  = "artifacts/" // files an execution produced
+	prefixRunResults = "runs/"      // results too large for the run record
 )
 
 func removalPolicy(retain bool) awscdk.RemovalPolicy {

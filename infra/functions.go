@@ -25,6 +25,7 @@ const (
 	envJWTIssuer   = "SESSIONBOX_JWT_ISSUER"
 	envJWTAudience = "SESSIONBOX_JWT_AUDIENCE"
 	envJWTJWKSURL  = "SESSIONBOX_JWT_JWKS_URL"
+	envOrigins     = "SESSIONBOX_ALLOWED_ORIGINS"
 )
 
 // fnSpec is one Lambda function: its size and whether it talks to E2B.
@@ -36,17 +37,19 @@ type fnSpec struct {
 	// streams means API Gateway invokes it with response streaming, so its
 	// routes may run up to the function timeout instead of 29 s.
 	streams bool
+	// api means it serves routes and so answers browsers with CORS headers.
+	api bool
 }
 
 func fnSpecs() []fnSpec {
 	sec, minutes := awscdk.Duration_Seconds, awscdk.Duration_Minutes
 	return []fnSpec{
-		{name: "start", memoryMB: 512, timeout: sec(jsii.Number(30)), e2b: true},
-		{name: "stop", memoryMB: 512, timeout: sec(jsii.Number(30)), e2b: true},
-		{name: "status", memoryMB: 512, timeout: sec(jsii.Number(30)), e2b: true},
-		{name: "execute", memoryMB: 1024, timeout: minutes(jsii.Number(15)), e2b: true, streams: true},
-		{name: "files", memoryMB: 1024, timeout: minutes(jsii.Number(5)), e2b: true},
-		{name: "install", memoryMB: 1024, timeout: minutes(jsii.Number(15)), e2b: true, streams: true},
+		{name: "start", api: true, memoryMB: 512, timeout: sec(jsii.Number(30)), e2b: true},
+		{name: "stop", api: true, memoryMB: 512, timeout: sec(jsii.Number(30)), e2b: true},
+		{name: "status", api: true, memoryMB: 512, timeout: sec(jsii.Number(30)), e2b: true},
+		{name: "execute", api: true, memoryMB: 1024, timeout: minutes(jsii.Number(15)), e2b: true, streams: true},
+		{name: "files", api: true, memoryMB: 1024, timeout: minutes(jsii.Number(5)), e2b: true},
+		{name: "install", api: true, memoryMB: 1024, timeout: minutes(jsii.Number(15)), e2b: true, streams: true},
 		{name: "runs", memoryMB: 1024, timeout: minutes(jsii.Number(15)), e2b: true},
 		{name: "reaper", memoryMB: 512, timeout: minutes(jsii.Number(1)), e2b: true},
 		{name: "authorizer", memoryMB: 256, timeout: sec(jsii.Number(10))},

@@ -27,38 +27,30 @@ type resources struct {
 }
 
 // Action lists are spelled out, never wildcards: a grant names each call
-// the code makes.
+// the code makes. pkg/store calls GetItem, PutItem, UpdateItem and Query;
+// pkg/blob puts (multipart when large), gets and presigns.
 var (
-	tableReadWrite = []string{
-		"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem",
-		"dynamodb:Query", "dynamodb:ConditionCheckItem",
-	}
+	tableReadWrite  = []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"}
 	objectReadWrite = []string{"s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload"}
 )
 
 // grantsFor returns the statements for one function: only what it calls.
 func grantsFor(name string, r resources) []awsiam.PolicyStatement {
 	switch name {
-	case "start", "stop", "install":
+	case "start", "stop", "status", "install":
 		return []awsiam.PolicyStatement{tableRW(r)}
-	case "status":
-		// GET /v1/runs/{runId} presigns large results.
-		return []awsiam.PolicyStatement{tableRW(r), objects("ReadResults", []string{"s3:GetObject"}, r.objectsUnder(prefixResults))}
 	case "execute":
-		// Artifacts go to transfers/ for download URLs; POST .../runs
-		// publishes "Run Requested".
-		return append([]awsiam.PolicyStatement{tableRW(r), putEvents(r, typeRunRequested)},
-			transferObjects(r, objectReadWrite)...)
+		// Artifacts for download URLs; POST .../runs publishes
+		// "Run Requested".
+		return []awsiam.PolicyStatement{tableRW(r), putEvents(r, typeRunRequested),
+			objects(r, prefixArtifacts)}
 	case "files":
-		return append([]awsiam.PolicyStatement{tableRW(r)},
-			transferObjects(r, append([]string{"s3:DeleteObject"}, objectReadWrite...))...)
+		return []awsiam.PolicyStatement{tableRW(r), objects(r, prefixTransfers, prefixDownloads), listTransfers(r)}
 	case "runs":
-		// Results and artifacts; sqs:SendMessage on the dead-letter queue
-		// comes with its async on-failure destination (stack.go).
-		return append([]awsiam.PolicyStatement{
-			tableRW(r),
-			putEvents(r, typeRunCompleted),
-		}, transferObjects(r, objectReadWrite, prefixResults)...)
+		// Large results and artifacts. sqs:SendMessage on the dead-letter
+		// queue comes with its async on-failure destination (stack.go).
+		return []awsiam.PolicyStatement{tableRW(r), putEvents(r, typeRunCompleted),
+			objects(r, prefixRunResults, prefixArtifacts)}
 	case "reaper":
 		return []awsiam.PolicyStatement{
 			tableRW(r),
@@ -92,25 +84,21 @@ func authorizerKeys(r resources) awsiam.PolicyStatement {
 	return s
 }
 
-func (r resources) objectsUnder(prefix string) string {
-	return *r.bucket.ArnForObjects(jsii.String(prefix + "*"))
-}
-
-func objects(sid string, actions []string, arns ...string) awsiam.PolicyStatement {
-	return statement(sid, actions, arns...)
-}
-
-// transferObjects grants object actions under transfers/ (and any extra
-// prefixes) plus listing transfers/, without which S3 answers 403 instead
-// of 404 for a missing upload.
-func transferObjects(r resources, actions []string, extra ...string) []awsiam.PolicyStatement {
-	arns := []string{r.objectsUnder(prefixTransfers)}
-	for _, p := range extra {
-		arns = append(arns, r.objectsUnder(p))
+// objects grants reading and writing objects under the given prefixes.
+func objects(r resources, prefixes ...string) awsiam.PolicyStatement {
+	var arns []string
+	for _, p := range prefixes {
+		arns = append(arns, *r.bucket.ArnForObjects(jsii.String(p + "*")))
 	}
-	list := statement("ListTransfers", []string{"s3:ListBucket"}, *r.bucket.BucketArn())
-	list.AddCondition(jsii.String("StringLike"), map[string]any{"s3:prefix": []string{prefixTransfers + "*"}})
-	return []awsiam.PolicyStatement{objects("ReadWriteObjects", actions, arns...), list}
+	return statement("ReadWriteObjects", objectReadWrite, arns...)
+}
+
+// listTransfers lets files see that an upload is missing: without
+// s3:ListBucket S3 answers 403 instead of 404 for an absent key.
+func listTransfers(r resources) awsiam.PolicyStatement {
+	s := statement("ListTransfers", []string{"s3:ListBucket"}, *r.bucket.BucketArn())
+	s.AddCondition(jsii.String("StringLike"), map[string]any{"s3:prefix": []string{prefixTransfers + "*"}})
+	return s
 }
 
 // putEvents allows one detail type from the sessionbox source on the

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
+
+// objectPrefix picks "prefix/*" out of a bucket ARN joined with it.
+var objectPrefix = regexp.MustCompile(`TransferBucket[0-9A-F]*","Arn"\]\},"/([a-z-]+/\*)"\]\]\}$`)
 
 func checkGrants(t *testing.T, s synthed, v variant) {
 	tableID, _ := s.only(t, "AWS::DynamoDB::GlobalTable")
@@ -51,25 +55,31 @@ func checkGrantScopes(t *testing.T, s synthed) {
 	})
 	t.Run("object grants stay under their prefixes", func(t *testing.T) {
 		want := map[string][]string{
-			"status": {"results/*"}, "execute": {"transfers/*"}, "files": {"transfers/*"}, "runs": {"transfers/*", "results/*"},
+			"execute": {"artifacts/*"}, "files": {"transfers/*", "downloads/*"}, "runs": {"runs/*", "artifacts/*"},
 		}
 		for name, prefixes := range want {
-			st := withAction(s.grants(t, name), "s3:GetObject")
-			r := ""
-			for _, x := range st {
-				r += strings.Join(x.resources, ",")
-			}
-			for _, p := range prefixes {
-				if !strings.Contains(r, "/"+p) {
-					t.Errorf("%s: object grants %s lack %s", name, r, p)
+			var got []string
+			for _, x := range withAction(s.grants(t, name), "s3:PutObject") {
+				for _, r := range x.resources {
+					m := objectPrefix.FindStringSubmatch(r)
+					if m == nil {
+						t.Errorf("%s: object grant on %s, not a prefix of the bucket", name, r)
+						continue
+					}
+					got = append(got, m[1])
 				}
 			}
-			for _, x := range withAction(s.grants(t, name), "s3:ListBucket") {
-				like, _ := x.condition["StringLike"].(map[string]any)
-				if jsonOf(like["s3:prefix"]) != `["transfers/*"]` {
-					t.Errorf("%s: ListBucket condition %s", name, jsonOf(x.condition))
-				}
+			if !equal(sorted(got...), sorted(prefixes...)) {
+				t.Errorf("%s: object grants on %v, want %v", name, got, prefixes)
 			}
+		}
+		st := withAction(s.grants(t, "files"), "s3:ListBucket")
+		if len(st) != 1 {
+			t.Fatalf("files: %d ListBucket statements", len(st))
+		}
+		like, _ := st[0].condition["StringLike"].(map[string]any)
+		if jsonOf(like["s3:prefix"]) != `["transfers/*"]` {
+			t.Errorf("files: ListBucket condition %s", jsonOf(st[0].condition))
 		}
 	})
 	t.Run("events only of the function's own detail type", func(t *testing.T) {

@@ -172,9 +172,8 @@ func withAction(st []stmt, action string) []stmt {
 }
 
 var (
-	logActions   = []string{"logs:CreateLogStream", "logs:PutLogEvents"}
-	tableActions = []string{"dynamodb:ConditionCheckItem", "dynamodb:DeleteItem", "dynamodb:GetItem",
-		"dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"}
+	logActions    = []string{"logs:CreateLogStream", "logs:PutLogEvents"}
+	tableActions  = []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"}
 	secretActions = []string{"secretsmanager:DescribeSecret", "secretsmanager:GetSecretValue"}
 	objectActions = []string{"s3:AbortMultipartUpload", "s3:GetObject", "s3:PutObject"}
 )
@@ -192,11 +191,11 @@ func expectedActions() map[string][]string {
 	return map[string][]string{
 		"start":      join(logActions, tableActions, secretActions),
 		"stop":       join(logActions, tableActions, secretActions),
+		"status":     join(logActions, tableActions, secretActions),
 		"install":    join(logActions, tableActions, secretActions),
-		"status":     join(logActions, tableActions, secretActions, []string{"s3:GetObject"}),
-		"execute":    join(logActions, tableActions, secretActions, objectActions, []string{"s3:ListBucket", "events:PutEvents"}),
-		"files":      join(logActions, tableActions, secretActions, objectActions, []string{"s3:ListBucket", "s3:DeleteObject"}),
-		"runs":       join(logActions, tableActions, secretActions, objectActions, []string{"s3:ListBucket", "events:PutEvents", "sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}),
+		"execute":    join(logActions, tableActions, secretActions, objectActions, []string{"events:PutEvents"}),
+		"files":      join(logActions, tableActions, secretActions, objectActions, []string{"s3:ListBucket"}),
+		"runs":       join(logActions, tableActions, secretActions, objectActions, []string{"events:PutEvents", "sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}),
 		"reaper":     join(logActions, tableActions, secretActions),
 		"authorizer": join(logActions, []string{"dynamodb:GetItem"}),
 	}

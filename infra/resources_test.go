@@ -160,6 +160,9 @@ func checkFunctions(t *testing.T, s synthed, v variant) {
 var e2bCallers = map[string]bool{"start": true, "stop": true, "status": true, "execute": true, "files": true,
 	"install": true, "runs": true, "reaper": true}
 
+// apiFns serve API routes and must answer browsers with CORS headers.
+var apiFns = map[string]bool{"start": true, "stop": true, "status": true, "execute": true, "files": true, "install": true}
+
 func checkEnvironment(t *testing.T, s synthed, v variant) {
 	tableID, _ := s.only(t, "AWS::DynamoDB::GlobalTable")
 	bucketID, _ := s.only(t, "AWS::S3::Bucket")
@@ -186,6 +189,10 @@ func checkEnvironment(t *testing.T, s synthed, v variant) {
 		dlq, hasDLQ := env["SESSIONBOX_DLQ_URL"]
 		if hasDLQ != (name == "runs") || (hasDLQ && ref(dlq) != queueID) {
 			t.Errorf("%s: SESSIONBOX_DLQ_URL = %s", name, jsonOf(dlq))
+		}
+		origins, _ := env["SESSIONBOX_ALLOWED_ORIGINS"].(string)
+		if want := strings.Join(v.origins, ","); apiFns[name] && origins != want || !apiFns[name] && origins != "" {
+			t.Errorf("%s: SESSIONBOX_ALLOWED_ORIGINS = %q, want %q", name, origins, want)
 		}
 		for _, k := range []string{"SESSIONBOX_JWT_ISSUER", "SESSIONBOX_JWT_AUDIENCE", "SESSIONBOX_JWT_JWKS_URL"} {
 			want := ""

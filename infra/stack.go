@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
@@ -102,6 +103,11 @@ func environmentFor(cfg Config, s fnSpec, r resources) map[string]*string {
 	}
 	if s.e2b {
 		env[envSecretARN] = jsii.String(r.secret.arn)
+	}
+	if s.api && len(cfg.AllowedOrigins) > 0 {
+		// API Gateway answers the preflight; the function's own responses
+		// need the same origins.
+		env[envOrigins] = jsii.String(strings.Join(cfg.AllowedOrigins, ","))
 	}
 	switch s.name {
 	case "runs":
