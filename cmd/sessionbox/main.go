@@ -25,6 +25,7 @@ func commands() []command {
 		// Each subcommand lives in its own file of this package.
 		serveCommand(),
 		runtimeCommand(),
+		keysCommand(),
 	}
 	return append(cmds, clientCommands()...)
 }
