@@ -158,3 +158,5 @@ func readAll(t *testing.T, resp *http.Response) []byte {
 	}
 	return b
 }
+
+func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
