@@ -93,7 +93,10 @@ func (s *Store) now() time.Time { return s.clock.Now() }
 // expired reports whether a record with this expiry is gone as far as
 // readers are concerned (TTL deletion may not have happened yet).
 func (s *Store) expired(expiresAt time.Time) bool {
-	return !expiresAt.IsZero() && !s.now().Before(expiresAt)
+	// Whole seconds, exactly as the conditional writes compare the epoch
+	// attribute (expiresAt < :now): a record that reads as gone can always
+	// be replaced, and one that can be replaced always reads as gone.
+	return !expiresAt.IsZero() && expiresAt.Unix() < s.now().Unix()
 }
 
 // keyEscaper keeps '#' out of the parts joined into a partition key, so

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -190,6 +191,34 @@ func testExpired(t *testing.T, env Env, clock *Clock) {
 	if err := st.CreateRun(ctx, &session.Run{ID: run.ID, Key: k, Status: session.RunQueued}); err != nil {
 		t.Fatalf("CreateRun over an expired run: %v", err)
 	}
+}
+
+// testExpiryAgrees checks that readers and writers agree on when a record
+// is gone, even within the second it expires: a record that reads as
+// present cannot be replaced, and one that reads as gone can.
+func testExpiryAgrees(t *testing.T, env Env, clock *Clock) {
+	ctx := context.Background()
+	k := key("alice", "boundary")
+	clock.Advance(100 * time.Millisecond)
+	mustCreate(t, env.Store, &session.Session{Key: k, State: session.StateStopped, ExpiresAt: clock.Now().Add(1500 * time.Millisecond)})
+	for _, step := range []time.Duration{600 * time.Millisecond, 300 * time.Millisecond, 300 * time.Millisecond, 400 * time.Millisecond, 500 * time.Millisecond} {
+		clock.Advance(step)
+		_, getErr := env.Store.GetSession(ctx, k)
+		gone := errors.Is(getErr, session.ErrNotFound)
+		if getErr != nil && !gone {
+			t.Fatalf("get at %v: %v", clock.Now(), getErr)
+		}
+		createErr := env.Store.CreateSession(ctx, &session.Session{Key: k, State: session.StateStopped, ExpiresAt: clock.Now().Add(time.Hour)})
+		switch {
+		case gone && createErr != nil:
+			t.Fatalf("at %v the record reads as gone but cannot be replaced: %v", clock.Now(), createErr)
+		case !gone && !errors.Is(createErr, session.ErrConflict):
+			t.Fatalf("at %v the record reads as present but create gave %v, want ErrConflict", clock.Now(), createErr)
+		case gone:
+			return
+		}
+	}
+	t.Fatal("the record never expired")
 }
 
 func testSessionTooLarge(t *testing.T, env Env, clock *Clock) {

@@ -60,6 +60,7 @@ func Run(t *testing.T, newEnv Factory) {
 		{"ConcurrentUpdates", testConcurrentUpdates},
 		{"ConcurrentCreates", testConcurrentCreates},
 		{"Expired", testExpired},
+		{"ExpiryAgreesForReadersAndWriters", testExpiryAgrees},
 		{"ListPaging", testListPaging},
 		{"ListCursorTampering", testListCursorTampering},
 		{"DueSessions", testDueSessions},
