@@ -102,6 +102,9 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		info := &requestInfo{requestID: id}
 		r = r.WithContext(context.WithValue(r.Context(), infoKey{}, info))
 		w.Header().Set("X-Request-Id", id)
+		// Every answer is JSON, NDJSON or bytes of a user's file: none may
+		// be sniffed into something a browser would run.
+		w.Header().Set("X-Content-Type-Options", "nosniff")
 		sw := &statusWriter{ResponseWriter: w}
 		defer s.accessLog(r, sw, info, start)
 		defer s.recoverPanic(sw, r)

@@ -72,8 +72,8 @@ func TestResponseShapes(t *testing.T) {
 			if resp.StatusCode/100 != 2 {
 				t.Fatalf("status %d: %s", resp.StatusCode, body)
 			}
-			if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
-				t.Fatalf("Content-Type %q", ct)
+			if ct := resp.Header.Get("Content-Type"); ct != "application/json" || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+				t.Fatalf("Content-Type %q, X-Content-Type-Options %q", ct, resp.Header.Get("X-Content-Type-Options"))
 			}
 			if got := strings.TrimSpace(string(body)); got != tc.want {
 				t.Fatalf("body\n got %s\nwant %s", got, tc.want)
