@@ -23,8 +23,11 @@ const (
 	secretAccessKey = "sessionbox-local-secret"
 )
 
-// shutdownGrace bounds how long stop waits for requests in flight.
-const shutdownGrace = 5 * time.Second
+// shutdownGrace bounds how long stop waits for requests in flight. Calls to
+// the stand-ins are short; a longer grace would mostly wait on connections
+// an SDK client dialed and never used, which net/http counts as busy for
+// their first five seconds.
+const shutdownGrace = time.Second
 
 // serve listens on a free loopback port and serves h until stop is called
 // or ctx ends. stop waits for the server goroutine, so none outlives it.
