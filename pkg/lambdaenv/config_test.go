@@ -1,0 +1,159 @@
+package lambdaenv_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambdacontext"
+
+	"github.com/sessionbox/sessionbox/pkg/lambdaenv"
+)
+
+func getenv(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestLoad(t *testing.T) {
+	full := map[string]string{
+		"SESSIONBOX_TENANT": "acme", "SESSIONBOX_TABLE": "t", "SESSIONBOX_BUCKET": "b", "SESSIONBOX_EVENT_BUS": "bus",
+		"SESSIONBOX_E2B_SECRET_ARN": "arn:secret", "SESSIONBOX_IDLE_TIMEOUT_SECS": "600", "SESSIONBOX_LIFETIME_SECS": "3600",
+		"SESSIONBOX_MAX_LIVE_SANDBOXES": "5", "SESSIONBOX_ALLOWED_ORIGINS": "https://a.example, https://b.example",
+		"AWS_LAMBDA_LOG_LEVEL": "warn",
+	}
+	c, err := lambdaenv.Load(getenv(full), lambdaenv.Execute.Needs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Session.IdleTimeout != 10*time.Minute || c.Session.Lifetime != time.Hour || c.Session.MaxLiveSandboxesPerTenant != 5 ||
+		c.StackID != "sessionbox-acme" || c.Session.StackID != "sessionbox-acme" || c.LogLevel != slog.LevelWarn ||
+		len(c.AllowedOrigins) != 2 || c.AllowedOrigins[1] != "https://b.example" || c.JWT != nil {
+		t.Fatalf("config %+v", c)
+	}
+
+	with := func(kv ...string) map[string]string {
+		m := map[string]string{}
+		for k, v := range full {
+			m[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name  string
+		env   map[string]string
+		needs lambdaenv.Needs
+		want  []string // every part the error must name; nil means no error
+	}{
+		{"authorizer needs no E2B or bucket", map[string]string{"SESSIONBOX_TENANT": "acme", "SESSIONBOX_TABLE": "t"}, lambdaenv.Authorizer.Needs, nil},
+		{"local key instead of secret", with("SESSIONBOX_E2B_SECRET_ARN", "", "E2B_API_KEY", "e2b_x"), lambdaenv.Execute.Needs, nil},
+		{"nothing set", map[string]string{}, lambdaenv.Execute.Needs,
+			[]string{"SESSIONBOX_TENANT", "SESSIONBOX_TABLE", "SESSIONBOX_BUCKET", "SESSIONBOX_EVENT_BUS", "SESSIONBOX_E2B_SECRET_ARN"}},
+		{"bad tenant", with("SESSIONBOX_TENANT", "ac#me"), lambdaenv.Execute.Needs, []string{"SESSIONBOX_TENANT", "'#'"}},
+		{"bad number", with("SESSIONBOX_IDLE_TIMEOUT_SECS", "ten"), lambdaenv.Execute.Needs, []string{"SESSIONBOX_IDLE_TIMEOUT_SECS", `"ten"`}},
+		{"negative number", with("SESSIONBOX_REAP_BATCH", "-1"), lambdaenv.Reaper.Needs, []string{"SESSIONBOX_REAP_BATCH"}},
+		{"half a JWT", with("SESSIONBOX_JWT_ISSUER", "https://issuer"), lambdaenv.Authorizer.Needs, []string{"SESSIONBOX_JWT_AUDIENCE"}},
+		{"bad log level", with("AWS_LAMBDA_LOG_LEVEL", "LOUD"), lambdaenv.Status.Needs, []string{"AWS_LAMBDA_LOG_LEVEL", "LOUD"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := lambdaenv.Load(getenv(tc.env), tc.needs)
+			if tc.want == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Fatalf("error %q does not name %q", err, w)
+				}
+			}
+		})
+	}
+	t.Run("JWT", func(t *testing.T) {
+		c, err := lambdaenv.Load(getenv(with("SESSIONBOX_JWT_ISSUER", "https://i", "SESSIONBOX_JWT_AUDIENCE", "aud",
+			"SESSIONBOX_JWT_JWKS_URL", "https://i/jwks")), lambdaenv.Authorizer.Needs)
+		if err != nil || c.JWT == nil || c.JWT.Audience != "aud" {
+			t.Fatalf("%+v %v", c.JWT, err)
+		}
+	})
+}
+
+// TestInitFailsClearly: a missing secret or missing credentials stop init
+// with a message that says what to fix.
+func TestInitFailsClearly(t *testing.T) {
+	sm := newSecretsManager(t, map[string]string{"arn:empty": "  ", "arn:json": `{"apiKey":"e2b_fromjson"}`})
+	cfg := lambdaenv.Config{Tenant: "acme", Table: "t", E2BSecretARN: "arn:missing", E2BAPIURL: "http://127.0.0.1:9"}
+	t.Setenv("AWS_REGION", "eu-west-1")
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDLOCAL")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "local-secret")
+	t.Setenv("AWS_ENDPOINT_URL_SECRETS_MANAGER", sm.url)
+	ctx := context.Background()
+	needs := lambdaenv.NeedStore | lambdaenv.NeedSandboxes
+	for arn, want := range map[string]string{"arn:missing": "no secret arn:missing", "arn:empty": "is empty"} {
+		cfg.E2BSecretARN = arn
+		if _, err := lambdaenv.New(ctx, cfg, needs, lambdaenv.WithLogOutput(&bytes.Buffer{})); err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("%s: %v", arn, err)
+		}
+	}
+	cfg.E2BSecretARN = "arn:json"
+	env, err := lambdaenv.New(ctx, cfg, needs, lambdaenv.WithLogOutput(&bytes.Buffer{}))
+	if err != nil || env.Manager == nil {
+		t.Fatalf("JSON secret: %v", err)
+	}
+	_ = env.Close()
+	t.Setenv("AWS_ACCESS_KEY_ID", "")
+	if _, err := lambdaenv.New(ctx, cfg, needs); err == nil || !strings.Contains(err.Error(), "AWS_ACCESS_KEY_ID") {
+		t.Fatalf("no credentials: %v", err)
+	}
+}
+
+func TestLoggerAddsRequestID(t *testing.T) {
+	var buf bytes.Buffer
+	log := lambdaenv.NewLogger(&buf, slog.LevelInfo).With("tenant", "acme")
+	ctx := lambdacontext.NewContext(context.Background(), &lambdacontext.LambdaContext{AwsRequestID: "req-1"})
+	log.DebugContext(ctx, "hidden")
+	log.InfoContext(ctx, "shown", "n", 1)
+	log.Info("no context")
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("lines %q", lines)
+	}
+	var first, second map[string]any
+	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(lines[1]), &second); err != nil {
+		t.Fatal(err)
+	}
+	if first["requestId"] != "req-1" || first["message"] != "shown" || first["tenant"] != "acme" || first["level"] != "INFO" ||
+		first["timestamp"] == nil || second["requestId"] != nil {
+		t.Fatalf("records %v / %v", first, second)
+	}
+}
+
+func TestWriteEMF(t *testing.T) {
+	var buf bytes.Buffer
+	at := time.UnixMilli(1795305600123)
+	err := lambdaenv.WriteEMF(&buf, at, "sessionbox", map[string]string{"tenant": "acme"},
+		[]lambdaenv.Metric{{Name: "Killed", Value: 3, Unit: "Count"}, {Name: "Errors", Value: 0, Unit: "Count"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"Errors":0,"Killed":3,"_aws":{"CloudWatchMetrics":[{"Namespace":"sessionbox","Dimensions":[["tenant"]],` +
+		`"Metrics":[{"Name":"Killed","Unit":"Count"},{"Name":"Errors","Unit":"Count"}]}],"Timestamp":1795305600123},"tenant":"acme"}` + "\n"
+	if buf.String() != want {
+		t.Fatalf("got  %s\nwant %s", buf.String(), want)
+	}
+	if err := lambdaenv.WriteEMF(&buf, at, "sessionbox", map[string]string{"Killed": "x"},
+		[]lambdaenv.Metric{{Name: "Killed", Value: 1}}); err == nil {
+		t.Fatal("a metric named like a dimension was accepted")
+	}
+}
