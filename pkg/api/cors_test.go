@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -45,6 +46,10 @@ func TestCORS(t *testing.T) {
 		if resp.StatusCode != 204 || resp.Header.Get("Access-Control-Allow-Origin") != "https://app.example" ||
 			resp.Header.Get("Access-Control-Allow-Methods") != "GET, DELETE" || !strings.Contains(resp.Header.Get("Vary"), "Origin") {
 			t.Fatalf("allowed origin: %d %v", resp.StatusCode, resp.Header)
+		}
+		resp, _ = h.do(call{method: "POST", path: "/v1/sessions/s1/execute", body: `{"code":"1"}`, headers: map[string]string{"Origin": "https://app.example"}})
+		if vary := resp.Header.Values("Vary"); !slices.Contains(vary, "Origin") || !slices.Contains(vary, "Accept") {
+			t.Fatalf("Vary %v", vary)
 		}
 		other := map[string]string{"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"}
 		resp, body := h.do(call{method: "OPTIONS", path: "/v1/sessions/s1/execute", key: "-", headers: other})

@@ -38,7 +38,7 @@ func logCode(r *http.Request, code string) {
 }
 
 func (s *Server) execute(w http.ResponseWriter, r *http.Request, id identity) {
-	w.Header().Set("Vary", "Accept")
+	w.Header().Add("Vary", "Accept")
 	key, p := sessionKey(r, id)
 	if p == nil && !acceptable(r) {
 		p = newProblem(kindNotAccept, "execute answers application/json or "+contentTypeNDJSON)
@@ -144,7 +144,7 @@ func viewInstall(res *session.InstallResult) *installView {
 }
 
 func (s *Server) install(w http.ResponseWriter, r *http.Request, id identity) {
-	w.Header().Set("Vary", "Accept")
+	w.Header().Add("Vary", "Accept")
 	key, p := sessionKey(r, id)
 	if p == nil && !acceptable(r) {
 		p = newProblem(kindNotAccept, "install answers application/json or "+contentTypeNDJSON)
