@@ -111,3 +111,36 @@ func TestExecuteBinaryStreams(t *testing.T) {
 		t.Fatalf("the binary read the E2B key secret %d times, want once", n)
 	}
 }
+
+// TestRunsBinaryReportsFailures runs the real runs bootstrap: a run that
+// cannot be carried out is an invocation error carrying the reason, which
+// is what Lambda's async retries and on-failure destination act on; a good
+// event succeeds.
+func TestRunsBinaryReportsFailures(t *testing.T) {
+	bin := buildBinary(t, "../../functions/runs")
+	s := newStack(t)
+	emu := runFunction(t, bin)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	good, err := os.ReadFile(filepath.Join(eventsDir, "runs/run-requested.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := emu.Invoke(ctx, good)
+	if err != nil || res.ErrorType != "" {
+		t.Fatalf("good event: %+v (%v)", res, err)
+	}
+	if done := s.completed(t, "run-replay-0001"); len(done) != 1 || done[0].Status != "succeeded" {
+		t.Fatalf("Run Completed %+v", done)
+	}
+
+	bad := bytes.Replace(good, []byte(`"sessionId": "pipeline-1"`), []byte(`"sessionId": "no such/session"`), 1)
+	res, err = emu.Invoke(ctx, bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ErrorType == "" || !strings.Contains(res.ErrorMessage, "run-replay-0001") || !strings.Contains(res.ErrorMessage, "session") {
+		t.Fatalf("bad event answered %+v, want an invocation error with the reason", res)
+	}
+}
