@@ -31,6 +31,8 @@ var errClosed = errors.New("runtime is closed")
 // into a sandbox: it hands the agent its config and registers the sandbox.
 func (rt *Runtime) create(ctx context.Context, p createParams) (*sandbox, error) {
 	rt.creating.Add(1)
+	rt.busy.Add(1)
+	defer rt.busy.Add(-1)
 	defer func() {
 		rt.lastCreate.Store(time.Now().UnixNano())
 		rt.creating.Add(-1)

@@ -105,6 +105,7 @@ type Runtime struct {
 	poolWG     sync.WaitGroup
 	creating   atomic.Int32 // creates in flight; the pool filler yields to them
 	lastCreate atomic.Int64 // unix nanos of the last create's end
+	busy       atomic.Int32 // creates and teardowns under way
 
 	mu        sync.Mutex
 	sandboxes map[string]*sandbox
@@ -225,6 +226,9 @@ func (rt *Runtime) shutdown() error {
 	rt.cancel()
 	rt.drainPool()
 	errs = append(errs, rt.killAll(ctx))
+	// Expiries and creates that were under way when Close began end on
+	// their own; their cgroups and dirs must be gone before ours go.
+	errs = append(errs, waitFor(ctx, "sandbox teardowns", func() bool { return rt.busy.Load() == 0 }))
 	if rt.spawn != nil {
 		rt.spawn.stop()
 	}

@@ -217,6 +217,8 @@ func (s *sandbox) kill(ctx context.Context) error {
 }
 
 func (s *sandbox) teardown(ctx context.Context) error {
+	s.rt.busy.Add(1)
+	defer s.rt.busy.Add(-1)
 	var errs []error
 	if s.cg != nil {
 		// Freezing first means no task can fork while we signal the group.
