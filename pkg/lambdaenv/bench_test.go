@@ -32,6 +32,7 @@ func BenchmarkInit(b *testing.B) {
 	for _, fn := range []struct{ name, pkg string }{
 		{"hello", "./testdata/hello"},
 		{"execute", "../../functions/execute"},
+		{"authorizer", "../../functions/authorizer"},
 	} {
 		bin := buildBinary(b, fn.pkg)
 		b.Run(fn.name, func(b *testing.B) {
