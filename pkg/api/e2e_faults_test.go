@@ -1,17 +1,20 @@
 package api_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sessionbox/sessionbox/pkg/session"
 )
 
 // TestEndToEndProviderFaults fails and stalls E2B's control plane under a
 // working service: callers get the documented problems, and once E2B is
 // back the same sessions work, with no sandbox left behind by the failures.
 func TestEndToEndProviderFaults(t *testing.T) {
-	s := newStackWith(t, 2*time.Second)
+	s := newStackWith(t, 2*time.Second, session.Config{})
 	cases := []struct {
 		name   string
 		status int32
@@ -19,8 +22,8 @@ func TestEndToEndProviderFaults(t *testing.T) {
 		want   int
 		slug   string
 	}{
-		{"E2B answers 503", http.StatusServiceUnavailable, 0, 502, "sandbox-unavailable"},
-		{"E2B answers 500", http.StatusInternalServerError, 0, 502, "sandbox-unavailable"},
+		{"E2B answers 503", http.StatusServiceUnavailable, 0, 502, "unavailable"},
+		{"E2B answers 500", http.StatusInternalServerError, 0, 502, "unavailable"},
 		{"E2B rate-limits", http.StatusTooManyRequests, 0, 429, "limit-reached"},
 		{"E2B stalls", 0, 10 * time.Second, 504, "timeout"},
 	}
@@ -36,6 +39,39 @@ func TestEndToEndProviderFaults(t *testing.T) {
 			if p["type"] != "https://sessionbox.dev/problems/"+tc.slug {
 				t.Fatalf("problem %v", p)
 			}
+			if r := s.exec(s.alice, sid, "1 + 1"); r.text() != "2" {
+				t.Fatalf("after the outage: %+v", r)
+			}
+			if ids := s.sessionSandboxes("alice", sid); len(ids) != 1 {
+				t.Fatalf("sandboxes of %s after the outage: %v", sid, ids)
+			}
+		})
+	}
+}
+
+// TestEndToEndStoreFaults fails DynamoDB's writes under a working service,
+// before the session is recorded and between the sandbox's creation and
+// its recording: callers get a problem, and once the store is back the
+// session works with exactly one sandbox, none left behind.
+func TestEndToEndStoreFaults(t *testing.T) {
+	s := newStackWith(t, 5*time.Second, session.Config{LeaseDuration: 2 * time.Second})
+	cases := []struct {
+		name string
+		pass int32
+	}{
+		{"the first write fails", 0},
+		{"the write after the sandbox started fails", 1},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			sid := fmt.Sprintf("store-fault-%d", i)
+			s.dbFault.failOperation("PutItem", tc.pass, http.StatusInternalServerError)
+			resp, body := s.req(s.alice, "POST", "/v1/sessions/"+sid+"/execute", strings.NewReader(`{"code":"1 + 1"}`))
+			s.dbFault.failOperation("", 0, 0)
+			if resp.StatusCode < 500 || resp.Header.Get("Content-Type") != "application/problem+json" {
+				t.Fatalf("with the store failing: %d %s", resp.StatusCode, body)
+			}
+			t.Logf("with the store failing: %d %s", resp.StatusCode, body)
 			if r := s.exec(s.alice, sid, "1 + 1"); r.text() != "2" {
 				t.Fatalf("after the outage: %+v", r)
 			}

@@ -50,8 +50,9 @@ type stack struct {
 	// sandboxes reaches the runtime behind the service's back, to count
 	// and kill sandboxes.
 	sandboxes *sandboxes.E2B
-	// fault sits in front of E2B's control plane to fail or stall it.
-	fault *faultProxy
+	// fault sits in front of E2B's control plane to fail or stall it;
+	// dbFault in front of DynamoDB.
+	fault, dbFault *faultProxy
 }
 
 // faultProxy passes requests on, or answers them with an injected status,
@@ -60,9 +61,27 @@ type faultProxy struct {
 	next    http.Handler
 	status  atomic.Int32
 	hangFor atomic.Int64
+	// With target set, only DynamoDB calls of that operation fail, and
+	// only after pass of them went through.
+	target atomic.Value // string
+	pass   atomic.Int32
+}
+
+// failOperation fails DynamoDB's op (e.g. "PutItem") with status after
+// pass calls of it succeed; status 0 ends the fault.
+func (f *faultProxy) failOperation(op string, pass int32, status int32) {
+	f.target.Store(op)
+	f.pass.Store(pass)
+	f.status.Store(status)
 }
 
 func (f *faultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if op, _ := f.target.Load().(string); op != "" && f.status.Load() != 0 {
+		if !strings.HasSuffix(r.Header.Get("X-Amz-Target"), "."+op) || f.pass.Add(-1) >= 0 {
+			f.next.ServeHTTP(w, r)
+			return
+		}
+	}
 	if d := time.Duration(f.hangFor.Load()); d > 0 {
 		select {
 		case <-time.After(d):
@@ -79,11 +98,11 @@ func (f *faultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.next.ServeHTTP(w, r)
 }
 
-func newStack(t testing.TB) *stack { return newStackWith(t, 30*time.Second) }
+func newStack(t testing.TB) *stack { return newStackWith(t, 30*time.Second, session.Config{}) }
 
 // newStackWith builds a stack whose E2B client gives up on a call after
-// e2bTimeout.
-func newStackWith(t testing.TB, e2bTimeout time.Duration) *stack {
+// e2bTimeout, with the Manager configured by cfg.
+func newStackWith(t testing.TB, e2bTimeout time.Duration, cfg session.Config) *stack {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -113,7 +132,14 @@ func newStackWith(t testing.TB, e2bTimeout time.Duration) *stack {
 		t.Fatal(err)
 	}
 	t.Cleanup(stop)
-	db := localaws.DynamoDBClient(endpoint)
+	dynamoURL, err := url.Parse(endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dbFault := &faultProxy{next: httputil.NewSingleHostReverseProxy(dynamoURL)}
+	dynamo := httptest.NewServer(dbFault)
+	t.Cleanup(dynamo.Close)
+	db := localaws.DynamoDBClient(dynamo.URL)
 	if err := store.CreateTable(ctx, db, "sessionbox"); err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +158,8 @@ func newStackWith(t testing.TB, e2bTimeout time.Duration) *stack {
 	b := bus.NewLocal(2, nil, logger)
 	t.Cleanup(func() { _ = b.Close() })
 	sbx := sandboxes.New(e2bc)
-	mgr, err := session.NewManager(session.Config{StackID: "api-e2e"}, session.Deps{
+	cfg.StackID = "api-e2e"
+	mgr, err := session.NewManager(cfg, session.Deps{
 		Store: st, Sandboxes: sbx, Bus: b, Blobs: blob.New(s3c, "transfers"), Logger: logger})
 	if err != nil {
 		t.Fatal(err)
@@ -142,7 +169,7 @@ func newStackWith(t testing.TB, e2bTimeout time.Duration) *stack {
 		return err
 	})
 
-	s := &stack{t: t, logs: logs, sandboxes: sbx, fault: fault}
+	s := &stack{t: t, logs: logs, sandboxes: sbx, fault: fault, dbFault: dbFault}
 	for _, p := range []struct {
 		principal string
 		key       *string

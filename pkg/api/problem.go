@@ -51,7 +51,7 @@ var (
 	kindMediaType    = problemKind{"unsupported-media-type", "Unsupported media type", http.StatusUnsupportedMediaType}
 	kindLimit        = problemKind{"limit-reached", "Limit reached", http.StatusTooManyRequests}
 	kindInternal     = problemKind{"internal", "Internal error", http.StatusInternalServerError}
-	kindUnavailable  = problemKind{"sandbox-unavailable", "Sandbox provider unavailable", http.StatusBadGateway}
+	kindUnavailable  = problemKind{"unavailable", "Upstream unavailable", http.StatusBadGateway}
 	kindTimeout      = problemKind{"timeout", "Timed out", http.StatusGatewayTimeout}
 )
 
@@ -84,7 +84,7 @@ var domainKinds = []struct {
 	{session.ErrTooLarge, kindTooLarge, "too large"},
 	{session.ErrLimit, kindLimit, "limit reached; try again later"},
 	{session.ErrSandboxGone, kindUnavailable, "the sandbox is gone; try again"},
-	{session.ErrUnavailable, kindUnavailable, "the sandbox provider is unavailable; try again"},
+	{session.ErrUnavailable, kindUnavailable, "a service behind the API is unavailable; try again"},
 	{session.ErrTimeout, kindTimeout, "the operation timed out"},
 }
 

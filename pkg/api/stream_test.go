@@ -111,7 +111,7 @@ func TestStreamErrors(t *testing.T) {
 		}
 		last := nextLine(t, sc)
 		p, _ := last["problem"].(map[string]any)
-		if last["type"] != "error" || p["type"] != problemBase+"sandbox-unavailable" || p["status"] != float64(502) ||
+		if last["type"] != "error" || p["type"] != problemBase+"unavailable" || p["status"] != float64(502) ||
 			p["detail"] != "the sandbox died" || p["requestId"] != resp.Header.Get("X-Request-Id") {
 			t.Fatalf("last line %v", last)
 		}
