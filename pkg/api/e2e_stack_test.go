@@ -43,8 +43,9 @@ func TestMain(m *testing.M) {
 type stack struct {
 	t      testing.TB
 	url    string
-	alice  string
-	bob    string
+	alice  string // t1/alice
+	bob    string // t1/bob
+	other  string // t2/alice: same principal name, another tenant
 	client *http.Client
 	logs   *lockedWriter
 	// sandboxes reaches the runtime behind the service's back, to count
@@ -171,10 +172,10 @@ func newStackWith(t testing.TB, e2bTimeout time.Duration, cfg session.Config) *s
 
 	s := &stack{t: t, logs: logs, sandboxes: sbx, fault: fault, dbFault: dbFault}
 	for _, p := range []struct {
-		principal string
-		key       *string
-	}{{"alice", &s.alice}, {"bob", &s.bob}} {
-		plain, k, err := session.NewAPIKey("t1", p.principal, time.Now())
+		tenant, principal string
+		key               *string
+	}{{"t1", "alice", &s.alice}, {"t1", "bob", &s.bob}, {"t2", "alice", &s.other}} {
+		plain, k, err := session.NewAPIKey(p.tenant, p.principal, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -156,9 +156,13 @@ func TestEndToEnd(t *testing.T) {
 		var list struct {
 			Sessions []sessionView `json:"sessions"`
 		}
-		s.json(s.bob, "GET", "/v1/sessions", nil, &list)
-		if len(list.Sessions) != 0 {
-			t.Fatalf("bob sees %+v", list)
+		for _, key := range []string{s.bob, s.other} {
+			s.json(key, "GET", "/v1/sessions", nil, &list)
+			if len(list.Sessions) != 0 {
+				t.Fatalf("another principal sees %+v", list)
+			}
+			resp, body := s.req(key, "GET", base+"/sandbox", nil)
+			s.problem(404, resp, body)
 		}
 		resp, body := s.req(s.bob, "GET", base+"/sandbox", nil)
 		s.problem(404, resp, body)
