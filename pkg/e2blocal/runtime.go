@@ -1,7 +1,3 @@
-// Package e2blocal is a local E2B-compatible sandbox runtime: E2B's
-// control-plane REST API on one address, every sandbox's envd and code
-// interpreter behind one routing address, and sandboxes as bubblewrap
-// process trees whose init is this binary re-executed as the agent.
 package e2blocal
 
 import (
