@@ -1,0 +1,138 @@
+package api
+
+import (
+	"mime"
+	"net/http"
+	"regexp"
+	"time"
+
+	"github.com/sessionbox/sessionbox/pkg/session"
+)
+
+// maxPresignedPut is S3's limit for one PUT, which is what a presigned
+// upload is.
+const maxPresignedPut = 5 << 30
+
+type uploadBody struct {
+	Path        string `json:"path"`
+	SizeBytes   *int64 `json:"sizeBytes"`
+	ContentType string `json:"contentType"`
+}
+
+type uploadView struct {
+	UploadURL  string            `json:"uploadUrl"`
+	Method     string            `json:"method"`
+	Headers    map[string]string `json:"headers"`
+	ExpiresAt  *time.Time        `json:"expiresAt"`
+	TransferID string            `json:"transferId"`
+}
+
+// cleanBodyPath cleans a sandbox path given in a JSON body.
+func cleanBodyPath(ps *problems, p string) string {
+	if p == "" {
+		ps.check(false, `"path" is required`)
+		return ""
+	}
+	clean, err := session.CleanPath(p)
+	if err != nil {
+		ps.add(err)
+	}
+	return clean
+}
+
+func (s *Server) uploadURL(w http.ResponseWriter, r *http.Request, id identity) {
+	key, p := sessionKey(r, id)
+	var b uploadBody
+	if p == nil {
+		p = s.decodeJSON(w, r, &b, true)
+	}
+	var target string
+	if p == nil {
+		var ps problems
+		target = cleanBodyPath(&ps, b.Path)
+		ps.check(b.SizeBytes != nil, `"sizeBytes" is required`)
+		ps.check(b.SizeBytes == nil || (*b.SizeBytes >= 0 && *b.SizeBytes <= maxPresignedPut),
+			"sizeBytes must be from 0 to %d", int64(maxPresignedPut))
+		if b.ContentType != "" {
+			_, _, err := mime.ParseMediaType(b.ContentType)
+			ps.check(err == nil && len(b.ContentType) <= 255, "contentType must be a media type such as text/csv")
+		}
+		p = ps.problem()
+	}
+	if p != nil {
+		writeProblem(w, r, p)
+		return
+	}
+	t, err := s.mgr.UploadURL(r.Context(), key, target, *b.SizeBytes, b.ContentType)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	headers := t.Request.Headers
+	if headers == nil {
+		headers = map[string]string{}
+	}
+	writeJSON(w, http.StatusOK, uploadView{UploadURL: t.Request.URL, Method: t.Request.Method, Headers: headers,
+		ExpiresAt: timePtr(t.Request.ExpiresAt), TransferID: t.TransferID})
+}
+
+type importBody struct {
+	TransferID string `json:"transferId"`
+}
+
+var transferIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,256}$`)
+
+func (s *Server) importFile(w http.ResponseWriter, r *http.Request, id identity) {
+	key, p := sessionKey(r, id)
+	var b importBody
+	if p == nil {
+		p = s.decodeJSON(w, r, &b, true)
+	}
+	if p == nil && !transferIDPattern.MatchString(b.TransferID) {
+		p = newProblem(kindInvalid, `"transferId" is required: the id files/upload-url returned`)
+	}
+	if p != nil {
+		writeProblem(w, r, p)
+		return
+	}
+	entry, err := s.mgr.Import(r.Context(), key, b.TransferID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, entry)
+}
+
+type downloadBody struct {
+	Path string `json:"path"`
+}
+
+type downloadView struct {
+	DownloadURL string     `json:"downloadUrl"`
+	ExpiresAt   *time.Time `json:"expiresAt"`
+	SizeBytes   int64      `json:"sizeBytes"`
+}
+
+func (s *Server) downloadURL(w http.ResponseWriter, r *http.Request, id identity) {
+	key, p := sessionKey(r, id)
+	var b downloadBody
+	if p == nil {
+		p = s.decodeJSON(w, r, &b, true)
+	}
+	var target string
+	if p == nil {
+		var ps problems
+		target = cleanBodyPath(&ps, b.Path)
+		p = ps.problem()
+	}
+	if p != nil {
+		writeProblem(w, r, p)
+		return
+	}
+	t, err := s.mgr.DownloadURL(r.Context(), key, target)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, downloadView{DownloadURL: t.URL, ExpiresAt: timePtr(t.ExpiresAt), SizeBytes: t.SizeBytes})
+}
