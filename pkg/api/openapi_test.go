@@ -53,6 +53,15 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 				t.Errorf("%s %s: path parameter %s undocumented", rt.method, rt.path, p)
 			}
 		}
+		if !operationHasParam(doc, op, "X-Request-Id", "header") {
+			t.Errorf("%s %s: X-Request-Id undocumented", rt.method, rt.path)
+		}
+		c := schemaChecker{doc: doc}
+		for status, resp := range op["responses"].(map[string]any) {
+			if headers, _ := c.resolve(resp.(map[string]any))["headers"].(map[string]any); headers["X-Request-Id"] == nil {
+				t.Errorf("%s %s %s: response lacks X-Request-Id", rt.method, rt.path, status)
+			}
+		}
 	}
 	for path, item := range doc["paths"].(map[string]any) {
 		for method := range item.(map[string]any) {
