@@ -131,7 +131,8 @@ func (s *sandbox) sweepIntoCgroup() {
 	if s.cg == nil {
 		return
 	}
-	for _, pid := range processTree(s.proc.cmd.Process.Pid) {
+	// bwrap, its init and the agent: the agent has started nothing yet.
+	for _, pid := range processTreeDepth(s.proc.cmd.Process.Pid, 2) {
 		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
 		if err == nil && strings.Count(string(data), "/"+s.id+"\n") >= s.cg.controllers() {
 			continue

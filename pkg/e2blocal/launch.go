@@ -230,9 +230,17 @@ func (p *agentProc) exited() bool {
 }
 
 // processTree lists pid and all its descendants through /proc children lists.
-func processTree(pid int) []int {
+func processTree(pid int) []int { return processTreeDepth(pid, -1) }
+
+// processTreeDepth stops below maxDepth levels (-1: no limit). Children are
+// listed per thread, so every level costs one read per thread.
+func processTreeDepth(pid, maxDepth int) []int {
 	out := []int{pid}
+	depth := map[int]int{pid: 0}
 	for i := 0; i < len(out); i++ {
+		if maxDepth >= 0 && depth[out[i]] >= maxDepth {
+			continue
+		}
 		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", out[i]))
 		for _, t := range tasks {
 			data, err := os.ReadFile(t)
@@ -242,6 +250,7 @@ func processTree(pid int) []int {
 			for _, f := range strings.Fields(string(data)) {
 				if c, err := strconv.Atoi(f); err == nil {
 					out = append(out, c)
+					depth[c] = depth[out[i]] + 1
 				}
 			}
 		}
