@@ -9,10 +9,5 @@ import (
 )
 
 func main() {
-	env := lambdaenv.MustInit(lambdaenv.Authorizer)
-	a, err := env.Authorizer()
-	if err != nil {
-		lambdaenv.Fail(env, err)
-	}
-	lambda.Start(a.Handle)
+	lambda.Start(lambdaenv.MustAuthorizer().Handle)
 }

@@ -7,9 +7,10 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/sessionbox/sessionbox/pkg/lambdaenv"
+	"github.com/sessionbox/sessionbox/pkg/lambdaenv/sessionenv"
 )
 
 func main() {
-	env := lambdaenv.MustInit(lambdaenv.Execute)
+	env := sessionenv.MustInit(lambdaenv.Execute)
 	lambda.Start(env.StreamingAPI())
 }

@@ -7,9 +7,10 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/sessionbox/sessionbox/pkg/lambdaenv"
+	"github.com/sessionbox/sessionbox/pkg/lambdaenv/sessionenv"
 )
 
 func main() {
-	env := lambdaenv.MustInit(lambdaenv.Install)
+	env := sessionenv.MustInit(lambdaenv.Install)
 	lambda.Start(env.StreamingAPI())
 }

@@ -6,9 +6,10 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/sessionbox/sessionbox/pkg/lambdaenv"
+	"github.com/sessionbox/sessionbox/pkg/lambdaenv/sessionenv"
 )
 
 func main() {
-	env := lambdaenv.MustInit(lambdaenv.Status)
+	env := sessionenv.MustInit(lambdaenv.Status)
 	lambda.Start(env.BufferedAPI())
 }

@@ -24,14 +24,14 @@ func TestReplayAuthorizerEvents(t *testing.T) {
 		Prefix: replayKey[:8], Tenant: tenant, Principal: "alice", CreatedAt: now}); err != nil {
 		t.Fatal(err)
 	}
-	env, _ := s.env(lambdaenv.Authorizer)
-	if env.Manager != nil || env.Blobs != nil || env.Bus != nil || env.Sandboxes != nil {
-		t.Fatal("the authorizer built more than the store")
+	base, err := lambdaenv.InitBase(lambdaenv.Authorizer, lambdaenv.WithLogOutput(&syncBuffer{}))
+	if err != nil {
+		t.Fatal(err)
 	}
 	if s.secrets.count() != 0 {
 		t.Fatal("the authorizer read the E2B key")
 	}
-	a, err := env.Authorizer()
+	a, err := base.Authorizer()
 	if err != nil {
 		t.Fatal(err)
 	}

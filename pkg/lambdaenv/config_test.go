@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/sessionbox/sessionbox/pkg/lambdaenv"
+	"github.com/sessionbox/sessionbox/pkg/lambdaenv/sessionenv"
 )
 
 func getenv(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -99,18 +100,18 @@ func TestInitFailsClearly(t *testing.T) {
 	needs := lambdaenv.NeedStore | lambdaenv.NeedSandboxes
 	for arn, want := range map[string]string{"arn:missing": "no secret arn:missing", "arn:empty": "is empty"} {
 		cfg.E2BSecretARN = arn
-		if _, err := lambdaenv.New(ctx, cfg, needs, lambdaenv.WithLogOutput(&bytes.Buffer{})); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := sessionenv.New(ctx, cfg, needs, lambdaenv.WithLogOutput(&bytes.Buffer{})); err == nil || !strings.Contains(err.Error(), want) {
 			t.Fatalf("%s: %v", arn, err)
 		}
 	}
 	cfg.E2BSecretARN = "arn:json"
-	env, err := lambdaenv.New(ctx, cfg, needs, lambdaenv.WithLogOutput(&bytes.Buffer{}))
+	env, err := sessionenv.New(ctx, cfg, needs, lambdaenv.WithLogOutput(&bytes.Buffer{}))
 	if err != nil || env.Manager == nil {
 		t.Fatalf("JSON secret: %v", err)
 	}
 	_ = env.Close()
 	t.Setenv("AWS_ACCESS_KEY_ID", "")
-	if _, err := lambdaenv.New(ctx, cfg, needs); err == nil || !strings.Contains(err.Error(), "AWS_ACCESS_KEY_ID") {
+	if _, err := sessionenv.New(ctx, cfg, needs); err == nil || !strings.Contains(err.Error(), "AWS_ACCESS_KEY_ID") {
 		t.Fatalf("no credentials: %v", err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sessionbox/sessionbox/pkg/e2blocal"
 	"github.com/sessionbox/sessionbox/pkg/lambdaenv"
+	"github.com/sessionbox/sessionbox/pkg/lambdaenv/sessionenv"
 	"github.com/sessionbox/sessionbox/pkg/localaws"
 	"github.com/sessionbox/sessionbox/pkg/store"
 )
@@ -99,10 +100,10 @@ func newStack(t testing.TB) *stack {
 }
 
 // env builds fn's handlers the way its main does.
-func (s *stack) env(fn lambdaenv.Function, opts ...lambdaenv.Option) (*lambdaenv.Env, *syncBuffer) {
+func (s *stack) env(fn lambdaenv.Function, opts ...lambdaenv.Option) (*sessionenv.Env, *syncBuffer) {
 	s.t.Helper()
 	logs := &syncBuffer{}
-	env, err := lambdaenv.Init(context.Background(), fn, append([]lambdaenv.Option{lambdaenv.WithLogOutput(logs)}, opts...)...)
+	env, err := sessionenv.Init(context.Background(), fn, append([]lambdaenv.Option{lambdaenv.WithLogOutput(logs)}, opts...)...)
 	if err != nil {
 		s.t.Fatalf("init %s: %v", fn.Name, err)
 	}

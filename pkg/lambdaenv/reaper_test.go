@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/sessionbox/sessionbox/pkg/lambdaenv"
+	"github.com/sessionbox/sessionbox/pkg/lambdaenv/sessionenv"
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
 
@@ -25,7 +26,7 @@ import (
 type reaperRig struct {
 	*stack
 	clock     *fakeClock
-	env       *lambdaenv.Env
+	env       *sessionenv.Env
 	failKills atomic.Bool
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/sessionbox/sessionbox/pkg/lambdaenv"
+	"github.com/sessionbox/sessionbox/pkg/lambdaenv/sessionenv"
 )
 
 // eventsDir is the repository's sample events.
@@ -88,7 +89,7 @@ func lambdaCtx(t *testing.T, requestID string) context.Context {
 
 // invokeAPI runs an API sample through the handler its function serves:
 // streamed for execute and install, buffered for the rest.
-func invokeAPI(t *testing.T, envs map[string]*lambdaenv.Env, file string, edit func(*events.APIGatewayProxyRequest)) answer {
+func invokeAPI(t *testing.T, envs map[string]*sessionenv.Env, file string, edit func(*events.APIGatewayProxyRequest)) answer {
 	t.Helper()
 	fn := strings.Split(file, "/")[0]
 	ev := loadEvent[events.APIGatewayProxyRequest](t, file)
@@ -315,7 +316,7 @@ func apiReplays() []apiReplay {
 // each function built by lambdaenv from the environment as its main does.
 func TestReplayAPIEvents(t *testing.T) {
 	s := newStack(t)
-	envs := map[string]*lambdaenv.Env{}
+	envs := map[string]*sessionenv.Env{}
 	logs := map[string]*syncBuffer{}
 	for _, fn := range []lambdaenv.Function{lambdaenv.Start, lambdaenv.Stop, lambdaenv.Status,
 		lambdaenv.Execute, lambdaenv.Files, lambdaenv.Install} {
@@ -356,11 +357,11 @@ func TestReplayAPIEvents(t *testing.T) {
 func TestReplayAPIForeignTenant(t *testing.T) {
 	s := newStack(t)
 	env, _ := s.env(lambdaenv.Status)
-	a := invokeAPI(t, map[string]*lambdaenv.Env{"status": env}, "status/list-sessions.json", func(ev *events.APIGatewayProxyRequest) {
+	a := invokeAPI(t, map[string]*sessionenv.Env{"status": env}, "status/list-sessions.json", func(ev *events.APIGatewayProxyRequest) {
 		ev.RequestContext.Authorizer["tenant"] = "someone-else"
 	})
 	a.problem(t, http.StatusUnauthorized)
-	a = invokeAPI(t, map[string]*lambdaenv.Env{"status": env}, "status/list-sessions.json", func(ev *events.APIGatewayProxyRequest) {
+	a = invokeAPI(t, map[string]*sessionenv.Env{"status": env}, "status/list-sessions.json", func(ev *events.APIGatewayProxyRequest) {
 		ev.RequestContext.Authorizer = nil
 	})
 	a.problem(t, http.StatusUnauthorized)

@@ -1,4 +1,4 @@
-package lambdaenv
+package sessionenv
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/sessionbox/sessionbox/pkg/lambdaenv"
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
 
@@ -45,7 +46,7 @@ func (h *ReaperHandler) Handle(ctx context.Context, ev events.CloudWatchEvent) e
 	if err != nil {
 		errs++
 	}
-	merr := WriteEMF(h.metrics, h.env.now(), MetricsNamespace, map[string]string{"tenant": h.env.Config.Tenant}, []Metric{
+	merr := lambdaenv.WriteEMF(h.metrics, h.env.Now(), MetricsNamespace, map[string]string{"tenant": h.env.Config.Tenant}, []lambdaenv.Metric{
 		{Name: "Paused", Value: float64(rep.Paused), Unit: "Count"},
 		{Name: "Killed", Value: float64(rep.Killed), Unit: "Count"},
 		{Name: "Orphans", Value: float64(rep.Orphans), Unit: "Count"},
