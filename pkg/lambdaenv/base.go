@@ -116,4 +116,3 @@ func (b *Base) Clock() session.Clock { return b.clock }
 
 // Now is the clock's time.
 func (b *Base) Now() time.Time { return b.clock.Now() }
-
