@@ -63,6 +63,9 @@ func New(keys Keys, cfg Config) (*Authorizer, error) {
 	return a, nil
 }
 
+// JWTPrincipalPrefix starts the principal of every JWT-authenticated caller.
+const JWTPrincipalPrefix = "jwt:"
+
 // Identity is who a request acts for.
 type Identity struct {
 	Tenant    string
@@ -106,11 +109,16 @@ func (a *Authorizer) Authenticate(ctx context.Context, headers map[string]string
 	}
 	if a.jwt != nil && looksLikeJWT(token) {
 		sub, err := a.jwt.verify(ctx, token)
-		if err != nil {
+		switch {
+		case errors.Is(err, errKeysUnavailable):
+			return Identity{}, err
+		case err != nil:
 			a.log.InfoContext(ctx, "jwt refused", "error", err)
 			return Identity{}, fmt.Errorf("jwt: %w", ErrUnauthorized)
 		}
-		return Identity{Tenant: a.tenant, Principal: sub, Method: "jwt"}, nil
+		// Token subjects live apart from API-key principals: a token whose
+		// subject is "alice" must not see the sessions of the key "alice".
+		return Identity{Tenant: a.tenant, Principal: JWTPrincipalPrefix + sub, Method: "jwt"}, nil
 	}
 	key, err := a.keys.GetAPIKey(ctx, session.HashAPIKey(token))
 	switch {

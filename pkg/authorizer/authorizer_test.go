@@ -7,9 +7,12 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"io"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -198,6 +201,8 @@ func TestJWT(t *testing.T) {
 		{"signed by another key", sign(stranger, "k1", valid()), false},
 		{"alg none", noneToken, false},
 		{"garbage with two dots", "a.b.c", false},
+		{"subject with a store separator", sign(signer, "k1", with("sub", "a#P#b")), false},
+		{"subject too long", sign(signer, "k1", with("sub", strings.Repeat("x", 201))), false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -211,9 +216,60 @@ func TestJWT(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.PrincipalID != "user-123" || res.Context["authMethod"] != "jwt" || res.Context["tenant"] != "acme" {
+			if res.PrincipalID != "jwt:user-123" || res.Context["principal"] != "jwt:user-123" ||
+				res.Context["authMethod"] != "jwt" || res.Context["tenant"] != "acme" {
 				t.Fatalf("response = %+v", res)
 			}
 		})
+	}
+}
+
+// TestJWKSUnavailable: when the identity provider's keys cannot be had, the
+// answer is an error API Gateway does not cache, not a refusal.
+func TestJWKSUnavailable(t *testing.T) {
+	signer, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var up atomic.Bool
+	good := jwks(t, &signer.PublicKey, "k1")
+	idp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !up.Load() {
+			http.Error(w, "unavailable", http.StatusServiceUnavailable)
+			return
+		}
+		resp, err := http.Get(good)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.Copy(w, resp.Body)
+	}))
+	defer idp.Close()
+	cfg := authorizer.JWTConfig{Issuer: "https://idp.example", Audience: "sessionbox", JWKSURL: idp.URL}
+	a, err := authorizer.New(brokenKeys{}, authorizer.Config{Tenant: "acme", JWT: &cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{"iss": cfg.Issuer, "aud": cfg.Audience,
+		"sub": "u1", "exp": time.Now().Add(time.Hour).Unix()})
+	tok.Header["kid"] = "k1"
+	signed, err := tok.SignedString(signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := request(map[string]string{"Authorization": "Bearer " + signed})
+	_, err = a.Handle(context.Background(), req)
+	if err == nil || errors.Is(err, authorizer.ErrUnauthorized) {
+		t.Fatalf("err = %v: an identity provider outage must not read as a bad token", err)
+	}
+	// Once the provider is back, the next token is accepted without
+	// waiting for a background refresh.
+	up.Store(true)
+	res, err := a.Handle(context.Background(), req)
+	if err != nil || res.PrincipalID != "jwt:u1" {
+		t.Fatalf("after recovery: %+v, %v", res, err)
 	}
 }

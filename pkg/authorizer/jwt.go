@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"sync"
 	"time"
 
@@ -26,6 +27,8 @@ type jwtVerifier struct {
 
 	mu      sync.Mutex
 	keyfunc keyfunc.Keyfunc
+	stop    context.CancelFunc // ends the keyfunc's refresh goroutine
+	gen     int                // counts key sets loaded, to forget the right one
 }
 
 func newJWTVerifier(cfg JWTConfig) (*jwtVerifier, error) {
@@ -38,26 +41,58 @@ func newJWTVerifier(cfg JWTConfig) (*jwtVerifier, error) {
 	return &jwtVerifier{cfg: cfg}, nil
 }
 
+// errKeysUnavailable marks a failure to load the identity provider's keys:
+// the provider's trouble, not the caller's, so it must not read as a bad
+// credential (which API Gateway would cache as a refusal).
+var errKeysUnavailable = errors.New("identity provider keys unavailable")
+
+// subjectPattern is what a JWT subject may look like to become a principal:
+// the characters identity providers use (Auth0 "auth0|123", Cognito UUIDs,
+// e-mail addresses), and none that matter to the session store.
+var subjectPattern = regexp.MustCompile(`^[A-Za-z0-9._@|:+=-]{1,200}$`)
+
 // keys fetches the JWKS on first use and keeps it refreshed; a failed first
 // fetch is retried on the next token rather than remembered.
-func (v *jwtVerifier) keys(ctx context.Context) (keyfunc.Keyfunc, error) {
+func (v *jwtVerifier) keys(ctx context.Context) (keyfunc.Keyfunc, int, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.keyfunc != nil {
-		return v.keyfunc, nil
+		return v.keyfunc, v.gen, nil
 	}
-	kf, err := keyfunc.NewDefaultCtx(context.WithoutCancel(ctx), []string{v.cfg.JWKSURL})
+	// The refresh goroutine outlives this request: it lives as long as the
+	// key set is in use.
+	refreshCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	kf, err := keyfunc.NewDefaultCtx(refreshCtx, []string{v.cfg.JWKSURL})
 	if err != nil {
-		return nil, fmt.Errorf("load JWKS: %w", err)
+		stop()
+		return nil, 0, fmt.Errorf("%w: %w", errKeysUnavailable, err)
 	}
-	v.keyfunc = kf
-	return kf, nil
+	v.gen++
+	v.keyfunc, v.stop = kf, stop
+	return kf, v.gen, nil
+}
+
+// forget drops a key set that never loaded, so the next token fetches
+// afresh instead of waiting for the background refresh.
+func (v *jwtVerifier) forget(gen int) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.keyfunc != nil && v.gen == gen {
+		v.stop()
+		v.keyfunc, v.stop = nil, nil
+	}
 }
 
 func (v *jwtVerifier) verify(ctx context.Context, token string) (subject string, err error) {
-	kf, err := v.keys(ctx)
+	kf, gen, err := v.keys(ctx)
 	if err != nil {
 		return "", err
+	}
+	// No keys at all means the JWKS could not be fetched, not that the
+	// token names a key the provider does not have.
+	if all, err := kf.Storage().KeyReadAll(ctx); err != nil || len(all) == 0 {
+		v.forget(gen)
+		return "", fmt.Errorf("%w: no keys from %s (%v)", errKeysUnavailable, v.cfg.JWKSURL, err)
 	}
 	parsed, err := jwt.Parse(token, kf.Keyfunc,
 		jwt.WithIssuer(v.cfg.Issuer),
@@ -70,8 +105,8 @@ func (v *jwtVerifier) verify(ctx context.Context, token string) (subject string,
 		return "", err
 	}
 	sub, err := parsed.Claims.GetSubject()
-	if err != nil || sub == "" {
-		return "", errors.New("token has no subject")
+	if err != nil || !subjectPattern.MatchString(sub) {
+		return "", errors.New("token has no usable subject")
 	}
 	return sub, nil
 }
