@@ -11,10 +11,9 @@ import (
 
 // Event detail types (shared/DESIGN.md, "Events").
 const (
-	eventSource       = "sessionbox"
-	typeRunRequested  = "Run Requested"
-	typeRunCompleted  = "Run Completed"
-	secretReadActions = "secretsmanager:GetSecretValue"
+	eventSource      = "sessionbox"
+	typeRunRequested = "Run Requested"
+	typeRunCompleted = "Run Completed"
 )
 
 // resources are what the functions are granted on.
@@ -112,7 +111,8 @@ func putEvents(r resources, detailType string) awsiam.PolicyStatement {
 	return s
 }
 
-// secretRead is granted to the functions that call E2B.
+// secretRead is granted to the functions that call E2B; pkg/lambdaenv
+// reads the key once with GetSecretValue.
 func secretRead(r resources) awsiam.PolicyStatement {
-	return statement("ReadE2BKey", []string{secretReadActions, "secretsmanager:DescribeSecret"}, r.secret.policyResource)
+	return statement("ReadE2BKey", []string{"secretsmanager:GetSecretValue"}, r.secret.policyResource)
 }

@@ -174,7 +174,7 @@ func withAction(st []stmt, action string) []stmt {
 var (
 	logActions    = []string{"logs:CreateLogStream", "logs:PutLogEvents"}
 	tableActions  = []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"}
-	secretActions = []string{"secretsmanager:DescribeSecret", "secretsmanager:GetSecretValue"}
+	secretActions = []string{"secretsmanager:GetSecretValue"}
 	objectActions = []string{"s3:AbortMultipartUpload", "s3:GetObject", "s3:PutObject"}
 )
 
