@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -135,4 +136,33 @@ func TestSingleOriginStack(t *testing.T) {
 	t.Run("gateway problems", func(t *testing.T) { checkGatewayResponses(t, s, v) })
 	t.Run("routes", func(t *testing.T) { checkRoutes(t, s, v) })
 	t.Run("bucket", func(t *testing.T) { checkBucket(t, s, v) })
+}
+
+// TestCLIPinned: the CDK CLI is one exact version in the manifest and the
+// lockfile (npm's latest tag is another major).
+func TestCLIPinned(t *testing.T) {
+	var pkg struct {
+		DevDependencies map[string]string `json:"devDependencies"`
+	}
+	var lock struct {
+		Packages map[string]struct {
+			Version string `json:"version"`
+		} `json:"packages"`
+	}
+	for file, v := range map[string]any{"package.json": &pkg, "package-lock.json": &lock} {
+		raw, err := os.ReadFile(filepath.Join("_cdk", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(raw, v); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+	}
+	const want = "2.1148.1"
+	if got := pkg.DevDependencies["aws-cdk"]; got != want {
+		t.Errorf("package.json pins aws-cdk %q, want exactly %q", got, want)
+	}
+	if got := lock.Packages["node_modules/aws-cdk"].Version; got != want {
+		t.Errorf("package-lock.json locks aws-cdk %q, want %q", got, want)
+	}
 }
