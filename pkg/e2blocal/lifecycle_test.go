@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -212,6 +213,25 @@ func TestRouting(t *testing.T) {
 			if resp.StatusCode != http.StatusNoContent {
 				t.Fatalf("host %s: %d", host, resp.StatusCode)
 			}
+		}
+	})
+	t.Run("sandbox's own ports", func(t *testing.T) {
+		mustRun(t, rt, sb, `mkdir -p ~/site && echo hello-from-inside > ~/site/index.html
+cd ~/site && nohup python3 -m http.server 8000 --bind 127.0.0.1 >/dev/null 2>&1 &
+for i in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/8000) 2>/dev/null && break; sleep 0.05; done`)
+		req, _ := http.NewRequest("GET", rt.SandboxURL()+"/index.html", nil)
+		req.Host = "8000-" + sb.SandboxID + ".e2b.local"
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || strings.TrimSpace(string(body)) != "hello-from-inside" {
+			t.Fatalf("user port via host: %d %s", resp.StatusCode, body)
+		}
+		if r := sbx(t, rt, sb.SandboxID, "8001", "GET", "/", nil); r.status != http.StatusBadGateway {
+			t.Fatalf("closed user port: %d %s", r.status, r.body)
 		}
 	})
 	t.Run("unknown and missing", func(t *testing.T) {

@@ -54,14 +54,19 @@ func Run(ctx context.Context, cfg Config, ln net.Listener, ready func() error) e
 }
 
 // dispatch routes on the port the client addressed, which the runtime's
-// proxy passes through in E2b-Sandbox-Port.
+// proxy passes through in E2b-Sandbox-Port: the interpreter, envd, or a
+// server of the sandbox's own.
 func dispatch(envdSrv, kernelSrv http.Handler) http.Handler {
+	ports := portProxy()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("E2b-Sandbox-Port") == KernelPort {
+		switch p := r.Header.Get("E2b-Sandbox-Port"); {
+		case p == KernelPort:
 			kernelSrv.ServeHTTP(w, r)
-			return
+		case p == "" || p == EnvdPort || !validPort(p):
+			envdSrv.ServeHTTP(w, r)
+		default:
+			ports.ServeHTTP(w, r)
 		}
-		envdSrv.ServeHTTP(w, r)
 	})
 }
 

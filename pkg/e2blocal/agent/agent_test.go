@@ -5,7 +5,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -40,11 +42,22 @@ func TestRunDispatchesByPort(t *testing.T) {
 			return (&net.Dialer{}).DialContext(ctx, "unix", ln.Addr().String())
 		},
 	}}
+	user := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "user server at "+r.Host)
+	}))
+	defer user.Close()
+	userPort := strconv.Itoa(user.Listener.Addr().(*net.TCPAddr).Port)
+	closed, _ := net.Listen("tcp", "127.0.0.1:0")
+	closedPort := strconv.Itoa(closed.Addr().(*net.TCPAddr).Port)
+	closed.Close()
 	cases := []struct {
 		port, method, path string
 		want               int
 		body               string
 	}{
+		{userPort, "GET", "/x", http.StatusOK, "user server at agent"},
+		{closedPort, "GET", "/", http.StatusBadGateway, `"port":` + closedPort},
+		{"not-a-port", "GET", "/health", http.StatusNoContent, ""},
 		{"49983", "GET", "/health", http.StatusNoContent, ""},
 		{"", "GET", "/health", http.StatusNoContent, ""},
 		{"49983", "GET", "/envs", http.StatusUnauthorized, ""},
