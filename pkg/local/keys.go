@@ -2,7 +2,6 @@ package local
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -49,12 +48,45 @@ func NewKey(principal string) (Key, error) {
 	return Key{Principal: principal, Secret: secret}, nil
 }
 
+// seedKeys makes the stored keys of the tenant exactly the configured ones:
+// new keys are added, and keys kept from an earlier start that are no longer
+// configured (a key generated before, one removed after a leak) are revoked.
 func seedKeys(ctx context.Context, st *store.Store, tenant string, keys []Key) error {
+	want := map[string]Key{}
 	for _, k := range keys {
-		hash := session.HashAPIKey(k.Secret)
-		rec := &session.APIKey{Hash: hash, Prefix: prefix(k.Secret), Tenant: tenant, Principal: k.Principal, CreatedAt: time.Now()}
-		if err := st.PutAPIKey(ctx, rec); err != nil && !errors.Is(err, session.ErrConflict) {
-			return fmt.Errorf("seed API key for %s: %w", k.Principal, err)
+		want[session.HashAPIKey(k.Secret)] = k
+	}
+	stored, err := st.ListAPIKeys(ctx)
+	if err != nil {
+		return fmt.Errorf("list stored API keys: %w", err)
+	}
+	now := time.Now()
+	have := map[string]bool{}
+	for _, rec := range stored {
+		if rec.Tenant != tenant || rec.Revoked() {
+			continue
+		}
+		k, ok := want[rec.Hash]
+		switch {
+		case !ok:
+			if err := st.RevokeAPIKey(ctx, rec.Hash, now); err != nil {
+				return fmt.Errorf("revoke API key %s: %w", rec.Prefix, err)
+			}
+		case k.Principal != rec.Principal:
+			return fmt.Errorf("API key %s belongs to principal %q, not %q: give it a new key instead", rec.Prefix, rec.Principal, k.Principal)
+		default:
+			have[rec.Hash] = true
+		}
+	}
+	for hash, k := range want {
+		if have[hash] {
+			continue
+		}
+		rec := &session.APIKey{Hash: hash, Prefix: prefix(k.Secret), Tenant: tenant, Principal: k.Principal, CreatedAt: now}
+		if err := st.PutAPIKey(ctx, rec); err != nil {
+			// A conflict here is a key revoked earlier and configured
+			// again: revocation is final.
+			return fmt.Errorf("store API key for %s: %w", k.Principal, err)
 		}
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/api"
@@ -84,34 +85,37 @@ type Service struct {
 	srv     *http.Server
 	closers []func() error
 	done    chan struct{}
+	reaping sync.WaitGroup
 }
 
 // Start brings the service up; Close takes it down.
-func Start(ctx context.Context, cfg Config) (s *Service, err error) {
+func Start(ctx context.Context, cfg Config) (*Service, error) {
 	cfg = cfg.withDefaults()
-	s = &Service{done: make(chan struct{})}
-	defer func() {
-		if err != nil {
-			_ = s.Close()
-		}
-	}()
+	s := &Service{done: make(chan struct{})}
+	if err := s.start(ctx, cfg); err != nil {
+		return nil, errors.Join(err, s.Close())
+	}
+	return s, nil
+}
+
+func (s *Service) start(ctx context.Context, cfg Config) error {
 	sbx, err := s.startSandboxes(ctx, cfg)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	st, err := s.startStore(ctx, cfg)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	blobs, err := s.startBlobs(ctx, cfg)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	b := bus.NewLocal(cfg.RunWorkers, nil, cfg.Logger)
 	s.closers = append(s.closers, b.Close)
 	mgr, err := session.NewManager(cfg.Session, session.Deps{Store: st, Sandboxes: sbx, Blobs: blobs, Bus: b, Logger: cfg.Logger})
 	if err != nil {
-		return nil, fmt.Errorf("build manager: %w", err)
+		return fmt.Errorf("build manager: %w", err)
 	}
 	s.Manager = mgr
 	b.SetHandler(func(ctx context.Context, ev session.RunRequested) error {
@@ -119,13 +123,13 @@ func Start(ctx context.Context, cfg Config) (s *Service, err error) {
 		return err
 	})
 	if err := seedKeys(ctx, st, cfg.Tenant, cfg.Keys); err != nil {
-		return nil, err
+		return err
 	}
 	if err := s.serve(ctx, cfg, api.New(mgr, api.WithLogger(cfg.Logger))); err != nil {
-		return nil, err
+		return err
 	}
 	s.startReaper(cfg)
-	return s, nil
+	return nil
 }
 
 func (c Config) withDefaults() Config {
@@ -226,7 +230,9 @@ func (s *Service) serve(ctx context.Context, cfg Config, h http.Handler) error {
 }
 
 func (s *Service) startReaper(cfg Config) {
+	s.reaping.Add(1)
 	go func() {
+		defer s.reaping.Done()
 		t := time.NewTicker(cfg.ReapInterval)
 		defer t.Stop()
 		for {
@@ -265,6 +271,8 @@ func (s *Service) Close() error {
 		errs = append(errs, s.srv.Shutdown(ctx))
 		cancel()
 	}
+	// A tick in progress finishes before what it uses goes away.
+	s.reaping.Wait()
 	for i := len(s.closers) - 1; i >= 0; i-- {
 		errs = append(errs, s.closers[i]())
 	}

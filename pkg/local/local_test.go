@@ -165,3 +165,41 @@ func TestRestartKeepsSessions(t *testing.T) {
 		t.Fatalf("execute after restart = %d %v", code, res)
 	}
 }
+
+// TestKeysFollowConfiguration restarts local mode with a different key set:
+// a key no longer configured stops working, and a key cannot change hands.
+func TestKeysFollowConfiguration(t *testing.T) {
+	old, _ := local.NewKey("alice")
+	fresh, _ := local.NewKey("alice")
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	start := func(keys ...local.Key) (*local.Service, error) {
+		return local.Start(ctx, local.Config{DataDir: dir, Keys: keys})
+	}
+	svc, err := start(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := call(t, "GET", svc.URL+"/v1/sessions", old.Secret, ""); code != http.StatusOK {
+		t.Fatalf("old key before rotation = %d", code)
+	}
+	_ = svc.Close()
+
+	svc, err = start(fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := call(t, "GET", svc.URL+"/v1/sessions", old.Secret, ""); code != http.StatusUnauthorized {
+		t.Fatalf("removed key after restart = %d, want 401", code)
+	}
+	if code, _ := call(t, "GET", svc.URL+"/v1/sessions", fresh.Secret, ""); code != http.StatusOK {
+		t.Fatalf("new key = %d", code)
+	}
+	_ = svc.Close()
+
+	if svc, err = start(local.Key{Principal: "mallory", Secret: fresh.Secret}); err == nil {
+		_ = svc.Close()
+		t.Fatal("a stored key was given to another principal")
+	}
+}
