@@ -122,5 +122,14 @@ func (b *Local) Close() error {
 	b.mu.Unlock()
 	b.cancel()
 	b.wg.Wait()
-	return nil
+	// Runs still queued never started; their records say queued. Name
+	// them, so whoever stops the service knows which to submit again.
+	for {
+		select {
+		case e := <-b.queue:
+			b.log.Warn("run not started before the bus closed", "runId", e.RunID, "sessionId", e.SessionID)
+		default:
+			return nil
+		}
+	}
 }
