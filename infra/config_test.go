@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -116,5 +117,25 @@ func TestConfigRejects(t *testing.T) {
 				t.Fatalf("err = %v, want one containing %q", err, c.wantErr)
 			}
 		})
+	}
+}
+
+// TestResolveDistDir: relative paths are from the repository root (where
+// cdk.json is), whichever directory the app runs in.
+func TestResolveDistDir(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]string{
+		"":           filepath.Join(root, "dist"),
+		"build/dist": filepath.Join(root, "build", "dist"),
+		"/opt/dist":  "/opt/dist",
+	}
+	for in, want := range cases {
+		got, err := resolveDistDir(in)
+		if err != nil || got != want {
+			t.Errorf("resolveDistDir(%q) = %q, %v; want %q", in, got, err, want)
+		}
 	}
 }
