@@ -45,6 +45,17 @@ func (rt *Runtime) apiHandler() http.Handler {
 	for pattern, h := range routes {
 		mux.Handle(pattern, rt.authenticated(h))
 	}
+	// Parts of E2B's API the local runtime does not offer get a clear 501
+	// rather than a 404 that the SDKs would report as "sandbox not found".
+	for _, pattern := range []string{
+		"POST /sandboxes/{id}/fork", "POST /sandboxes/{id}/snapshots", "GET /snapshots",
+		"PUT /sandboxes/{id}/network", "GET /sandboxes/{id}/logs", "GET /v2/sandboxes/{id}/logs",
+		"/templates/", "/v2/templates/", "/v3/templates",
+	} {
+		mux.Handle(pattern, rt.authenticated(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			writeError(w, http.StatusNotImplemented, "%s %s is not supported by the local runtime", r.Method, r.URL.Path)
+		})))
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no route for %s %s", r.Method, r.URL.Path)
 	})

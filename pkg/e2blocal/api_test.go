@@ -159,6 +159,10 @@ func TestBadInput(t *testing.T) {
 		{"GET", "/v2/sandboxes?metadata=" + url.QueryEscape("a=%zz"), nil, http.StatusBadRequest},
 		{"GET", "/sandboxes/metrics", nil, http.StatusBadRequest},
 		{"GET", "/no/such/route", nil, http.StatusNotFound},
+		{"POST", "/sandboxes/" + sb.SandboxID + "/fork", `{}`, http.StatusNotImplemented},
+		{"POST", "/sandboxes/" + sb.SandboxID + "/snapshots", `{}`, http.StatusNotImplemented},
+		{"PUT", "/sandboxes/" + sb.SandboxID + "/network", `{}`, http.StatusNotImplemented},
+		{"POST", "/v3/templates", `{}`, http.StatusNotImplemented},
 		{"PUT", "/sandboxes", nil, http.StatusNotFound},
 	}
 	for _, c := range cases {
