@@ -262,3 +262,50 @@ func TestStreamKeepAlive(t *testing.T) {
 	resp = h.openStream("/v1/sessions/s1/execute", `{"code":"x"}`)
 	checkProblem(t, resp, readAll(t, resp), 404)
 }
+
+// TestClientHangsUpMidStream cancels the Manager's call when the client
+// goes away, and logs it as the client's doing rather than a failure.
+func TestClientHangsUpMidStream(t *testing.T) {
+	h := newHarness(t)
+	canceled := make(chan struct{})
+	h.fake.execute = func(ctx context.Context, _ session.Key, _ session.ExecRequest, onEvent func(session.Event)) (*session.ExecResult, error) {
+		onEvent(session.Event{Stdout: "started\n"})
+		select {
+		case <-ctx.Done():
+			close(canceled)
+			return nil, session.Errorf(session.ErrTimeout, "execution interrupted")
+		case <-time.After(10 * time.Second):
+			return nil, session.Errorf(session.ErrTimeout, "the request context was never canceled")
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "POST", h.srv.URL+"/v1/sessions/s1/execute", strings.NewReader(`{"code":"loop()"}`))
+	req.Header.Set("Authorization", "Bearer "+keyAlice)
+	req.Header.Set("Accept", contentTypeNDJSON)
+	resp, err := h.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	if l := nextLine(t, sc); l["type"] != "stdout" {
+		t.Fatalf("first line %v", l)
+	}
+	cancel()
+	resp.Body.Close()
+	select {
+	case <-canceled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the Manager's context was not canceled")
+	}
+	// The access log line comes when the handler returns.
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(h.logs.String(), `"route":"POST /v1/sessions/{id}/execute"`); {
+		if time.Now().After(deadline) {
+			t.Fatalf("no access log: %s", h.logs.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	logs := h.logs.String()
+	if !strings.Contains(logs, "client went away") || strings.Contains(logs, `"level":"ERROR"`) {
+		t.Fatalf("logs %s", logs)
+	}
+}
