@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -158,6 +159,15 @@ while True: x.append(b"x" * (16 << 20))'`)
 			t.Fatalf("memory use %d after the bomb (err %v)", used, err)
 		}
 	})
+	t.Run("interpreter memory bomb", func(t *testing.T) {
+		out := execute(t, rt, victim, "y = []\nwhile True: y.append(b'x' * (8 << 20))")
+		if !strings.Contains(out, `"type":"error"`) {
+			t.Fatalf("bomb in the interpreter did not fail: %s", out)
+		}
+		if out := execute(t, rt, victim, "1+1"); !strings.Contains(out, `"text":"2"`) {
+			t.Fatalf("interpreter unusable after the bomb: %s", out)
+		}
+	})
 	t.Run("fork bomb", func(t *testing.T) {
 		done := make(chan cmdResult, 1)
 		go func() {
@@ -307,4 +317,28 @@ func TestOversizedUpload(t *testing.T) {
 	if got := strings.TrimSpace(mustRun(t, rt, sb, "stat -c %s ~/big")); got != strconv.Itoa(4<<20) {
 		t.Fatalf("file size %s", got)
 	}
+}
+
+// execute runs code in the sandbox's interpreter and returns the NDJSON.
+func execute(t testing.TB, rt *Runtime, sb sandboxBody, code string) string {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"code": code})
+	req, err := http.NewRequest("POST", rt.SandboxURL()+"/execute", strings.NewReader(string(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set(hdrSandboxID, sb.SandboxID)
+	req.Header.Set(hdrSandboxPort, "49999")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Access-Token", sb.EnvdAccessToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("execute: %d %v %s", resp.StatusCode, err, out)
+	}
+	return string(out)
 }
