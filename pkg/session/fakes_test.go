@@ -299,8 +299,12 @@ func (f *fakeSandboxes) count(op string) int {
 	return f.calls[op]
 }
 
-// enter counts op and asks the fault hook.
-func (f *fakeSandboxes) enter(op, id string) error {
+// enter counts op and asks the fault hook. Like a real client, it refuses
+// to start a call whose context is done.
+func (f *fakeSandboxes) enter(ctx context.Context, op, id string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s %s: %w", op, id, err)
+	}
 	f.mu.Lock()
 	f.calls[op]++
 	fail := f.fail
@@ -341,7 +345,7 @@ func (f *fakeSandboxes) add(info SandboxInfo) {
 }
 
 func (f *fakeSandboxes) Create(ctx context.Context, spec SandboxSpec) (SandboxInfo, error) {
-	if err := f.enter("Create", ""); err != nil {
+	if err := f.enter(ctx, "Create", ""); err != nil {
 		return SandboxInfo{}, err
 	}
 	if f.delay > 0 {
@@ -363,7 +367,7 @@ func (f *fakeSandboxes) Create(ctx context.Context, spec SandboxSpec) (SandboxIn
 }
 
 func (f *fakeSandboxes) Connect(ctx context.Context, id string, timeout time.Duration) (SandboxInfo, error) {
-	if err := f.enter("Connect", id); err != nil {
+	if err := f.enter(ctx, "Connect", id); err != nil {
 		return SandboxInfo{}, err
 	}
 	f.mu.Lock()
@@ -378,7 +382,7 @@ func (f *fakeSandboxes) Connect(ctx context.Context, id string, timeout time.Dur
 }
 
 func (f *fakeSandboxes) Get(ctx context.Context, id string) (SandboxInfo, error) {
-	if err := f.enter("Get", id); err != nil {
+	if err := f.enter(ctx, "Get", id); err != nil {
 		return SandboxInfo{}, err
 	}
 	f.mu.Lock()
@@ -391,7 +395,7 @@ func (f *fakeSandboxes) Get(ctx context.Context, id string) (SandboxInfo, error)
 }
 
 func (f *fakeSandboxes) List(ctx context.Context, md map[string]string) ([]SandboxInfo, error) {
-	if err := f.enter("List", ""); err != nil {
+	if err := f.enter(ctx, "List", ""); err != nil {
 		return nil, err
 	}
 	f.mu.Lock()
@@ -410,7 +414,7 @@ func (f *fakeSandboxes) List(ctx context.Context, md map[string]string) ([]Sandb
 }
 
 func (f *fakeSandboxes) Kill(ctx context.Context, id string) error {
-	if err := f.enter("Kill", id); err != nil {
+	if err := f.enter(ctx, "Kill", id); err != nil {
 		return err
 	}
 	f.mu.Lock()
@@ -420,7 +424,7 @@ func (f *fakeSandboxes) Kill(ctx context.Context, id string) error {
 }
 
 func (f *fakeSandboxes) Pause(ctx context.Context, id string) error {
-	if err := f.enter("Pause", id); err != nil {
+	if err := f.enter(ctx, "Pause", id); err != nil {
 		return err
 	}
 	f.mu.Lock()
@@ -434,7 +438,7 @@ func (f *fakeSandboxes) Pause(ctx context.Context, id string) error {
 }
 
 func (f *fakeSandboxes) SetTimeout(ctx context.Context, id string, timeout time.Duration) error {
-	if err := f.enter("SetTimeout", id); err != nil {
+	if err := f.enter(ctx, "SetTimeout", id); err != nil {
 		return err
 	}
 	f.mu.Lock()
@@ -447,7 +451,7 @@ func (f *fakeSandboxes) SetTimeout(ctx context.Context, id string, timeout time.
 }
 
 func (f *fakeSandboxes) Execute(ctx context.Context, id string, req ExecRequest, onEvent func(Event)) (*ExecResult, error) {
-	if err := f.enter("Execute", id); err != nil {
+	if err := f.enter(ctx, "Execute", id); err != nil {
 		return nil, err
 	}
 	if f.execFn != nil {
@@ -485,7 +489,7 @@ func (f *fakeSandboxes) Execute(ctx context.Context, id string, req ExecRequest,
 }
 
 func (f *fakeSandboxes) ResetKernel(ctx context.Context, id string) error {
-	if err := f.enter("ResetKernel", id); err != nil {
+	if err := f.enter(ctx, "ResetKernel", id); err != nil {
 		return err
 	}
 	f.mu.Lock()
@@ -500,7 +504,7 @@ func (f *fakeSandboxes) ResetKernel(ctx context.Context, id string) error {
 }
 
 func (f *fakeSandboxes) RunCommand(ctx context.Context, id, cmd string, timeout time.Duration, onEvent func(Event)) (CommandResult, error) {
-	if err := f.enter("RunCommand", id); err != nil {
+	if err := f.enter(ctx, "RunCommand", id); err != nil {
 		return CommandResult{}, err
 	}
 	f.mu.Lock()
@@ -522,7 +526,7 @@ func (f *fakeSandboxes) RunCommand(ctx context.Context, id, cmd string, timeout 
 }
 
 func (f *fakeSandboxes) ListFiles(ctx context.Context, id, dir string, depth int) ([]FileEntry, error) {
-	if err := f.enter("ListFiles", id); err != nil {
+	if err := f.enter(ctx, "ListFiles", id); err != nil {
 		return nil, err
 	}
 	f.mu.Lock()
@@ -543,7 +547,7 @@ func (f *fakeSandboxes) ListFiles(ctx context.Context, id, dir string, depth int
 }
 
 func (f *fakeSandboxes) StatFile(ctx context.Context, id, p string) (FileEntry, error) {
-	if err := f.enter("StatFile", id); err != nil {
+	if err := f.enter(ctx, "StatFile", id); err != nil {
 		return FileEntry{}, err
 	}
 	f.mu.Lock()
@@ -565,7 +569,7 @@ func (f *fakeSandboxes) StatFile(ctx context.Context, id, p string) (FileEntry, 
 }
 
 func (f *fakeSandboxes) ReadFile(ctx context.Context, id, p string) (io.ReadCloser, error) {
-	if err := f.enter("ReadFile", id); err != nil {
+	if err := f.enter(ctx, "ReadFile", id); err != nil {
 		return nil, err
 	}
 	f.mu.Lock()
@@ -582,7 +586,7 @@ func (f *fakeSandboxes) ReadFile(ctx context.Context, id, p string) (io.ReadClos
 }
 
 func (f *fakeSandboxes) WriteFile(ctx context.Context, id, p string, r io.Reader) error {
-	if err := f.enter("WriteFile", id); err != nil {
+	if err := f.enter(ctx, "WriteFile", id); err != nil {
 		return err
 	}
 	data, err := io.ReadAll(r)
@@ -600,7 +604,7 @@ func (f *fakeSandboxes) WriteFile(ctx context.Context, id, p string, r io.Reader
 }
 
 func (f *fakeSandboxes) RemoveFile(ctx context.Context, id, p string) error {
-	if err := f.enter("RemoveFile", id); err != nil {
+	if err := f.enter(ctx, "RemoveFile", id); err != nil {
 		return err
 	}
 	f.mu.Lock()

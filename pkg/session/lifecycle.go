@@ -84,10 +84,12 @@ func (m *Manager) stopSession(ctx context.Context, cur *Session, owner string) (
 	} else if err != nil {
 		return nil, fmt.Errorf("mark session %q stopping: %w", cur.SessionID, err)
 	}
+	// From here the stop must finish even if the caller hangs up: a kill
+	// cut short would leave the sandbox running until the reaper's turn.
 	dctx, cancel := detach(ctx)
 	defer cancel()
 	if s.SandboxID != "" {
-		if err := m.sandboxes.Kill(ctx, s.SandboxID); err != nil {
+		if err := m.sandboxes.Kill(dctx, s.SandboxID); err != nil {
 			return nil, fmt.Errorf("kill sandbox %s: %w", s.SandboxID, err)
 		}
 	}

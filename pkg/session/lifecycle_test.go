@@ -571,3 +571,31 @@ func TestConcurrentExecutesDuringProviderOutage(t *testing.T) {
 		t.Fatalf("creates during an outage: %d", n)
 	}
 }
+
+func TestStopFinishesWhenTheCallerHangsUp(t *testing.T) {
+	r := newRig(t, Config{})
+	if _, err := r.m.Start(context.Background(), testKey, StartOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The client goes away right after the session was marked stopping: the
+	// kill and the final write must still happen.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var once sync.Once
+	r.store.fail = func(op string) error {
+		if op == "UpdateSession" {
+			once.Do(cancel)
+		}
+		return nil
+	}
+	s, err := r.m.Stop(ctx, testKey)
+	if err != nil || s.State != StateStopped {
+		t.Fatalf("stop %+v %v", s, err)
+	}
+	if live := r.sbx.live(); len(live) != 0 {
+		t.Fatalf("sandbox left running after the caller hung up: %v", live)
+	}
+	if got := r.store.session(testKey); got.State != StateStopped {
+		t.Fatalf("record %+v", got)
+	}
+}
