@@ -213,6 +213,10 @@ func (s *sandbox) kill(ctx context.Context) error {
 	s.state = stateKilled
 	s.disarmLocked()
 	s.rt.forget(s.id)
+	// A caller that goes away (an HTTP client) must not leave a half-torn
+	// down tree, cgroup or uid behind.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
 	return s.teardown(ctx)
 }
 
