@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -373,5 +374,23 @@ func TestWriterWithoutFlush(t *testing.T) {
 	r := execResult{lines: parseLines(t, data)}
 	if r.mustNoError(t).mainText() != "42" || r.text("stdout") != "x\n" {
 		t.Errorf("without Flush: %v", r.lines)
+	}
+}
+
+// TestUserSiteInstallImportable: a package installed with `pip install
+// --user` while the kernel runs is importable in the same kernel, as after
+// the install endpoint falls back to a user install.
+func TestUserSiteInstallImportable(t *testing.T) {
+	home := t.TempDir()
+	env := newTestEnv(t, Config{Env: append(os.Environ(), "HOME="+home, "PYTHONUSERBASE=")}, testTuning)
+	if r := env.run(t, "1"); r.mainText() != "1" {
+		t.Fatalf("warm-up: %+v", r)
+	}
+	r := env.run(t, "import site, os\nusp = site.getusersitepackages()\nos.makedirs(usp, exist_ok=True)\nopen(os.path.join(usp, 'sbx_user_pkg.py'), 'w').write('VALUE = 41 + 1\\n')\nusp.startswith(os.environ['HOME'])")
+	if r.mainText() != "True" {
+		t.Fatalf("writing the module: %+v", r)
+	}
+	if r := env.run(t, "import sbx_user_pkg\nsbx_user_pkg.VALUE"); r.mainText() != "42" {
+		t.Fatalf("import after a user install: %+v", r)
 	}
 }

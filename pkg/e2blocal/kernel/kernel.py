@@ -829,6 +829,22 @@ def _order_os_system(k):
     os.system = system
 
 
+def _user_site():
+    """Puts the user's site-packages on sys.path even when it does not exist
+    yet: site skips a missing one at start-up, so a `pip install --user` (the
+    fallback where the system Python is externally managed) would otherwise
+    be importable only after a restart."""
+    try:
+        import site
+
+        usp = site.getusersitepackages()
+        if site.ENABLE_USER_SITE and usp not in sys.path:
+            os.makedirs(usp, exist_ok=True)
+            site.addsitedir(usp)
+    except Exception:
+        pass
+
+
 def main():
     cap = int(sys.argv[1]) if len(sys.argv) > 1 else 1 << 20
     k = Kernel(cap)
@@ -844,6 +860,7 @@ def main():
     sys.argv = [""]
     if "" not in sys.path:
         sys.path.insert(0, "")
+    _user_site()
     user = types.ModuleType("__main__")
     user.__dict__["__builtins__"] = builtins
     sys.modules["__main__"] = user
