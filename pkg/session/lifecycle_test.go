@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -141,36 +142,39 @@ func TestConcurrentExecutesStartOneSandbox(t *testing.T) {
 }
 
 func TestLeaseTakeover(t *testing.T) {
-	r := newRig(t, Config{})
-	ctx := context.Background()
-	now := r.clock.Now()
-	// A start whose caller died: it holds the lease for another minute.
-	r.store.put(&Session{Key: testKey, State: StateStarting, LeaseOwner: "dead", LeaseUntil: now.Add(time.Minute),
-		DueAt: now.Add(time.Minute), CreatedAt: now, Version: 3})
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t, Config{})
+		ctx := t.Context()
+		now := r.clock.Now()
+		// A start whose caller died: it holds the lease for another minute.
+		r.store.put(&Session{Key: testKey, State: StateStarting, LeaseOwner: "dead", LeaseUntil: now.Add(time.Minute),
+			DueAt: now.Add(time.Minute), CreatedAt: now, Version: 3})
 
-	done := make(chan error, 1)
-	go func() {
-		_, err := r.m.Execute(ctx, testKey, ExecRequest{Code: "print x"}, nil)
-		done <- err
-	}()
-	// The caller waits while the lease holds...
-	select {
-	case err := <-done:
-		t.Fatalf("execute returned while the lease was held: %v", err)
-	case <-time.After(100 * time.Millisecond):
-	}
-	if r.sbx.count("Create") != 0 {
-		t.Fatal("a sandbox was created under someone else's lease")
-	}
-	// ...and takes over once it expires.
-	r.clock.Advance(61 * time.Second)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	s := r.store.session(testKey)
-	if s.State != StateRunning || s.LeaseOwner != "" || r.sbx.count("Create") != 1 {
-		t.Fatalf("after takeover: %+v creates %d", s, r.sbx.count("Create"))
-	}
+		done := make(chan error, 1)
+		go func() {
+			_, err := r.m.Execute(ctx, testKey, ExecRequest{Code: "print x"}, nil)
+			done <- err
+		}()
+		// The caller waits while the lease holds...
+		synctest.Wait()
+		select {
+		case err := <-done:
+			t.Fatalf("execute returned while the lease was held: %v", err)
+		default:
+		}
+		if r.sbx.count("Create") != 0 {
+			t.Fatal("a sandbox was created under someone else's lease")
+		}
+		// ...and takes over once it expires.
+		r.clock.Advance(61 * time.Second)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		s := r.store.session(testKey)
+		if s.State != StateRunning || s.LeaseOwner != "" || r.sbx.count("Create") != 1 {
+			t.Fatalf("after takeover: %+v creates %d", s, r.sbx.count("Create"))
+		}
+	})
 }
 
 func TestLeaseWaitHonoursContext(t *testing.T) {
@@ -548,28 +552,39 @@ func TestStopFaults(t *testing.T) {
 }
 
 func TestConcurrentExecutesDuringProviderOutage(t *testing.T) {
-	r := newRig(t, Config{})
-	r.sbx.fail = func(op, id string) error {
-		if op == "Create" {
-			time.Sleep(30 * time.Millisecond) // the provider takes a while to fail
-			return Errorf(ErrUnavailable, "provider 503")
-		}
-		return nil
-	}
-	var wg sync.WaitGroup
-	for range 10 {
-		wg.Go(func() {
-			if _, err := r.m.Execute(context.Background(), testKey, ExecRequest{Code: "print x"}, nil); !errors.Is(err, ErrUnavailable) {
-				t.Errorf("err = %v", err)
+	// In a synctest bubble: the failing Create is held until every other
+	// caller is blocked waiting on the start lease, so the outcome does not
+	// depend on how fast the machine is.
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t, Config{})
+		gate := make(chan struct{})
+		r.sbx.fail = func(op, id string) error {
+			if op == "Create" {
+				<-gate // the provider takes a while to fail
+				return Errorf(ErrUnavailable, "provider 503")
 			}
-		})
-	}
-	wg.Wait()
-	// Callers that waited on the failing start report it instead of each
-	// trying again; a few that arrived after it failed try themselves.
-	if n := r.sbx.count("Create"); n > 3 {
-		t.Fatalf("creates during an outage: %d", n)
-	}
+			return nil
+		}
+		var wg sync.WaitGroup
+		for range 10 {
+			wg.Go(func() {
+				if _, err := r.m.Execute(t.Context(), testKey, ExecRequest{Code: "print x"}, nil); !errors.Is(err, ErrUnavailable) {
+					t.Errorf("err = %v", err)
+				}
+			})
+		}
+		synctest.Wait() // one caller in Create, nine waiting on its lease
+		if n := r.sbx.count("Create"); n != 1 {
+			t.Fatalf("creates while the first start holds the lease: %d", n)
+		}
+		close(gate)
+		wg.Wait()
+		// Callers that waited on the failing start report it instead of
+		// each trying again.
+		if n := r.sbx.count("Create"); n != 1 {
+			t.Fatalf("creates during an outage: %d", n)
+		}
+	})
 }
 
 func TestStopFinishesWhenTheCallerHangsUp(t *testing.T) {

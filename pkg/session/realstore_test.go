@@ -374,15 +374,23 @@ func TestRealStoreLeaseTakeoverAndStaleStart(t *testing.T) {
 	}
 	waiting, stale := dead("waiting"), dead("stale")
 
+	r.store.reads.Store(0)
 	done := make(chan error, 1)
 	go func() {
 		_, err := r.m.Execute(ctx, waiting, session.ExecRequest{Code: "print x"}, nil)
 		done <- err
 	}()
-	select {
-	case err := <-done:
-		t.Fatalf("returned under a held lease: %v", err)
-	case <-time.After(100 * time.Millisecond):
+	// Two reads mean the caller found the lease held and polled again
+	// instead of taking the session over.
+	for r.store.reads.Load() < 2 {
+		select {
+		case err := <-done:
+			t.Fatalf("returned under a held lease: %v", err)
+		case <-time.After(time.Millisecond):
+		}
+	}
+	if n := r.sbx.Count("Create"); n != 0 {
+		t.Fatalf("created a sandbox under a held lease")
 	}
 	r.clock.Advance(61 * time.Second)
 	if err := <-done; err != nil {

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -299,45 +299,59 @@ func TestShortIdleTimeoutWritesActivityOften(t *testing.T) {
 }
 
 func TestReapCancelledLeavesNoGoroutines(t *testing.T) {
-	r := newRig(t, Config{ReapParallelism: 4, MaxLiveSandboxesPerTenant: 100})
-	ctx := context.Background()
-	for i := range 30 {
-		k := testKey
-		k.SessionID = fmt.Sprint("s", i)
-		if _, err := r.m.Start(ctx, k, StartOptions{}); err != nil {
+	// In a synctest bubble: the tick is cancelled while one of its workers
+	// is held inside a provider call; Reap must wait for that worker rather
+	// than return and leave it running.
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t, Config{ReapParallelism: 4, MaxLiveSandboxesPerTenant: 100})
+		ctx := t.Context()
+		for i := range 30 {
+			k := testKey
+			k.SessionID = fmt.Sprint("s", i)
+			if _, err := r.m.Start(ctx, k, StartOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r.clock.Advance(31 * time.Minute)
+		cctx, cancel := context.WithCancel(ctx)
+		gate := make(chan struct{})
+		var kills atomic.Int32
+		r.sbx.fail = func(op, id string) error {
+			if op == "Kill" && kills.Add(1) == 5 {
+				cancel()
+				<-gate
+			}
+			return nil
+		}
+		type result struct {
+			rep ReapReport
+			err error
+		}
+		done := make(chan result, 1)
+		go func() {
+			rep, err := r.m.Reap(cctx)
+			done <- result{rep, err}
+		}()
+		synctest.Wait()
+		select {
+		case res := <-done:
+			close(gate)
+			t.Fatalf("Reap returned while a worker was still in a provider call: %+v", res)
+		default:
+		}
+		close(gate)
+		res := <-done
+		if res.err == nil || res.rep.Killed+res.rep.Errors == 0 || res.rep.Killed+res.rep.Errors > 30 {
+			t.Fatalf("cancelled tick: %+v %v", res.rep, res.err)
+		}
+		// The next tick finishes what the cancelled one left.
+		r.sbx.fail = nil
+		r.clock.Advance(2 * time.Minute)
+		if _, err := r.m.Reap(ctx); err != nil {
 			t.Fatal(err)
 		}
-	}
-	r.clock.Advance(31 * time.Minute)
-	before := runtime.NumGoroutine()
-	cctx, cancel := context.WithCancel(ctx)
-	var kills atomic.Int32
-	r.sbx.fail = func(op, id string) error {
-		if op == "Kill" && kills.Add(1) == 5 {
-			cancel()
+		if live := r.sbx.live(); len(live) != 0 {
+			t.Fatalf("left running: %v", live)
 		}
-		return nil
-	}
-	rep, err := r.m.Reap(cctx)
-	if err == nil || rep.Killed+rep.Errors == 0 || rep.Killed+rep.Errors > 30 {
-		t.Fatalf("cancelled tick: %+v %v", rep, err)
-	}
-	// Goroutines of earlier tests may still be winding down: give them a
-	// moment, then show whatever is left.
-	for deadline := time.Now().Add(2 * time.Second); runtime.NumGoroutine() > before && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if after := runtime.NumGoroutine(); after > before {
-		buf := make([]byte, 1<<16)
-		t.Fatalf("goroutines %d -> %d:\n%s", before, after, buf[:runtime.Stack(buf, true)])
-	}
-	// The next tick finishes what the cancelled one left.
-	r.sbx.fail = nil
-	r.clock.Advance(2 * time.Minute)
-	if _, err := r.m.Reap(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if live := r.sbx.live(); len(live) != 0 {
-		t.Fatalf("left running: %v", live)
-	}
+	})
 }
