@@ -143,8 +143,12 @@ func validateRunRequest(req RunRequest) error {
 	if err := validateExec(ExecRequest{Code: req.Code}); err != nil {
 		return err
 	}
-	if len(req.Code) > maxRunCodeBytes {
-		return &Error{Kind: ErrTooLarge, Detail: fmt.Sprintf("a run's code is limited to %d bytes (it travels in an event)", maxRunCodeBytes)}
+	// The code travels JSON-encoded, where <, > and & take six bytes each
+	// and control characters two to six: the encoded length is what counts.
+	if n := jsonSize(req.Code) - 2; n > maxRunCodeBytes {
+		return &Error{Kind: ErrTooLarge, Detail: fmt.Sprintf(
+			"a run's code is limited to %d bytes as JSON text (it travels in an event; <, > and & count six bytes each, newlines and tabs two); this code is %d",
+			maxRunCodeBytes, n)}
 	}
 	if req.TimeoutSecs < 0 || time.Duration(req.TimeoutSecs)*time.Second > maxExecTimeout {
 		return Errorf(ErrInvalid, "timeoutSecs must be between 0 and %d", int(maxExecTimeout/time.Second))

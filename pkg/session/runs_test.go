@@ -190,10 +190,34 @@ func TestProcessRunOutcomes(t *testing.T) {
 
 func TestRunSizes(t *testing.T) {
 	ctx := context.Background()
-	t.Run("code too large for an event", func(t *testing.T) {
-		r := newRig(t, Config{})
-		if _, err := r.m.SubmitRun(ctx, testKey, RunRequest{Code: strings.Repeat("x", maxRunCodeBytes+1)}); !errors.Is(err, ErrTooLarge) {
-			t.Fatalf("err = %v", err)
+	t.Run("code size is counted as it travels in the event", func(t *testing.T) {
+		tests := []struct {
+			name string
+			code string
+			kind error
+		}{
+			{"plain at the limit", strings.Repeat("x", maxRunCodeBytes), nil},
+			{"plain past the limit", strings.Repeat("x", maxRunCodeBytes+1), ErrTooLarge},
+			// JSON encodes <, > and & as \u003c..., six bytes each.
+			{"comparisons grow sixfold", strings.Repeat("<", maxRunCodeBytes/6+1), ErrTooLarge},
+			{"newlines grow twofold", strings.Repeat("\n", maxRunCodeBytes/2+1), ErrTooLarge},
+			{"escaped within the limit", strings.Repeat("a<b\n", maxRunCodeBytes/12), nil},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				r := newRig(t, Config{})
+				_, err := r.m.SubmitRun(ctx, testKey, RunRequest{Code: tt.code})
+				if tt.kind == nil && err != nil || tt.kind != nil && !errors.Is(err, tt.kind) {
+					t.Fatalf("err = %v, want %v", err, tt.kind)
+				}
+				if tt.kind != nil {
+					return
+				}
+				// What the bus sends must fit EventBridge's 256 KB entry.
+				if n := jsonSize(r.bus.requested[0]); n > 256<<10-1024 {
+					t.Fatalf("event detail of %d bytes", n)
+				}
+			})
 		}
 	})
 	t.Run("mid-size result kept in the record, left out of the event", func(t *testing.T) {
