@@ -37,6 +37,8 @@ func (rt *Runtime) create(ctx context.Context, p createParams) (*sandbox, error)
 		rt.lastCreate.Store(time.Now().UnixNano())
 		rt.creating.Add(-1)
 	}()
+	// Cleanup after a failure must finish even if the client went away.
+	ctx = context.WithoutCancel(ctx)
 	s, err := rt.takeWarm()
 	if err != nil {
 		return nil, err
