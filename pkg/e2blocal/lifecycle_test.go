@@ -114,7 +114,8 @@ open("/home/user/pid", "w").write(str(__import__("os").getpid()))
 while True: time.sleep(1)
 ' >/dev/null 2>&1 &
 for i in $(seq 100); do [ -s /home/user/pid ] && break; sleep 0.05; done`)
-	mustRun(t, rt, sb, `kill -USR1 $(cat /home/user/pid)`)
+	mustRun(t, rt, sb, `kill -USR1 $(cat /home/user/pid)
+for i in $(seq 100); do [ -s /home/user/count ] && break; sleep 0.05; done`)
 
 	if r := api(t, rt, "POST", "/sandboxes/"+id+"/pause", map[string]any{}); r.status != http.StatusNoContent {
 		t.Fatalf("pause: %d %s", r.status, r.body)
@@ -151,7 +152,8 @@ for i in $(seq 100); do [ -s /home/user/pid ] && break; sleep 0.05; done`)
 			t.Fatalf("connect body %s", r.body)
 		}
 	}
-	out := mustRun(t, rt, sb, `kill -USR1 $(cat /home/user/pid); sleep 0.3; cat /home/user/count`)
+	out := mustRun(t, rt, sb, `kill -USR1 $(cat /home/user/pid)
+for i in $(seq 100); do [ "$(cat /home/user/count)" != 42 ] && break; sleep 0.05; done; cat /home/user/count`)
 	if strings.TrimSpace(out) != "43" {
 		t.Fatalf("counter after resume = %q, want 43 (state lost across pause)", out)
 	}
