@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -127,6 +129,7 @@ for i in $(seq 100); do [ -s /home/user/count ] && break; sleep 0.05; done`)
 	assertErrorBody(t, r, http.StatusConflict)
 	waitState(t, rt, id, http.StatusOK, "paused")
 	assert502(t, rt, id)
+	assertFrozen(t, rt.lookup(id))
 	if r := api(t, rt, "POST", "/sandboxes/"+id+"/resume", map[string]any{"timeout": 60}); r.status != http.StatusCreated {
 		t.Fatalf("deprecated resume: %d %s", r.status, r.body)
 	}
@@ -326,4 +329,26 @@ func TestKillPausedAndConnectRearms(t *testing.T) {
 	}
 	time.Sleep(3500 * time.Millisecond)
 	waitState(t, rt, sb.SandboxID, http.StatusOK, "running")
+}
+
+// assertFrozen checks that no task of a paused sandbox can run.
+func assertFrozen(t testing.TB, s *sandbox) {
+	t.Helper()
+	switch g := s.cg.(type) {
+	case *v1Group:
+		if st := g.freezerState(); st != "FROZEN" {
+			t.Fatalf("freezer state %q", st)
+		}
+	case *v2Group:
+		if readStatField(g.dir+"/cgroup.events", "frozen") != 1 {
+			t.Fatal("cgroup not frozen")
+		}
+	default:
+		for _, pid := range processTree(s.proc.cmd.Process.Pid) {
+			data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+			if i := strings.LastIndexByte(string(data), ')'); i < 0 || data[i+2] != 'T' {
+				t.Fatalf("pid %d not stopped: %s", pid, data)
+			}
+		}
+	}
 }
