@@ -90,7 +90,8 @@ func (f *fakeManager) Authenticate(ctx context.Context, plaintext string) (*sess
 	if err != nil {
 		return nil, err
 	}
-	if k, ok := f.keys2[plaintext]; ok {
+	// Like the Manager: revoked keys are refused at the lookup.
+	if k, ok := f.keys2[plaintext]; ok && !k.Revoked() {
 		return k, nil
 	}
 	return nil, session.Errorf(session.ErrUnauthorized, "unknown key")
