@@ -2,7 +2,9 @@ package session
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"strings"
 	"time"
 )
 
@@ -24,6 +26,8 @@ type Store interface {
 	ListSessions(ctx context.Context, tenant, principal string, limit int, cursor string) (sessions []*Session, next string, err error)
 	// DueSessions returns up to limit live sessions whose DueAt is at or
 	// before t, from the deadline index (never a scan), earliest first.
+	// Records it cannot decode are skipped: it then returns the sessions it
+	// could read together with a *SkippedRecordsError naming the others.
 	DueSessions(ctx context.Context, t time.Time, limit int) ([]*Session, error)
 
 	// CreateRun writes a new run with Version 1; ErrConflict if the id is
@@ -43,6 +47,24 @@ type Store interface {
 	ListAPIKeys(ctx context.Context) ([]*APIKey, error)
 	// RevokeAPIKey marks a key revoked at t; ErrNotFound for an unknown hash.
 	RevokeAPIKey(ctx context.Context, hash string, t time.Time) error
+}
+
+// SkippedRecordsError reports stored records a read had to skip because
+// they could not be decoded; the read's other results are valid. Records
+// names each one (its keys and what was wrong) for an operator to repair.
+type SkippedRecordsError struct {
+	Op      string
+	Records []string
+}
+
+func (e *SkippedRecordsError) Error() string {
+	const show = 5
+	names := e.Records[:min(len(e.Records), show)]
+	more := ""
+	if len(e.Records) > show {
+		more = fmt.Sprintf(" (and %d more)", len(e.Records)-show)
+	}
+	return fmt.Sprintf("%s: skipped %d undecodable records: %s%s", e.Op, len(e.Records), strings.Join(names, "; "), more)
 }
 
 // SandboxSpec is what a new sandbox is created with.

@@ -13,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/sessionbox/sessionbox/pkg/blob"
 	"github.com/sessionbox/sessionbox/pkg/localaws"
@@ -47,6 +49,8 @@ func (c *countingStore) UpdateSession(ctx context.Context, s *session.Session) e
 }
 
 type realRig struct {
+	ddb   *dynamodb.Client
+	table string
 	m     *session.Manager
 	store *countingStore
 	sbx   *session.FakeSandboxes
@@ -104,6 +108,8 @@ func newRealRig(t testing.TB, cfg session.Config) *realRig {
 	}
 	clock := session.NewFakeClock()
 	r := &realRig{
+		ddb:   ddb,
+		table: table,
 		store: &countingStore{Store: store.New(ddb, table, store.WithClock(clock))},
 		sbx:   session.NewFakeSandboxes(clock),
 		clock: clock,
@@ -406,5 +412,46 @@ func TestRealStoreLeaseTakeoverAndStaleStart(t *testing.T) {
 	}
 	if n := r.sbx.Count("Create"); n != 1 {
 		t.Fatalf("creates %d", n)
+	}
+}
+
+func TestRealStoreReaperSkipsDamagedRecords(t *testing.T) {
+	r := newRealRig(t, session.Config{})
+	ctx := t.Context()
+	if _, err := r.m.Start(ctx, key, session.StartOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// A record on the deadline index whose times cannot be parsed: it is
+	// due before the good session, so it comes back first.
+	due := r.clock.Now().Add(-time.Hour)
+	_, err := r.ddb.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(r.table), Item: map[string]types.AttributeValue{
+		"pk":        &types.AttributeValueMemberS{Value: "T#acme#P#alice"},
+		"sk":        &types.AttributeValueMemberS{Value: "S#damaged"},
+		"state":     &types.AttributeValueMemberS{Value: "running"},
+		"createdAt": &types.AttributeValueMemberS{Value: "yesterday-ish"},
+		"dueTime":   &types.AttributeValueMemberS{Value: "soon"},
+		"dueShard":  &types.AttributeValueMemberS{Value: "DUE#0"},
+		"dueAt":     &types.AttributeValueMemberN{Value: fmt.Sprint(due.Unix())},
+		"version":   &types.AttributeValueMemberN{Value: "1"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.clock.Advance(31 * time.Minute)
+
+	got, err := r.store.DueSessions(ctx, r.clock.Now(), 10)
+	skipped, ok := errors.AsType[*session.SkippedRecordsError](err)
+	if !ok || len(skipped.Records) != 1 || !strings.Contains(skipped.Records[0], "S#damaged") {
+		t.Fatalf("err = %v, want the damaged record named", err)
+	}
+	if len(got) != 1 || got[0].SessionID != key.SessionID {
+		t.Fatalf("due %+v, want the readable session", got)
+	}
+	rep, err := r.m.Reap(ctx)
+	if err != nil || rep != (session.ReapReport{Killed: 1, Errors: 1}) {
+		t.Fatalf("reap %+v %v", rep, err)
+	}
+	if st, err := r.m.Status(ctx, key); err != nil || st.State != session.StateStopped {
+		t.Fatalf("readable session %+v %v", st, err)
 	}
 }

@@ -42,7 +42,11 @@ func (m *Manager) Reap(ctx context.Context) (ReapReport, error) {
 	var rep ReapReport
 	now := m.clock.Now()
 	due, err := m.store.DueSessions(ctx, now, m.cfg.ReapBatch)
-	if err != nil {
+	if skipped, ok := errors.AsType[*SkippedRecordsError](err); ok {
+		// Damaged records are counted and named; the rest are reaped.
+		m.log.ErrorContext(ctx, "due sessions skipped", "err", skipped)
+		rep.Errors += len(skipped.Records)
+	} else if err != nil {
 		return rep, fmt.Errorf("find due sessions: %w", err)
 	}
 	outcomes := make([]reapOutcome, len(due))

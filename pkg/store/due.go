@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
@@ -25,11 +26,12 @@ func (s *Store) DueSessions(ctx context.Context, t time.Time, limit int) ([]*ses
 		return nil, err
 	}
 	perShard := make([][]*session.Session, s.shards)
+	badShard := make([][]string, s.shards)
 	errs := make([]error, s.shards)
 	var wg sync.WaitGroup
 	for i := range s.shards {
 		wg.Go(func() {
-			perShard[i], errs[i] = s.dueInShard(ctx, fmt.Sprintf("DUE#%d", i), t, limit)
+			perShard[i], badShard[i], errs[i] = s.dueInShard(ctx, fmt.Sprintf("DUE#%d", i), t, limit)
 		})
 	}
 	wg.Wait()
@@ -41,17 +43,19 @@ func (s *Store) DueSessions(ctx context.Context, t time.Time, limit int) ([]*ses
 	if len(all) > limit {
 		all = all[:limit]
 	}
+	// One damaged record must not stop the reaper for every session: the
+	// readable ones come back, the others are named beside them.
+	if bad := slices.Concat(badShard...); len(bad) > 0 {
+		return all, &session.SkippedRecordsError{Op: "due sessions", Records: bad}
+	}
 	return all, nil
 }
 
 // dueInShard reads one shard's due sessions, earliest first. The index
 // holds whole seconds; the exact due time is checked here, as are state and
 // expiry, since the index is eventually consistent with the table.
-func (s *Store) dueInShard(ctx context.Context, shard string, t time.Time, limit int) ([]*session.Session, error) {
-	var (
-		got   []*session.Session
-		start item
-	)
+func (s *Store) dueInShard(ctx context.Context, shard string, t time.Time, limit int) (got []*session.Session, bad []string, err error) {
+	var start item
 	for len(got) < limit {
 		out, err := s.db.Query(ctx, &dynamodb.QueryInput{
 			TableName:                 aws.String(s.table),
@@ -63,12 +67,13 @@ func (s *Store) dueInShard(ctx context.Context, shard string, t time.Time, limit
 			Limit:                     aws.Int32(int32(limit - len(got))),
 		})
 		if err != nil {
-			return nil, wrapErr("due sessions in "+shard, err)
+			return nil, nil, wrapErr("due sessions in "+shard, err)
 		}
 		for _, m := range out.Items {
 			v, err := decodeSession(m)
 			if err != nil {
-				return nil, wrapErr("due sessions in "+shard, err)
+				bad = append(bad, fmt.Sprintf("%s %s: %v", stringAttr(m, "pk"), stringAttr(m, "sk"), err))
+				continue
 			}
 			if v.State.Live() && !v.DueAt.IsZero() && !v.DueAt.After(t) && !s.expired(v.ExpiresAt) {
 				got = append(got, v)
@@ -79,5 +84,14 @@ func (s *Store) dueInShard(ctx context.Context, shard string, t time.Time, limit
 		}
 		start = out.LastEvaluatedKey
 	}
-	return got, nil
+	return got, bad, nil
+}
+
+// stringAttr is a string attribute of m, or "?" when it is missing or of
+// another type (a damaged record may lack anything).
+func stringAttr(m item, name string) string {
+	if v, ok := m[name].(*types.AttributeValueMemberS); ok {
+		return v.Value
+	}
+	return "?"
 }
