@@ -61,7 +61,7 @@ lint:
 
 ## proto: regenerate pkg/envdpb from proto/ (protoc from apt, generators pinned)
 proto:
-	$(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.11
+	$(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 	$(GO) install connectrpc.com/connect/cmd/protoc-gen-connect-go@v1.21.1
 	protoc -I proto -I /usr/include \
 	  --go_out=. --go_opt=module=github.com/sessionbox/sessionbox \

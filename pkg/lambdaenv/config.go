@@ -35,6 +35,9 @@ const (
 	EnvExecSecs     = "SESSIONBOX_EXEC_TIMEOUT_SECS"
 	EnvMaxLive      = "SESSIONBOX_MAX_LIVE_SANDBOXES"
 	EnvReapBatch    = "SESSIONBOX_REAP_BATCH"
+	// EnvInternet lets sandboxes reach the internet (pip from PyPI);
+	// "true" unless set to "false".
+	EnvInternet = "SESSIONBOX_ALLOW_INTERNET_ACCESS"
 	// Local runs give the E2B key and URLs directly, like the E2B SDKs.
 	EnvE2BAPIKey     = "E2B_API_KEY"
 	EnvE2BAPIURL     = "E2B_API_URL"
@@ -182,6 +185,13 @@ func loadSession(get func(string) string, stackID string) (session.Config, error
 	secs(EnvExecSecs, &c.ExecTimeout)
 	count(EnvMaxLive, &c.MaxLiveSandboxesPerTenant)
 	count(EnvReapBatch, &c.ReapBatch)
+	switch v := get(EnvInternet); v {
+	case "", "true":
+		c.AllowInternetAccess = true
+	case "false":
+	default:
+		errs = append(errs, fmt.Errorf("%s: %q is neither true nor false", EnvInternet, v))
+	}
 	return c, errors.Join(errs...)
 }
 

@@ -30,7 +30,7 @@ func TestLoad(t *testing.T) {
 	}
 	if c.Session.IdleTimeout != 10*time.Minute || c.Session.Lifetime != time.Hour || c.Session.MaxLiveSandboxesPerTenant != 5 ||
 		c.StackID != "sessionbox-acme" || c.Session.StackID != "sessionbox-acme" || c.LogLevel != slog.LevelWarn ||
-		len(c.AllowedOrigins) != 2 || c.AllowedOrigins[1] != "https://b.example" || c.JWT != nil {
+		len(c.AllowedOrigins) != 2 || c.AllowedOrigins[1] != "https://b.example" || c.JWT != nil || !c.Session.AllowInternetAccess {
 		t.Fatalf("config %+v", c)
 	}
 
@@ -58,6 +58,7 @@ func TestLoad(t *testing.T) {
 		{"bad number", with("SESSIONBOX_IDLE_TIMEOUT_SECS", "ten"), lambdaenv.Execute.Needs, []string{"SESSIONBOX_IDLE_TIMEOUT_SECS", `"ten"`}},
 		{"negative number", with("SESSIONBOX_REAP_BATCH", "-1"), lambdaenv.Reaper.Needs, []string{"SESSIONBOX_REAP_BATCH"}},
 		{"half a JWT", with("SESSIONBOX_JWT_ISSUER", "https://issuer"), lambdaenv.Authorizer.Needs, []string{"SESSIONBOX_JWT_AUDIENCE"}},
+		{"bad internet switch", with("SESSIONBOX_ALLOW_INTERNET_ACCESS", "yes"), lambdaenv.Execute.Needs, []string{"SESSIONBOX_ALLOW_INTERNET_ACCESS", `"yes"`}},
 		{"bad log level", with("AWS_LAMBDA_LOG_LEVEL", "LOUD"), lambdaenv.Status.Needs, []string{"AWS_LAMBDA_LOG_LEVEL", "LOUD"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -78,6 +79,12 @@ func TestLoad(t *testing.T) {
 			}
 		})
 	}
+	t.Run("internet off", func(t *testing.T) {
+		c, err := lambdaenv.Load(getenv(with("SESSIONBOX_ALLOW_INTERNET_ACCESS", "false")), lambdaenv.Execute.Needs)
+		if err != nil || c.Session.AllowInternetAccess {
+			t.Fatalf("%+v %v", c.Session, err)
+		}
+	})
 	t.Run("JWT", func(t *testing.T) {
 		c, err := lambdaenv.Load(getenv(with("SESSIONBOX_JWT_ISSUER", "https://i", "SESSIONBOX_JWT_AUDIENCE", "aud",
 			"SESSIONBOX_JWT_JWKS_URL", "https://i/jwks")), lambdaenv.Authorizer.Needs)
