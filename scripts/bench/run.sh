@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The headline benchmarks of sessionbox, each beside the baseline it is
+# judged against, measured in the same run. Go benchmarks report p50/p99 as
+# custom metrics where latency matters; see each benchmark's doc comment.
+#
+#   scripts/bench/run.sh            every group
+#   scripts/bench/run.sh kernel     one group: kernel runtime e2b api session store blob lambda jupyter
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+count=${BENCH_COUNT:-3}
+groups=("$@")
+[ ${#groups[@]} -gt 0 ] || groups=(kernel runtime e2b api session store blob lambda jupyter)
+
+bench() { # package, regexp
+  echo "== go test -bench '$2' $1"
+  go test -run '^$' -bench "$2" -benchmem -count "$count" "$1" | grep -E '^(Benchmark|ok|FAIL)'
+}
+
+for g in "${groups[@]}"; do
+  case "$g" in
+    kernel)  bench ./pkg/e2blocal/kernel/ 'RoundTrip|SpawnPython|KernelStart' ;;
+    runtime) bench ./pkg/e2blocal/ 'CreateToFirstCommand|IdleSandboxMemory|InterpreterRoundTrip' ;;
+    e2b)     bench ./pkg/e2b/ 'RunCode|FileWrite|FileRead' ;;
+    api)     bench ./pkg/api/ 'ExecuteRoundTrip|SpawnIsolatedInterpreter|Transfer24MiB|ExecuteOverhead' ;;
+    session) bench ./pkg/session/ 'Execute' ;;
+    store)   bench ./pkg/store/ '.' ;;
+    blob)    bench ./pkg/blob/ '.' ;;
+    lambda)  bench ./pkg/lambdaenv/ 'Init' ;;
+    jupyter)
+      # Baseline for the interpreter round trip: a Jupyter kernel over ZeroMQ.
+      if ! /usr/bin/python3 -c 'import jupyter_client, ipykernel' 2>/dev/null; then
+        echo "== installing python3-ipykernel for the Jupyter baseline"
+        SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-ipykernel python3-jupyter-client >/dev/null
+      fi
+      echo "== Jupyter kernel round trip (baseline)"
+      /usr/bin/python3 scripts/bench/jupyter_rtt.py 1000 2>/dev/null
+      ;;
+    *) echo "unknown group $g" >&2; exit 2 ;;
+  esac
+done
