@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"regexp"
 
 	"github.com/sessionbox/sessionbox/pkg/session"
@@ -117,9 +116,6 @@ func (b *installBody) validate() *Problem {
 	}
 	if b.IndexURL != "" {
 		ps.add(session.ValidateIndexURL(b.IndexURL))
-		u, err := url.Parse(b.IndexURL)
-		ps.check(err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.User == nil && len(b.IndexURL) <= 2048,
-			"indexUrl must be an http or https URL without credentials")
 	}
 	return ps.problem()
 }
