@@ -29,8 +29,10 @@ const (
 // when not nil, applies to a sandbox this call starts. gone names a sandbox
 // the caller has just seen vanish: it is replaced rather than used.
 // restarted is set when the session had a sandbox before this call and now
-// has another (its kernel state is lost).
-func (m *Manager) acquire(ctx context.Context, key Key, opts *StartOptions, gone string) (s *Session, restarted bool, err error) {
+// has another (its kernel state is lost). Without mayStart, a session with
+// no usable sandbox (none recorded, stopped, failed, expired or gone) is
+// ErrNotFound instead of started: reads must not have a paid side effect.
+func (m *Manager) acquire(ctx context.Context, key Key, opts *StartOptions, gone string, mayStart bool) (s *Session, restarted bool, err error) {
 	owner := randomID(16)
 	wait := newBackoff()
 	prior, seen := gone, gone != ""
@@ -51,6 +53,8 @@ func (m *Manager) acquire(ctx context.Context, key Key, opts *StartOptions, gone
 		now := m.clock.Now()
 		var out *Session
 		switch {
+		case cur == nil && !mayStart:
+			return nil, false, Errorf(ErrNotFound, "no session %q", key.SessionID)
 		case cur == nil:
 			out, err = m.create(ctx, key, opts, owner, now)
 		case cur.State == StateRunning && cur.SandboxID != gone && !expiredLifetime(cur, now):
@@ -72,6 +76,8 @@ func (m *Manager) acquire(ctx context.Context, key Key, opts *StartOptions, gone
 			// provider outage); the caller may retry.
 			return nil, false, &Error{Kind: ErrUnavailable, RetryAfter: time.Second,
 				Detail: "starting the session's sandbox failed in a concurrent call; try again"}
+		case !mayStart:
+			return nil, false, noSandbox(key)
 		default:
 			out, err = m.takeOver(ctx, cur, opts, owner, now)
 		}
@@ -92,6 +98,11 @@ func (m *Manager) acquire(ctx context.Context, key Key, opts *StartOptions, gone
 		return out, prior != "" && out.SandboxID != prior, nil
 	}
 	return nil, false, &Error{Kind: ErrConflict, Detail: "the session kept changing under concurrent calls; try again", RetryAfter: time.Second}
+}
+
+// noSandbox is the answer of a read on a session that has no sandbox.
+func noSandbox(key Key) error {
+	return Errorf(ErrNotFound, "session %q has no sandbox; run code or start it first", key.SessionID)
 }
 
 // create writes a new record holding the start lease, then starts the

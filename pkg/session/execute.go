@@ -19,13 +19,26 @@ const maxCodeBytes = 1 << 20
 type sandboxOp func(ctx context.Context, s *Session) (retryable bool, err error)
 
 // withSandbox runs op on the session's sandbox, starting (with opts, when
-// not nil) or resuming it first. When the provider says the sandbox is gone, it starts a fresh one
-// and, if op allows, runs op there once more; restarted reports that the
-// session's sandbox was replaced.
+// not nil) or resuming it first. When the provider says the sandbox is
+// gone, it starts a fresh one and, if op allows, runs op there once more;
+// restarted reports that the session's sandbox was replaced.
 func (m *Manager) withSandbox(ctx context.Context, key Key, opts *StartOptions, op sandboxOp) (restarted bool, err error) {
+	return m.onSandbox(ctx, key, opts, true, op)
+}
+
+// withExistingSandbox runs op on the sandbox the session has, resuming a
+// paused one, but never starts one: a session without a sandbox (unknown,
+// stopped, failed, or its sandbox gone) is ErrNotFound. Reads use it, so
+// a GET costs no sandbox.
+func (m *Manager) withExistingSandbox(ctx context.Context, key Key, op sandboxOp) error {
+	_, err := m.onSandbox(ctx, key, nil, false, op)
+	return err
+}
+
+func (m *Manager) onSandbox(ctx context.Context, key Key, opts *StartOptions, mayStart bool, op sandboxOp) (restarted bool, err error) {
 	gone, replaced := "", false
 	for attempt := 0; attempt < maxTransitions; attempt++ {
-		s, r, err := m.acquire(ctx, key, opts, gone)
+		s, r, err := m.acquire(ctx, key, opts, gone, mayStart)
 		if err != nil {
 			return restarted, err
 		}

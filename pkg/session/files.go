@@ -12,7 +12,9 @@ import (
 const maxListDepth = 10
 
 // ListFiles lists dir (default the working directory) down to depth levels
-// (default 1).
+// (default 1). It resumes a paused sandbox but starts none: an unknown
+// session is ErrNotFound, and so is one without a sandbox (stopped, or its
+// sandbox gone), with a detail saying to run code or start it first.
 func (m *Manager) ListFiles(ctx context.Context, key Key, dir string, depth int) ([]FileEntry, error) {
 	if err := validateKey(key); err != nil {
 		return nil, err
@@ -31,7 +33,7 @@ func (m *Manager) ListFiles(ctx context.Context, key Key, dir string, depth int)
 		return nil, Errorf(ErrInvalid, "depth must be between 1 and %d", maxListDepth)
 	}
 	var out []FileEntry
-	_, err = m.withSandbox(ctx, key, nil, func(ctx context.Context, s *Session) (bool, error) {
+	err = m.withExistingSandbox(ctx, key, func(ctx context.Context, s *Session) (bool, error) {
 		es, err := m.sandboxes.ListFiles(ctx, s.SandboxID, dir, depth)
 		if err != nil {
 			return true, fmt.Errorf("list %s: %w", dir, err)
@@ -43,7 +45,8 @@ func (m *Manager) ListFiles(ctx context.Context, key Key, dir string, depth int)
 }
 
 // ReadFile opens one file for an inline read; ErrTooLarge past the inline
-// limit, ErrInvalid for a directory. The caller closes the reader.
+// limit, ErrInvalid for a directory. The caller closes the reader. Like
+// ListFiles it starts no sandbox: a session without one is ErrNotFound.
 func (m *Manager) ReadFile(ctx context.Context, key Key, p string) (io.ReadCloser, FileEntry, error) {
 	if err := validateKey(key); err != nil {
 		return nil, FileEntry{}, err
@@ -56,7 +59,7 @@ func (m *Manager) ReadFile(ctx context.Context, key Key, p string) (io.ReadClose
 		rc    io.ReadCloser
 		entry FileEntry
 	)
-	_, err = m.withSandbox(ctx, key, nil, func(ctx context.Context, s *Session) (bool, error) {
+	err = m.withExistingSandbox(ctx, key, func(ctx context.Context, s *Session) (bool, error) {
 		e, err := m.statFile(ctx, s.SandboxID, p)
 		if err != nil {
 			return true, err
@@ -126,7 +129,8 @@ func (m *Manager) WriteFile(ctx context.Context, key Key, p string, r io.Reader)
 	return entry, err
 }
 
-// DeleteFile removes a file or a directory with its contents.
+// DeleteFile removes a file or a directory with its contents. A session
+// without a sandbox has no files: ErrNotFound, and no sandbox is started.
 func (m *Manager) DeleteFile(ctx context.Context, key Key, p string) error {
 	if err := validateKey(key); err != nil {
 		return err
@@ -138,11 +142,10 @@ func (m *Manager) DeleteFile(ctx context.Context, key Key, p string) error {
 	if p == "/" || p == WorkDir {
 		return Errorf(ErrInvalid, "refusing to delete %s", p)
 	}
-	_, err = m.withSandbox(ctx, key, nil, func(ctx context.Context, s *Session) (bool, error) {
+	return m.withExistingSandbox(ctx, key, func(ctx context.Context, s *Session) (bool, error) {
 		if err := m.sandboxes.RemoveFile(ctx, s.SandboxID, p); err != nil {
 			return true, fmt.Errorf("delete %s: %w", p, err)
 		}
 		return false, nil
 	})
-	return err
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestInlineFiles(t *testing.T) {
@@ -188,4 +189,75 @@ func TestUploadURLValidation(t *testing.T) {
 	if len(r.blobs.puts) != 0 {
 		t.Fatalf("tickets stored for refused uploads: %v", r.blobs.puts)
 	}
+}
+
+func TestFileReadsStartNoSandbox(t *testing.T) {
+	ctx := context.Background()
+	reads := []struct {
+		name string
+		call func(m *Manager) error
+	}{
+		{"list", func(m *Manager) error { _, err := m.ListFiles(ctx, testKey, "", 1); return err }},
+		{"read", func(m *Manager) error { _, _, err := m.ReadFile(ctx, testKey, "a.txt"); return err }},
+		{"delete", func(m *Manager) error { return m.DeleteFile(ctx, testKey, "a.txt") }},
+		{"download", func(m *Manager) error { _, err := m.DownloadURL(ctx, testKey, "a.txt"); return err }},
+	}
+	sessions := []struct {
+		name   string
+		setup  func(t *testing.T, r *rig)
+		detail string
+	}{
+		{"unknown session", func(t *testing.T, r *rig) {}, `no session "chat-1"`},
+		{"stopped session", func(t *testing.T, r *rig) {
+			if _, err := r.m.WriteFile(ctx, testKey, "a.txt", strings.NewReader("x")); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.m.Stop(ctx, testKey); err != nil {
+				t.Fatal(err)
+			}
+		}, "has no sandbox; run code or start it first"},
+		{"sandbox gone", func(t *testing.T, r *rig) {
+			s, err := r.m.Start(ctx, testKey, StartOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.sbx.vanish(s.SandboxID)
+		}, "has no sandbox; run code or start it first"},
+	}
+	for _, st := range sessions {
+		for _, rd := range reads {
+			t.Run(st.name+"/"+rd.name, func(t *testing.T) {
+				r := newRig(t, Config{})
+				st.setup(t, r)
+				creates := r.sbx.count("Create")
+				err := rd.call(r.m)
+				if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), st.detail) {
+					t.Fatalf("err = %v, want not found: %s", err, st.detail)
+				}
+				if n := r.sbx.count("Create") - creates; n != 0 {
+					t.Fatalf("a read started %d sandboxes", n)
+				}
+				if st.name == "unknown session" && r.store.session(testKey) != nil {
+					t.Fatal("a read created a session record")
+				}
+			})
+		}
+	}
+	t.Run("paused session is resumed", func(t *testing.T) {
+		r := newRig(t, Config{})
+		if _, err := r.m.Start(ctx, testKey, StartOptions{Pause: true}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.m.WriteFile(ctx, testKey, "b.txt", strings.NewReader("y")); err != nil {
+			t.Fatal(err)
+		}
+		r.clock.Advance(31 * time.Minute)
+		if rep, err := r.m.Reap(ctx); err != nil || rep.Paused != 1 {
+			t.Fatalf("%+v %v", rep, err)
+		}
+		list, err := r.m.ListFiles(ctx, testKey, "", 1)
+		if err != nil || len(list) != 1 || list[0].Name != "b.txt" || r.sbx.count("Connect") != 1 || r.sbx.count("Create") != 1 {
+			t.Fatalf("list %+v %v connects %d creates %d", list, err, r.sbx.count("Connect"), r.sbx.count("Create"))
+		}
+	})
 }

@@ -170,7 +170,8 @@ func (m *Manager) importInto(ctx context.Context, sandbox, id string, t transfer
 }
 
 // DownloadURL copies a sandbox file to blob storage, streaming, and
-// presigns a GET of it.
+// presigns a GET of it. It starts no sandbox: a session without one is
+// ErrNotFound.
 func (m *Manager) DownloadURL(ctx context.Context, key Key, p string) (*DownloadTicket, error) {
 	if err := validateKey(key); err != nil {
 		return nil, err
@@ -183,7 +184,7 @@ func (m *Manager) DownloadURL(ctx context.Context, key Key, p string) (*Download
 		return nil, Errorf(ErrUnavailable, "file transfers are not configured")
 	}
 	var out *DownloadTicket
-	_, err = m.withSandbox(ctx, key, nil, func(ctx context.Context, s *Session) (bool, error) {
+	err = m.withExistingSandbox(ctx, key, func(ctx context.Context, s *Session) (bool, error) {
 		e, err := m.statFile(ctx, s.SandboxID, p)
 		if err != nil {
 			return true, err
