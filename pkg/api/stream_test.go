@@ -28,6 +28,9 @@ func (h *harness) openStream(path, body string) *http.Response {
 	return resp
 }
 
+// nextLine reads one line of a stream and holds it to the OpenAPI
+// document's StreamLine, so every kind of line a test sees (keepalives
+// included) is documented.
 func nextLine(t *testing.T, sc *bufio.Scanner) map[string]any {
 	t.Helper()
 	if !sc.Scan() {
@@ -36,6 +39,10 @@ func nextLine(t *testing.T, sc *bufio.Scanner) map[string]any {
 	var m map[string]any
 	if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
 		t.Fatalf("line %q is not JSON: %v", sc.Text(), err)
+	}
+	c := schemaChecker{doc: loadDoc(t)}
+	if err := c.check(map[string]any{"$ref": "#/components/schemas/StreamLine"}, any(m), "stream line"); err != nil {
+		t.Fatalf("line %s is not a documented StreamLine: %v", sc.Text(), err)
 	}
 	return m
 }
