@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -161,13 +162,31 @@ func (s *sandbox) freeze(ctx context.Context) error {
 		return nil
 	}
 	// Without a freezer the tree is stopped task by task; a process forked
-	// while we walk is caught by the second pass.
-	for range 2 {
+	// while we walk is caught by the next pass. SIGSTOP takes effect when the
+	// task next runs, so pause waits until every task reports stopped.
+	return waitFor(ctx, "sandbox tasks to stop", func() bool {
+		stopped := true
 		for _, pid := range processTree(s.proc.cmd.Process.Pid) {
-			_ = syscall.Kill(pid, syscall.SIGSTOP)
+			if st := procState(pid); st != 'T' && st != 't' && st != 'Z' && st != 0 {
+				stopped = false
+				_ = syscall.Kill(pid, syscall.SIGSTOP)
+			}
 		}
+		return stopped
+	})
+}
+
+// procState is the state letter of /proc/<pid>/stat, 0 when it is gone.
+func procState(pid int) byte {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
 	}
-	return nil
+	i := strings.LastIndexByte(string(data), ')')
+	if i < 0 || len(data) < i+3 {
+		return 0
+	}
+	return data[i+2]
 }
 
 func (s *sandbox) thaw() error {
