@@ -230,8 +230,25 @@ func (f *fakeManager) GetRun(ctx context.Context, tenant, principal, runID strin
 	if err := f.record("GetRun", session.Key{Tenant: tenant, Principal: principal}); err != nil {
 		return nil, err
 	}
-	return &session.Run{ID: runID, Key: session.Key{Tenant: tenant, Principal: principal, SessionID: "s1"}, Status: session.RunSucceeded,
-		Result: fakeResult(), CreatedAt: fakeNow, StartedAt: fakeNow, FinishedAt: fakeNow.Add(time.Second)}, nil
+	run := &session.Run{ID: runID, Key: session.Key{Tenant: tenant, Principal: principal, SessionID: "s1"}, Status: session.RunSucceeded,
+		Result: fakeResult(), CreatedAt: fakeNow, StartedAt: fakeNow, FinishedAt: fakeNow.Add(time.Second)}
+	if runID == fakeLargeRun {
+		run.Result, run.ResultKey = nil, "runs/"+runID+"/result.json"
+	}
+	return run, nil
+}
+
+// fakeLargeRun is the run whose result went to blob storage.
+const fakeLargeRun = "run-large"
+
+func (f *fakeManager) RunResultURL(ctx context.Context, tenant, principal, runID string) (*session.DownloadTicket, error) {
+	if err := f.record("RunResultURL", session.Key{Tenant: tenant, Principal: principal}); err != nil {
+		return nil, err
+	}
+	if runID != fakeLargeRun {
+		return nil, session.Errorf(session.ErrNotFound, "run %s has no stored result", runID)
+	}
+	return &session.DownloadTicket{URL: "http://127.0.0.1/s3/result", ExpiresAt: fakeNow.Add(15 * time.Minute), SizeBytes: -1}, nil
 }
 
 func providerDown() error { return session.Errorf(session.ErrUnavailable, "provider down") }

@@ -148,6 +148,7 @@ var validCalls = []struct {
 	{call{method: "POST", path: "/v1/sessions/s1/files/download-url", body: `{"path":"big.bin"}`}, "DownloadURL", 200},
 	{call{method: "POST", path: "/v1/sessions/s1/runs", body: `{"code":"42"}`, headers: map[string]string{"Idempotency-Key": "k-1"}}, "SubmitRun", 202},
 	{call{method: "GET", path: "/v1/runs/run1"}, "GetRun", 200},
+	{call{method: "GET", path: "/v1/runs/" + fakeLargeRun}, "RunResultURL", 200},
 }
 
 func readAll(t *testing.T, resp *http.Response) []byte {

@@ -31,6 +31,7 @@ type Manager interface {
 
 	SubmitRun(ctx context.Context, key session.Key, req session.RunRequest) (*session.Run, error)
 	GetRun(ctx context.Context, tenant, principal, runID string) (*session.Run, error)
+	RunResultURL(ctx context.Context, tenant, principal, runID string) (*session.DownloadTicket, error)
 }
 
 // Production wiring must keep compiling against the real Manager.

@@ -64,6 +64,8 @@ func TestResponseShapes(t *testing.T) {
 		{call{method: "POST", path: "/v1/sessions/s1/runs", body: `{"code":"42"}`}, `{"runId":"run1","status":"queued"}`},
 		{call{method: "GET", path: "/v1/runs/run9"},
 			`{"runId":"run9","sessionId":"s1","status":"succeeded","result":{"success":true,"stdout":"hi\n","stderr":"","results":[{"text":"2","isMainResult":true}],"executionCount":1,"durationMs":3,"truncated":false,"restarted":false,"artifacts":[{"path":"/home/user/a.png","sizeBytes":10,"mimeType":"image/png","downloadUrl":"http://x/a"}]},"createdAt":"2026-01-02T03:04:05Z","startedAt":"2026-01-02T03:04:05Z","finishedAt":"2026-01-02T03:04:06Z"}`},
+		{call{method: "GET", path: "/v1/runs/" + fakeLargeRun},
+			`{"runId":"run-large","sessionId":"s1","status":"succeeded","resultUrl":"http://127.0.0.1/s3/result","resultExpiresAt":"2026-01-02T03:19:05Z","createdAt":"2026-01-02T03:04:05Z","startedAt":"2026-01-02T03:04:05Z","finishedAt":"2026-01-02T03:04:06Z"}`},
 		{call{method: "GET", path: "/healthz", key: "-"}, `{"status":"ok"}`},
 	}
 	for _, tc := range cases {

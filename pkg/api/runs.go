@@ -60,14 +60,17 @@ func (s *Server) submitRun(w http.ResponseWriter, r *http.Request, id identity) 
 
 // runView is a run as the API shows it.
 type runView struct {
-	RunID      string              `json:"runId"`
-	SessionID  string              `json:"sessionId"`
-	Status     session.RunStatus   `json:"status"`
-	Result     *session.ExecResult `json:"result,omitempty"`
-	Error      string              `json:"error,omitempty"`
-	CreatedAt  *time.Time          `json:"createdAt,omitempty"`
-	StartedAt  *time.Time          `json:"startedAt,omitempty"`
-	FinishedAt *time.Time          `json:"finishedAt,omitempty"`
+	RunID     string              `json:"runId"`
+	SessionID string              `json:"sessionId"`
+	Status    session.RunStatus   `json:"status"`
+	Result    *session.ExecResult `json:"result,omitempty"`
+	// ResultURL downloads a result too large for the run's record.
+	ResultURL       string     `json:"resultUrl,omitempty"`
+	ResultExpiresAt *time.Time `json:"resultExpiresAt,omitempty"`
+	Error           string     `json:"error,omitempty"`
+	CreatedAt       *time.Time `json:"createdAt,omitempty"`
+	StartedAt       *time.Time `json:"startedAt,omitempty"`
+	FinishedAt      *time.Time `json:"finishedAt,omitempty"`
 }
 
 func (s *Server) getRun(w http.ResponseWriter, r *http.Request, id identity) {
@@ -81,8 +84,17 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request, id identity) {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, runView{
+	v := runView{
 		RunID: run.ID, SessionID: run.SessionID, Status: run.Status, Result: normalizeResult(run.Result),
 		Error: run.Error, CreatedAt: timePtr(run.CreatedAt), StartedAt: timePtr(run.StartedAt), FinishedAt: timePtr(run.FinishedAt),
-	})
+	}
+	if run.ResultKey != "" {
+		t, err := s.mgr.RunResultURL(r.Context(), id.tenant, id.principal, runID)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		v.ResultURL, v.ResultExpiresAt = t.URL, timePtr(t.ExpiresAt)
+	}
+	writeJSON(w, http.StatusOK, v)
 }
