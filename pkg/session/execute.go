@@ -91,7 +91,7 @@ func (m *Manager) Execute(ctx context.Context, key Key, req ExecRequest, onEvent
 		start := m.clock.Now()
 		// The provider enforces the timeout itself; ours is the backstop for
 		// a provider that stops answering.
-		ectx, cancel := context.WithTimeout(ctx, timeout+10*time.Second)
+		ectx, cancel := context.WithTimeout(ctx, timeout+m.cfg.CallBackstopSlack)
 		defer cancel()
 		r, err := m.sandboxes.Execute(ectx, s.SandboxID, req, sink.event)
 		if err != nil {

@@ -284,7 +284,7 @@ type fakeSandboxes struct {
 	fail    func(op, id string) error
 	execFn  func(ctx context.Context, id string, req ExecRequest, onEvent func(Event)) (*ExecResult, error)
 	lastCmd []string
-	cmdFn   func(cmd string) (CommandResult, error)
+	cmdFn   func(ctx context.Context, cmd string) (CommandResult, error)
 	specs   []SandboxSpec
 	timeout map[string]time.Duration
 }
@@ -516,9 +516,14 @@ func (f *fakeSandboxes) RunCommand(ctx context.Context, id, cmd string, timeout 
 	fn := f.cmdFn
 	f.mu.Unlock()
 	if fn == nil {
-		fn = func(string) (CommandResult, error) { return CommandResult{Stdout: "Successfully installed\n"}, nil }
+		fn = func(context.Context, string) (CommandResult, error) {
+			return CommandResult{Stdout: "Successfully installed\n"}, nil
+		}
 	}
-	res, err := fn(cmd)
+	res, err := fn(ctx, cmd)
+	if onEvent != nil && res.Stderr != "" {
+		onEvent(Event{Stderr: res.Stderr})
+	}
 	if onEvent != nil && res.Stdout != "" {
 		onEvent(Event{Stdout: res.Stdout})
 	}

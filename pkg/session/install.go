@@ -2,9 +2,11 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 )
 
 // InstallRequest asks for Python packages in a session's sandbox.
@@ -32,7 +34,8 @@ const maxPackages = 100
 // onEvent. Every spec is validated and every argument shell-quoted, so
 // nothing a caller sends can become an option or a shell word. Where the
 // system interpreter is externally managed (PEP 668), it installs for the
-// sandbox user instead.
+// sandbox user instead; pip's refusal is then replaced, in the stream and
+// the result, by a one-line note.
 func (m *Manager) Install(ctx context.Context, key Key, req InstallRequest, onEvent func(Event)) (*InstallResult, error) {
 	if err := validateKey(key); err != nil {
 		return nil, err
@@ -44,14 +47,19 @@ func (m *Manager) Install(ctx context.Context, key Key, req InstallRequest, onEv
 	restarted, err := m.withSandbox(ctx, key, nil, func(ctx context.Context, s *Session) (bool, error) {
 		sink := newOutputSink(m.cfg.MaxOutputBytes, onEvent)
 		start := m.clock.Now()
-		res, err := m.sandboxes.RunCommand(ctx, s.SandboxID, installCommand(req, false), m.cfg.ExecTimeout, sink.event)
-		if err == nil && res.ExitCode != 0 && strings.Contains(res.Stderr, "externally-managed-environment") {
-			res, err = m.sandboxes.RunCommand(ctx, s.SandboxID, installCommand(req, true), m.cfg.ExecTimeout, sink.event)
+		first := &pep668Filter{next: sink.event}
+		res, err := m.runPip(ctx, s.SandboxID, installCommand(req, false), first.event)
+		first.flush()
+		note := ""
+		if err == nil && res.ExitCode != 0 && strings.Contains(res.Stderr, pep668Marker) {
+			note = pep668Note
+			sink.event(Event{Stderr: note})
+			res, err = m.runPip(ctx, s.SandboxID, installCommand(req, true), sink.event)
 		}
 		if err != nil {
 			return !sink.started(), fmt.Errorf("pip install in sandbox %s: %w", s.SandboxID, err)
 		}
-		r := sink.finish(&ExecResult{Stdout: res.Stdout, Stderr: res.Stderr})
+		r := sink.finish(&ExecResult{Stdout: res.Stdout, Stderr: note + res.Stderr})
 		out = &InstallResult{Success: res.ExitCode == 0, ExitCode: res.ExitCode, Stdout: r.Stdout, Stderr: r.Stderr,
 			DurationMs: m.clock.Now().Sub(start).Milliseconds(), Truncated: r.Truncated}
 		return false, nil
@@ -61,6 +69,19 @@ func (m *Manager) Install(ctx context.Context, key Key, req InstallRequest, onEv
 	}
 	out.Restarted = restarted
 	return out, nil
+}
+
+// runPip runs one pip command. The provider enforces the time limit
+// itself; the context's deadline is the backstop for a provider that stops
+// answering.
+func (m *Manager) runPip(ctx context.Context, id, cmd string, onEvent func(Event)) (CommandResult, error) {
+	cctx, cancel := context.WithTimeout(ctx, m.cfg.ExecTimeout+m.cfg.CallBackstopSlack)
+	defer cancel()
+	res, err := m.sandboxes.RunCommand(cctx, id, cmd, m.cfg.ExecTimeout, onEvent)
+	if errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, ErrTimeout) {
+		err = &Error{Kind: ErrTimeout, Detail: fmt.Sprintf("pip install did not finish within %s", m.cfg.ExecTimeout), Err: err}
+	}
+	return res, err
 }
 
 // installCommand is the shell command for req. Specs are validated already;
@@ -120,4 +141,66 @@ func ValidateIndexURL(raw string) error {
 		return Errorf(ErrInvalid, "indexUrl must be an http(s) URL with a host")
 	}
 	return nil
+}
+
+// pip's first line of stderr when PEP 668 guards the interpreter, and the
+// line the live stream and the result get in its place.
+const (
+	pep668Marker = "externally-managed-environment"
+	pep668Note   = "note: the system Python is externally managed; installing for the sandbox user\n"
+	// maxHeldStderr bounds the stderr held back before a first newline.
+	maxHeldStderr = 4 << 10
+)
+
+// pep668Filter holds back the first attempt's stderr until its first line
+// shows whether pip refused an externally managed interpreter. A refusal
+// is dropped (the retry follows, announced by a note), so it neither
+// reaches the caller nor uses the output budget; anything else goes on.
+type pep668Filter struct {
+	mu      sync.Mutex
+	next    func(Event)
+	held    strings.Builder
+	decided bool
+	refused bool
+}
+
+func (f *pep668Filter) event(e Event) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case e.Stderr == "":
+		f.next(e)
+	case f.refused:
+	case f.decided:
+		f.next(e)
+	default:
+		f.held.WriteString(e.Stderr)
+		if strings.Contains(f.held.String(), "\n") || f.held.Len() >= maxHeldStderr {
+			f.decide()
+		}
+	}
+}
+
+// flush settles stderr still held when the attempt ends.
+func (f *pep668Filter) flush() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.decided {
+		f.decide()
+	}
+}
+
+// decide drops held stderr that starts with the refusal and passes on any
+// other; the caller holds mu.
+func (f *pep668Filter) decide() {
+	f.decided = true
+	h := f.held.String()
+	f.held.Reset()
+	if first, _, _ := strings.Cut(h, "\n"); strings.Contains(first, pep668Marker) {
+		f.refused = true
+		return
+	}
+	if h != "" {
+		f.next(Event{Stderr: h})
+	}
 }

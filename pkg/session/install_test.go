@@ -5,7 +5,9 @@ import (
 	"errors"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 func TestInstallCommandLine(t *testing.T) {
@@ -65,7 +67,7 @@ func TestInstall(t *testing.T) {
 	})
 	t.Run("externally managed falls back to a user install", func(t *testing.T) {
 		r := newRig(t, Config{})
-		r.sbx.cmdFn = func(cmd string) (CommandResult, error) {
+		r.sbx.cmdFn = func(_ context.Context, cmd string) (CommandResult, error) {
 			if !strings.Contains(cmd, "--user") {
 				return CommandResult{ExitCode: 1, Stderr: "error: externally-managed-environment\n"}, nil
 			}
@@ -76,9 +78,71 @@ func TestInstall(t *testing.T) {
 			t.Fatalf("%+v %v %q", res, err, r.sbx.lastCmd)
 		}
 	})
+	t.Run("the externally managed refusal is neither streamed nor counted", func(t *testing.T) {
+		r := newRig(t, Config{MaxOutputBytes: 160})
+		refusal := "error: externally-managed-environment\n\n× This environment is externally managed\n" +
+			strings.Repeat("╰─> To install Python packages system-wide, try apt install\n", 20)
+		warning := "WARNING: The script tiny is installed in '/home/user/.local/bin'\n"
+		r.sbx.cmdFn = func(_ context.Context, cmd string) (CommandResult, error) {
+			if !strings.Contains(cmd, "--user") {
+				return CommandResult{ExitCode: 1, Stderr: refusal}, nil
+			}
+			return CommandResult{Stdout: "ok\n", Stderr: warning}, nil
+		}
+		var mu sync.Mutex
+		var streamed strings.Builder
+		res, err := r.m.Install(ctx, testKey, InstallRequest{Packages: []string{"tiny"}}, func(e Event) {
+			mu.Lock()
+			defer mu.Unlock()
+			streamed.WriteString(e.Stderr)
+		})
+		if err != nil || !res.Success || res.Truncated {
+			t.Fatalf("%+v %v", res, err)
+		}
+		if strings.Contains(streamed.String(), "This environment") || !strings.HasSuffix(streamed.String(), warning) {
+			t.Fatalf("streamed stderr %q", streamed.String())
+		}
+		if res.Stderr != streamed.String() || strings.Count(res.Stderr, "\n") != 2 {
+			t.Fatalf("result stderr %q, streamed %q", res.Stderr, streamed.String())
+		}
+	})
+	t.Run("other stderr of the first attempt is streamed", func(t *testing.T) {
+		r := newRig(t, Config{})
+		msg := "ERROR: No matching distribution found for nope\n"
+		r.sbx.cmdFn = func(context.Context, string) (CommandResult, error) {
+			return CommandResult{ExitCode: 1, Stderr: msg}, nil
+		}
+		var streamed strings.Builder
+		if _, err := r.m.Install(ctx, testKey, InstallRequest{Packages: []string{"nope"}}, func(e Event) { streamed.WriteString(e.Stderr) }); err != nil {
+			t.Fatal(err)
+		}
+		if streamed.String() != msg {
+			t.Fatalf("streamed %q", streamed.String())
+		}
+	})
+	t.Run("a provider that stops answering times out", func(t *testing.T) {
+		r := newRig(t, Config{ExecTimeout: 20 * time.Millisecond, CallBackstopSlack: 10 * time.Millisecond})
+		r.sbx.cmdFn = func(ctx context.Context, cmd string) (CommandResult, error) {
+			<-ctx.Done() // never answers on its own
+			return CommandResult{}, ctx.Err()
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := r.m.Install(ctx, testKey, InstallRequest{Packages: []string{"x"}}, nil)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if !errors.Is(err, ErrTimeout) {
+				t.Fatalf("err = %v, want timeout", err)
+			}
+		case <-time.After(time.Minute):
+			t.Fatal("install waited on a silent provider with no backstop")
+		}
+	})
 	t.Run("pip failure is a result", func(t *testing.T) {
 		r := newRig(t, Config{})
-		r.sbx.cmdFn = func(cmd string) (CommandResult, error) {
+		r.sbx.cmdFn = func(_ context.Context, cmd string) (CommandResult, error) {
 			return CommandResult{ExitCode: 1, Stderr: "ERROR: No matching distribution found for nope\n"}, nil
 		}
 		res, err := r.m.Install(ctx, testKey, InstallRequest{Packages: []string{"nope"}}, nil)

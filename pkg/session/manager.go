@@ -44,6 +44,11 @@ type Config struct {
 	// Off by default: the local runtime has no network to give.
 	AllowInternetAccess bool
 
+	// CallBackstopSlack is how long past an execution's or an install's own
+	// time limit (which the provider enforces) the Manager waits for the
+	// provider's answer before giving up with ErrTimeout (default 10s).
+	CallBackstopSlack time.Duration
+
 	// ProviderTimeoutSlack is how far past the idle deadline the provider's
 	// own sandbox timeout is kept (default 2m), so a sandbox dies even when
 	// the reaper is down, but never before the reaper had its turn.
@@ -143,6 +148,7 @@ func (c Config) withDefaults() Config {
 	def(&c.LeaseDuration, time.Minute)
 	def(&c.TransferTTL, 15*time.Minute)
 	def(&c.ProviderTimeoutSlack, 2*time.Minute)
+	def(&c.CallBackstopSlack, 10*time.Second)
 	def(&c.StoppedRetention, 7*24*time.Hour)
 	def(&c.RunRetention, 7*24*time.Hour)
 	def(&c.OrphanGrace, 10*time.Minute)
@@ -183,7 +189,7 @@ func (c Config) withDefaults() Config {
 func (c Config) check() error {
 	switch {
 	case c.IdleTimeout < 0, c.Lifetime < 0, c.ExecTimeout < 0, c.ActivityWriteInterval < 0,
-		c.LeaseDuration < 0, c.TransferTTL < 0, c.ProviderTimeoutSlack < 0, c.OrphanGrace < 0:
+		c.LeaseDuration < 0, c.TransferTTL < 0, c.ProviderTimeoutSlack < 0, c.OrphanGrace < 0, c.CallBackstopSlack < 0:
 		return errors.New("session: durations in Config must not be negative")
 	case c.MaxOutputBytes < 0, c.MaxInlineFileBytes < 0, c.MaxLiveSandboxesPerTenant < 0,
 		c.ReapBatch < 0, c.ReapParallelism < 0, c.MaxArtifacts < 0, c.MaxArtifactBytes < 0,
