@@ -18,7 +18,9 @@ type ExecResult struct {
 	Error          *ExecError `json:"error,omitempty"`
 	ExecutionCount int        `json:"executionCount,omitempty"`
 	DurationMs     int64      `json:"durationMs"`
-	// Truncated is set when stdout or stderr went past the output limit.
+	// Truncated is set when output was cut: stdout or stderr past the
+	// output limit, an oversized exception, or rich results past their
+	// budget (the largest cut to their text, or left out).
 	Truncated bool `json:"truncated"`
 	// Restarted is set when the session's sandbox was gone and a fresh one
 	// was started for this call: kernel state from before is lost.

@@ -87,7 +87,7 @@ func (m *Manager) Execute(ctx context.Context, key Key, req ExecRequest, onEvent
 	req.TimeoutSecs = int(timeout / time.Second)
 	var res *ExecResult
 	restarted, err := m.withSandbox(ctx, key, nil, func(ctx context.Context, s *Session) (bool, error) {
-		sink := newOutputSink(m.cfg.MaxOutputBytes, onEvent)
+		sink := m.newOutputSink(onEvent)
 		start := m.clock.Now()
 		// The provider enforces the timeout itself; ours is the backstop for
 		// a provider that stops answering.

@@ -260,3 +260,88 @@ func TestExecuteValidation(t *testing.T) {
 		t.Fatal("invalid input started a sandbox")
 	}
 }
+
+func TestExecutionResultsBounded(t *testing.T) {
+	big := func(n int) string { return strings.Repeat("A", n) }
+	many := func(n, size int) []Result {
+		rs := make([]Result, n)
+		for i := range rs {
+			rs[i] = Result{Text: big(size)}
+		}
+		rs[n-1].IsMainResult = true
+		return rs
+	}
+	tests := []struct {
+		name          string
+		res           ExecResult
+		wantTruncated bool
+		check         func(t *testing.T, res *ExecResult)
+	}{
+		{"within bounds", ExecResult{Results: []Result{{PNG: big(10 << 10)}, {Text: "42", IsMainResult: true}},
+			Error: &ExecError{Name: "E", Value: "v", Traceback: "tb"}}, false, func(t *testing.T, res *ExecResult) {
+			if len(res.Results) != 2 || len(res.Results[0].PNG) != 10<<10 || res.Error.Value != "v" {
+				t.Fatalf("changed: %+v", res.Error)
+			}
+		}},
+		{"huge exception", ExecResult{Error: &ExecError{Name: "ValueError", Value: big(1 << 20), Traceback: big(1 << 20)}}, true,
+			func(t *testing.T, res *ExecResult) {
+				if len(res.Error.Value) > maxErrorValueBytes || len(res.Error.Traceback) > 4<<10 || res.Error.Name != "ValueError" {
+					t.Fatalf("error value %d traceback %d bytes", len(res.Error.Value), len(res.Error.Traceback))
+				}
+			}},
+		{"largest results dropped first", ExecResult{Results: []Result{
+			{PNG: big(40 << 10), Text: "<Figure>"}, {PNG: big(20 << 10)}, {HTML: big(5 << 10)}, {Text: "7", IsMainResult: true}}}, true,
+			func(t *testing.T, res *ExecResult) {
+				if len(res.Results) != 4 || res.Results[0].PNG != "" || res.Results[0].Text != "<Figure>" ||
+					len(res.Results[1].PNG) != 20<<10 || res.Results[3].Text != "7" {
+					t.Fatalf("results %d: first png %d text %q", len(res.Results), len(res.Results[0].PNG), res.Results[0].Text)
+				}
+			}},
+		{"many small results", ExecResult{Results: many(2000, 100)}, true, func(t *testing.T, res *ExecResult) {
+			last := res.Results[len(res.Results)-1]
+			if len(res.Results) >= 2000 || !last.IsMainResult {
+				t.Fatalf("%d results, main kept %v", len(res.Results), last.IsMainResult)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRig(t, Config{MaxOutputBytes: 4 << 10, MaxResultBytes: 50 << 10})
+			r.sbx.execFn = func(ctx context.Context, id string, req ExecRequest, onEvent func(Event)) (*ExecResult, error) {
+				for i := range tt.res.Results {
+					onEvent(Event{Result: &tt.res.Results[i]})
+				}
+				if tt.res.Error != nil {
+					onEvent(Event{Error: tt.res.Error})
+				}
+				out := tt.res
+				return &out, nil
+			}
+			var mu sync.Mutex
+			streamed := 0
+			res, err := r.m.Execute(context.Background(), testKey, ExecRequest{Code: "x"}, func(e Event) {
+				mu.Lock()
+				defer mu.Unlock()
+				if e.Result != nil {
+					streamed += jsonSize(e.Result)
+				}
+				if e.Error != nil && len(e.Error.Value)+len(e.Error.Traceback) > maxErrorValueBytes+4<<10 {
+					t.Errorf("streamed an error of %d bytes", len(e.Error.Value)+len(e.Error.Traceback))
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Truncated != tt.wantTruncated {
+				t.Fatalf("truncated %v, want %v", res.Truncated, tt.wantTruncated)
+			}
+			if n := jsonSize(res.Results); n > 50<<10 {
+				t.Fatalf("results of %d bytes past the 50 KB budget", n)
+			}
+			if streamed > 50<<10 {
+				t.Fatalf("streamed %d bytes of results past the budget", streamed)
+			}
+			tt.check(t, res)
+		})
+	}
+}

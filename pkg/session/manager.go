@@ -21,6 +21,11 @@ type Config struct {
 	// MaxOutputBytes caps stdout and stderr each (default 200 KB); beyond it
 	// output is cut and Truncated set.
 	MaxOutputBytes int
+	// MaxResultBytes caps an execution's rich results together, measured
+	// JSON-encoded (default 1 MB), so a buffered response (Lambda's is 6 MB)
+	// and a run record stay within bounds; beyond it the largest results
+	// are cut to their text and Truncated set.
+	MaxResultBytes int
 	// MaxInlineFileBytes caps inline file reads and writes (default 5 MB).
 	MaxInlineFileBytes int64
 	// MaxLiveSandboxesPerTenant caps a tenant's live sandboxes (default 20);
@@ -156,6 +161,9 @@ func (c Config) withDefaults() Config {
 	if c.MaxOutputBytes == 0 {
 		c.MaxOutputBytes = 200 << 10
 	}
+	if c.MaxResultBytes == 0 {
+		c.MaxResultBytes = 1 << 20
+	}
 	if c.MaxInlineFileBytes == 0 {
 		c.MaxInlineFileBytes = 5 << 20
 	}
@@ -191,7 +199,7 @@ func (c Config) check() error {
 	case c.IdleTimeout < 0, c.Lifetime < 0, c.ExecTimeout < 0, c.ActivityWriteInterval < 0,
 		c.LeaseDuration < 0, c.TransferTTL < 0, c.ProviderTimeoutSlack < 0, c.OrphanGrace < 0, c.CallBackstopSlack < 0:
 		return errors.New("session: durations in Config must not be negative")
-	case c.MaxOutputBytes < 0, c.MaxInlineFileBytes < 0, c.MaxLiveSandboxesPerTenant < 0,
+	case c.MaxOutputBytes < 0, c.MaxResultBytes < 0, c.MaxInlineFileBytes < 0, c.MaxLiveSandboxesPerTenant < 0,
 		c.ReapBatch < 0, c.ReapParallelism < 0, c.MaxArtifacts < 0, c.MaxArtifactBytes < 0,
 		c.MaxTransferBytes < 0, c.MaxInlineRunResultBytes < 0:
 		return errors.New("session: limits in Config must not be negative")
