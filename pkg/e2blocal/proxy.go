@@ -49,6 +49,16 @@ func (rt *Runtime) proxyHandler() http.Handler {
 		FlushInterval: -1,
 		Transport:     sandboxTransport{rt},
 		BufferPool:    &copyBuffers{},
+		// A sandbox that refuses a request with a body (e.g. an upload over
+		// the size limit) stops reading it; the server then closes the
+		// connection, which the client may already be reusing for its next
+		// request. Saying so up front keeps clients from reusing it.
+		ModifyResponse: func(resp *http.Response) error {
+			if resp.StatusCode >= http.StatusBadRequest && resp.Request.ContentLength != 0 {
+				resp.Header.Set("Connection", "close")
+			}
+			return nil
+		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, _ error) {
 			if r.Context().Err() != nil {
 				return // the client went away; nobody to answer
