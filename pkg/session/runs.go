@@ -132,11 +132,25 @@ func (m *Manager) GetRun(ctx context.Context, tenant, principal, runID string) (
 	} else if err != nil {
 		return nil, fmt.Errorf("read run %s: %w", runID, err)
 	}
-	expired := !r.ExpiresAt.IsZero() && !m.clock.Now().Before(r.ExpiresAt)
+	now := m.clock.Now()
+	expired := !r.ExpiresAt.IsZero() && !now.Before(r.ExpiresAt)
 	if r.Tenant != tenant || r.Principal != principal || expired {
 		return nil, Errorf(ErrNotFound, "no run %s", runID)
 	}
+	if m.runStale(r, now) {
+		// Its worker died; the next delivery records that, if one comes.
+		r.Status, r.Error = RunFailed, runStaleReason
+	}
 	return r, nil
+}
+
+// runStaleReason is what a run whose worker vanished failed with.
+const runStaleReason = "the worker running it stopped before it finished"
+
+// runStale reports whether r is running long past its timeout: whoever
+// ran it died (a Lambda killed at its deadline, a lost instance).
+func (m *Manager) runStale(r *Run, now time.Time) bool {
+	return r.Status == RunRunning && now.After(r.StartedAt.Add(m.runTimeout(r)+runStaleGrace))
 }
 
 func validateRunRequest(req RunRequest) error {
@@ -166,6 +180,13 @@ func validateRunRequest(req RunRequest) error {
 // Code that raised is a failed run, not an error. An error is returned when
 // the run could not be carried out (bad event, sandbox or store trouble);
 // the caller should dead-letter the event with it.
+//
+// A repeated delivery never executes the code again. For a finished run it
+// returns the run and no error: it ran once. For a run another delivery is
+// still carrying out it returns ErrConflict with a RetryAfter, so the event
+// is retried later (and dead-lettered if the run never finishes) rather
+// than reported done. A run found running long past its timeout is
+// recorded failed (its worker died) and that is returned as an error.
 func (m *Manager) ProcessRun(ctx context.Context, ev RunRequested) (*Run, error) {
 	key := Key{Tenant: ev.Tenant, Principal: ev.Principal, SessionID: ev.SessionID}
 	if err := validateKey(key); err != nil {
@@ -234,15 +255,20 @@ func (m *Manager) claimRun(ctx context.Context, key Key, req RunRequest, id stri
 				return nil, false, fmt.Errorf("claim run %s: %w", id, err)
 			}
 			return r, true, nil
-		case r.Status == RunRunning && now.After(r.StartedAt.Add(m.runTimeout(r)+runStaleGrace)):
-			if err := m.finishRun(ctx, r, nil, "the worker running it stopped before it finished"); errors.Is(err, ErrConflict) {
+		case m.runStale(r, now):
+			if err := m.finishRun(ctx, r, nil, runStaleReason); errors.Is(err, ErrConflict) {
 				continue
 			} else if err != nil {
 				return nil, false, err
 			}
-			return r, false, nil
+			return r, false, &Error{Kind: ErrTimeout, Detail: fmt.Sprintf("run %s failed: %s", id, runStaleReason)}
+		case r.Status == RunRunning:
+			retry := r.StartedAt.Add(m.runTimeout(r) + runStaleGrace).Sub(now)
+			return r, false, &Error{Kind: ErrConflict, RetryAfter: max(retry, time.Second), Detail: fmt.Sprintf(
+				"run %s is being carried out by another delivery since %s; not run again, try later",
+				id, r.StartedAt.UTC().Format(time.RFC3339))}
 		default:
-			return r, false, nil
+			return r, false, nil // finished: it ran once
 		}
 	}
 	return nil, false, Errorf(ErrConflict, "run %s kept changing under concurrent deliveries", id)
@@ -257,7 +283,9 @@ func (m *Manager) runTimeout(r *Run) time.Duration {
 
 // finishRun records the outcome of r and publishes RunCompleted. res nil
 // means the run failed with reason. A result too large for the record goes
-// to Blobs (or, without Blobs, is cut down).
+// to Blobs (or, without Blobs, is cut down); a record the store still
+// refuses as too large is stored failed with a short reason, and that is
+// returned as ErrTooLarge.
 func (m *Manager) finishRun(ctx context.Context, r *Run, res *ExecResult, reason string) error {
 	dctx, cancel := detach(ctx)
 	defer cancel()
@@ -268,14 +296,23 @@ func (m *Manager) finishRun(ctx context.Context, r *Run, res *ExecResult, reason
 		r.Status = RunSucceeded
 	}
 	if res != nil && res.Error != nil {
-		r.Error = res.Error.Name + ": " + res.Error.Value
+		r.Error = cutString(res.Error.Name+": "+res.Error.Value, maxRunErrorBytes)
 	}
 	if res != nil {
 		if err := m.placeResult(dctx, r, res); err != nil {
 			return err
 		}
 	}
-	if err := m.store.UpdateRun(dctx, r); err != nil {
+	var tooLarge error
+	err := m.store.UpdateRun(dctx, r)
+	if errors.Is(err, ErrTooLarge) {
+		// Left running, the run would never end: record it failed without
+		// what did not fit.
+		tooLarge = &Error{Kind: ErrTooLarge, Detail: fmt.Sprintf("run %s: its outcome is too large to record", r.ID), Err: err}
+		r.Status, r.Result, r.Error = RunFailed, nil, "its outcome was too large to record"
+		err = m.store.UpdateRun(dctx, r)
+	}
+	if err != nil {
 		return fmt.Errorf("record run %s: %w", r.ID, err)
 	}
 	if m.bus != nil {
@@ -291,7 +328,7 @@ func (m *Manager) finishRun(ctx context.Context, r *Run, res *ExecResult, reason
 			return fmt.Errorf("publish completion of run %s: %w", r.ID, err)
 		}
 	}
-	return nil
+	return tooLarge
 }
 
 // placeResult keeps a small result in the run; a large one goes to Blobs and

@@ -95,7 +95,9 @@ func TestProcessRunConcurrentDeliveries(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
-			if _, err := r.m.ProcessRun(ctx, ev); err != nil {
+			// A delivery that finds the run in progress says so (to be
+			// retried); every other one succeeds.
+			if _, err := r.m.ProcessRun(ctx, ev); err != nil && !errors.Is(err, ErrConflict) {
 				t.Error(err)
 			}
 		})
@@ -168,13 +170,65 @@ func TestProcessRunOutcomes(t *testing.T) {
 			t.Fatal(err)
 		}
 		ev := RunRequested{Tenant: "acme", Principal: "alice", SessionID: "s", Code: "print x", RunID: "stale"}
-		if run, err := r.m.ProcessRun(ctx, ev); err != nil || run.Status != RunRunning {
+		// Another delivery has it: not run again, and not reported done
+		// either, so the event comes back later.
+		run, err := r.m.ProcessRun(ctx, ev)
+		var e *Error
+		if !errors.As(err, &e) || e.Kind != ErrConflict || e.RetryAfter <= 0 || run.Status != RunRunning {
 			t.Fatalf("fresh running: %+v %v", run, err)
 		}
 		r.clock.Advance(10 * time.Minute)
-		run, err := r.m.ProcessRun(ctx, ev)
-		if err != nil || run.Status != RunFailed || r.sbx.count("Execute") != 0 {
+		// Readers see what the next delivery will record.
+		if got, err := r.m.GetRun(ctx, "acme", "alice", "stale"); err != nil || got.Status != RunFailed || got.Error == "" {
+			t.Fatalf("read of a stale run: %+v %v", got, err)
+		}
+		run, err = r.m.ProcessRun(ctx, ev)
+		if !errors.Is(err, ErrTimeout) || run.Status != RunFailed || r.sbx.count("Execute") != 0 {
 			t.Fatalf("stale: %+v %v", run, err)
+		}
+		if stored, _ := r.store.GetRun(ctx, "stale"); stored.Status != RunFailed {
+			t.Fatalf("stored %+v", stored)
+		}
+		// Once failed, a further delivery finds it finished.
+		if run, err := r.m.ProcessRun(ctx, ev); err != nil || run.Status != RunFailed {
+			t.Fatalf("after failure: %+v %v", run, err)
+		}
+	})
+	t.Run("exception text is cut for the record", func(t *testing.T) {
+		r := newRig(t, Config{})
+		r.sbx.execFn = func(ctx context.Context, id string, req ExecRequest, onEvent func(Event)) (*ExecResult, error) {
+			return &ExecResult{Error: &ExecError{Name: "ValueError", Value: strings.Repeat("v", 16<<10)}}, nil
+		}
+		run, err := r.m.ProcessRun(ctx, RunRequested{Tenant: "acme", Principal: "alice", SessionID: "s", Code: "x", RunID: "loud"})
+		if err != nil || run.Status != RunFailed || len(run.Error) > maxRunErrorBytes || !strings.HasPrefix(run.Error, "ValueError: vvv") {
+			t.Fatalf("%d bytes of error, %v", len(run.Error), err)
+		}
+	})
+	t.Run("a record the store refuses as too large is stored failed", func(t *testing.T) {
+		r := newRig(t, Config{})
+		var once sync.Once
+		r.store.fail = func(op string) error {
+			var err error
+			if op == "UpdateRun" {
+				once.Do(func() { err = Errorf(ErrTooLarge, "item size has exceeded the maximum allowed size") })
+			}
+			return err
+		}
+		ev := RunRequested{Tenant: "acme", Principal: "alice", SessionID: "s", Code: "print x", RunID: "fat"}
+		run, err := r.m.ProcessRun(ctx, ev)
+		if !errors.Is(err, ErrTooLarge) || run.Status != RunFailed {
+			t.Fatalf("%+v %v", run, err)
+		}
+		stored, _ := r.store.GetRun(ctx, "fat")
+		if stored.Status != RunFailed || stored.Result != nil || !strings.Contains(stored.Error, "too large") {
+			t.Fatalf("stored %+v", stored)
+		}
+		if len(r.bus.completed) != 1 || r.bus.completed[0].Status != RunFailed {
+			t.Fatalf("completed %+v", r.bus.completed)
+		}
+		// A redelivery finds it finished instead of running forever.
+		if again, err := r.m.ProcessRun(ctx, ev); err != nil || again.Status != RunFailed || r.sbx.count("Execute") != 1 {
+			t.Fatalf("redelivery %+v %v", again, err)
 		}
 	})
 	t.Run("run id of another session", func(t *testing.T) {
