@@ -9,8 +9,10 @@ import (
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
 
-// TestBadInput sends every kind of bad request to every route it applies
-// to: each gets a problem with a 4xx status, and none reaches the Manager.
+// TestBadInput sends every kind of request the HTTP layer refuses (JSON
+// shape, body size, media types, path and query parameters) to the routes
+// it applies to: each gets a problem with a 4xx status, and none reaches
+// the Manager. Values the Manager judges are TestEndToEndValidation's.
 func TestBadInput(t *testing.T) {
 	long := strings.Repeat("a", 129)
 	big := `{"code":"` + strings.Repeat("x", 1<<20) + `"}`
@@ -31,13 +33,7 @@ func TestBadInput(t *testing.T) {
 		{"empty body", call{method: "POST", path: "/v1/sessions/s1/execute"}, 400, "empty"},
 		{"null body", call{method: "POST", path: "/v1/sessions/s1/execute", body: `null`}, 400, `"code" is required`},
 		{"missing code", call{method: "POST", path: "/v1/sessions/s1/execute", body: `{}`}, 400, `"code" is required`},
-		{"empty code", call{method: "POST", path: "/v1/sessions/s1/execute", body: `{"code":""}`}, 400, "must not be empty"},
-		{"negative timeout", call{method: "POST", path: "/v1/sessions/s1/execute", body: `{"code":"1","timeoutSecs":-1}`}, 400, "timeoutSecs"},
-		{"huge timeout", call{method: "POST", path: "/v1/sessions/s1/execute", body: `{"code":"1","timeoutSecs":99999}`}, 400, "timeoutSecs"},
-		{"timeout past 15 minutes", call{method: "POST", path: "/v1/sessions/s1/runs", body: `{"code":"1","timeoutSecs":901}`}, 400, "timeoutSecs"},
 		{"fractional timeout", call{method: "POST", path: "/v1/sessions/s1/execute", body: `{"code":"1","timeoutSecs":1.5}`}, 400, "timeoutSecs"},
-		{"bad env name", call{method: "POST", path: "/v1/sessions/s1/execute", body: `{"code":"1","envs":{"1A":"x"}}`}, 400, "env name"},
-		{"bad context", call{method: "POST", path: "/v1/sessions/s1/execute", body: `{"code":"1","context":"a b"}`}, 400, "context"},
 		{"body too large", call{method: "POST", path: "/v1/sessions/s1/execute", body: big}, 413, "larger than"},
 		{"form body", call{method: "POST", path: "/v1/sessions/s1/execute", body: `code=1`, headers: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}}, 415, "application/json"},
 		{"text body", call{method: "POST", path: "/v1/sessions/s1/runs", body: `{"code":"1"}`, headers: map[string]string{"Content-Type": "text/plain"}}, 415, "application/json"},
@@ -49,16 +45,10 @@ func TestBadInput(t *testing.T) {
 		{"id with slash", call{method: "POST", path: "/v1/sessions/a%2Fb/execute", body: `{"code":"1"}`}, 400, "session id"},
 		{"id with unicode", call{method: "POST", path: "/v1/sessions/%C3%A9/reset"}, 400, "session id"},
 		// start
-		{"bad type", call{method: "POST", path: "/v1/sessions/s1/sandbox/start", body: `{"type":"gpu"}`}, 400, "type must be"},
-		{"custom without template", call{method: "POST", path: "/v1/sessions/s1/sandbox/start", body: `{"type":"custom"}`}, 400, "needs a template"},
-		{"bad template", call{method: "POST", path: "/v1/sessions/s1/sandbox/start", body: `{"template":"../x y"}`}, 400, "template"},
-		{"negative idle", call{method: "POST", path: "/v1/sessions/s1/sandbox/start", body: `{"idleTimeoutSecs":-5}`}, 400, "idleTimeoutSecs"},
-		{"bad metadata key", call{method: "POST", path: "/v1/sessions/s1/sandbox/start", body: `{"metadata":{"a b":"c"}}`}, 400, "metadata key"},
 		{"pause not bool", call{method: "POST", path: "/v1/sessions/s1/sandbox/start", body: `{"pause":"yes"}`}, 400, `"pause" must be a boolean`},
 		{"stop with fields", call{method: "POST", path: "/v1/sessions/s1/sandbox/stop", body: `{"force":true}`}, 400, "unknown field"},
 		{"reset with garbage", call{method: "POST", path: "/v1/sessions/s1/reset", body: `xyz`}, 400, "malformed JSON"},
 		// install
-		{"no packages", call{method: "POST", path: "/v1/sessions/s1/install", body: `{"packages":[]}`}, 400, "at least one"},
 		{"option as package", call{method: "POST", path: "/v1/sessions/s1/install", body: `{"packages":["--index-url=http://evil"]}`}, 400, "--index-url"},
 		{"shell in package", call{method: "POST", path: "/v1/sessions/s1/install", body: `{"packages":["numpy; rm -rf /"]}`}, 400, "numpy"},
 		{"url as package", call{method: "POST", path: "/v1/sessions/s1/install", body: `{"packages":["https://evil/x.whl"]}`}, 400, "evil"},
@@ -75,13 +65,9 @@ func TestBadInput(t *testing.T) {
 		{"repeated path", call{method: "GET", path: "/v1/sessions/s1/files?path=a&path=b"}, 400, "more than once"},
 		{"malformed query", call{method: "GET", path: "/v1/sessions/s1/files?path=%zz"}, 400, "malformed query"},
 		{"upload without size", call{method: "POST", path: "/v1/sessions/s1/files/upload-url", body: `{"path":"a"}`}, 400, `"sizeBytes" is required`},
-		{"upload negative size", call{method: "POST", path: "/v1/sessions/s1/files/upload-url", body: `{"path":"a","sizeBytes":-1}`}, 400, "sizeBytes"},
-		{"upload huge size", call{method: "POST", path: "/v1/sessions/s1/files/upload-url", body: `{"path":"a","sizeBytes":99999999999}`}, 400, "sizeBytes"},
 		{"upload size string", call{method: "POST", path: "/v1/sessions/s1/files/upload-url", body: `{"path":"a","sizeBytes":"10"}`}, 400, `"sizeBytes" must be an integer`},
 		{"upload without path", call{method: "POST", path: "/v1/sessions/s1/files/upload-url", body: `{"sizeBytes":1}`}, 400, `"path" is required`},
-		{"upload bad content type", call{method: "POST", path: "/v1/sessions/s1/files/upload-url", body: `{"path":"a","sizeBytes":1,"contentType":"//"}`}, 400, "contentType"},
 		{"import without id", call{method: "POST", path: "/v1/sessions/s1/files/import", body: `{}`}, 400, "transferId"},
-		{"import bad id", call{method: "POST", path: "/v1/sessions/s1/files/import", body: `{"transferId":"../../x"}`}, 400, "transferId"},
 		{"download without path", call{method: "POST", path: "/v1/sessions/s1/files/download-url", body: `{}`}, 400, `"path" is required`},
 		// sessions list
 		{"limit zero", call{method: "GET", path: "/v1/sessions?limit=0"}, 400, `"limit"`},
@@ -91,8 +77,6 @@ func TestBadInput(t *testing.T) {
 		{"cursor too long", call{method: "GET", path: "/v1/sessions?cursor=" + strings.Repeat("c", 3000)}, 400, `"cursor"`},
 		// runs
 		{"run without code", call{method: "POST", path: "/v1/sessions/s1/runs", body: `{"timeoutSecs":1}`}, 400, `"code" is required`},
-		{"idempotency key too long", call{method: "POST", path: "/v1/sessions/s1/runs", body: `{"code":"1"}`, headers: map[string]string{"Idempotency-Key": strings.Repeat("k", 300)}}, 400, "Idempotency-Key"},
-		{"bad run id", call{method: "GET", path: "/v1/runs/a%20b"}, 400, "run id"},
 	}
 	h := newHarness(t)
 	for _, tc := range cases {

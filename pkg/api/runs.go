@@ -3,7 +3,6 @@ package api
 import (
 	"net/http"
 	"net/url"
-	"regexp"
 	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/session"
@@ -14,17 +13,7 @@ type runBody struct {
 	TimeoutSecs int     `json:"timeoutSecs"`
 }
 
-func (b *runBody) validate() *Problem {
-	var ps problems
-	ps.check(b.Code != nil, `"code" is required`)
-	ps.check(b.Code == nil || *b.Code != "", `"code" must not be empty`)
-	ps.check(b.TimeoutSecs >= 0 && b.TimeoutSecs <= maxTimeoutSecs, "timeoutSecs must be from 0 (the default) to %d", maxTimeoutSecs)
-	return ps.problem()
-}
-
-const maxIdempotencyKeyLen = 255
-
-var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
+func (b *runBody) validate() *Problem { return requireCode(b.Code) }
 
 type runAccepted struct {
 	RunID  string            `json:"runId"`
@@ -34,9 +23,6 @@ type runAccepted struct {
 func (s *Server) submitRun(w http.ResponseWriter, r *http.Request, id identity) {
 	key, p := sessionKey(r, id)
 	idem := r.Header.Get("Idempotency-Key")
-	if p == nil && (len(idem) > maxIdempotencyKeyLen || !printableASCII(idem)) {
-		p = newProblem(kindInvalid, "Idempotency-Key must be at most 255 printable ASCII characters")
-	}
 	var b runBody
 	if p == nil {
 		p = s.decodeJSON(w, r, &b, true)
@@ -75,10 +61,6 @@ type runView struct {
 
 func (s *Server) getRun(w http.ResponseWriter, r *http.Request, id identity) {
 	runID := r.PathValue("runId")
-	if !runIDPattern.MatchString(runID) {
-		writeProblem(w, r, newProblem(kindInvalid, "run id must be 1 to 128 letters, digits or ._-"))
-		return
-	}
 	run, err := s.mgr.GetRun(r.Context(), id.tenant, id.principal, runID)
 	if err != nil {
 		s.fail(w, r, err)

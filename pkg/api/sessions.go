@@ -2,9 +2,7 @@ package api
 
 import (
 	"net/http"
-	"regexp"
 	"time"
-	"unicode/utf8"
 
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
@@ -92,51 +90,6 @@ type startBody struct {
 	Pause           bool              `json:"pause"`
 }
 
-// Limits on what a caller may attach to a sandbox.
-const (
-	maxMapEntries    = 64
-	maxEnvValueBytes = 32 << 10
-	maxMetaBytes     = 256
-	maxTemplateLen   = 128
-	maxIdleSecs      = 24 * 3600
-	maxTimeoutSecs   = 900 // the domain's cap, and API Gateway's longest stream
-)
-
-var (
-	envName      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
-	templateName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$`)
-	metaKey      = regexp.MustCompile(`^[A-Za-z0-9._:/-]{1,64}$`)
-)
-
-func (b *startBody) validate() *Problem {
-	var ps problems
-	switch session.SandboxType(b.Type) {
-	case "":
-		b.Type = string(session.TypeCodeInterpreter)
-	case session.TypeCodeInterpreter, session.TypeCustom:
-	default:
-		ps.check(false, `type must be "code_interpreter" or "custom"`)
-	}
-	ps.check(b.Template == "" || templateName.MatchString(b.Template), "template must be a template name or id of at most %d characters", maxTemplateLen)
-	ps.check(b.Type != string(session.TypeCustom) || b.Template != "", `a "custom" sandbox needs a template`)
-	ps.check(b.IdleTimeoutSecs >= 0 && b.IdleTimeoutSecs <= maxIdleSecs, "idleTimeoutSecs must be from 0 to %d", maxIdleSecs)
-	validateEnvs(&ps, b.Envs)
-	ps.check(len(b.Metadata) <= maxMapEntries, "metadata may hold at most %d entries", maxMapEntries)
-	for k, v := range b.Metadata {
-		ps.check(metaKey.MatchString(k), "metadata key %q must be 1 to 64 letters, digits or ._:/-", k)
-		ps.check(len(v) <= maxMetaBytes && utf8.ValidString(v), "metadata value of %q must be valid UTF-8 of at most %d bytes", k, maxMetaBytes)
-	}
-	return ps.problem()
-}
-
-func validateEnvs(ps *problems, envs map[string]string) {
-	ps.check(len(envs) <= maxMapEntries, "envs may hold at most %d variables", maxMapEntries)
-	for k, v := range envs {
-		ps.check(envName.MatchString(k), "env name %q must be letters, digits and _ and not start with a digit", k)
-		ps.check(len(v) <= maxEnvValueBytes && !containsNUL(v), "env %q must be at most %d bytes without NUL", k, maxEnvValueBytes)
-	}
-}
-
 func (s *Server) startSandbox(w http.ResponseWriter, r *http.Request, id identity) {
 	key, p := sessionKey(r, id)
 	if p != nil {
@@ -148,10 +101,8 @@ func (s *Server) startSandbox(w http.ResponseWriter, r *http.Request, id identit
 		writeProblem(w, r, p)
 		return
 	}
-	if p := b.validate(); p != nil {
-		writeProblem(w, r, p)
-		return
-	}
+	// The Manager judges the options (ErrInvalid, 400, with its detail):
+	// its rules are the only ones.
 	sess, err := s.mgr.Start(r.Context(), key, session.StartOptions{
 		Type: session.SandboxType(b.Type), Template: b.Template, Envs: b.Envs, Metadata: b.Metadata,
 		IdleTimeoutSecs: b.IdleTimeoutSecs, Pause: b.Pause,
@@ -202,13 +153,4 @@ func printableASCII(s string) bool {
 		}
 	}
 	return true
-}
-
-func containsNUL(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] == 0 {
-			return true
-		}
-	}
-	return false
 }
