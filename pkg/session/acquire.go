@@ -59,7 +59,7 @@ func (m *Manager) acquire(ctx context.Context, key Key, opts *StartOptions, gone
 			out, err = m.create(ctx, key, opts, owner, now)
 		case cur.State == StateRunning && cur.SandboxID != gone && !expiredLifetime(cur, now):
 			out = cur
-		case cur.State == StatePaused && cur.SandboxID != gone && !expiredLifetime(cur, now):
+		case resumable(cur, now) && cur.SandboxID != gone && !expiredLifetime(cur, now):
 			out, err = m.resume(ctx, cur, now)
 			if errors.Is(err, ErrSandboxGone) {
 				gone, err = cur.SandboxID, errRetry
@@ -234,6 +234,12 @@ func (m *Manager) release(ctx context.Context, s *Session, st State) {
 	}
 }
 
+// resumable reports whether s has a sandbox that Connect brings back: a
+// paused one, or one whose pause was left unfinished (its lease ran out).
+func resumable(s *Session, now time.Time) bool {
+	return s.State == StatePaused || s.State == StatePausing && !leaseHeld(s, now)
+}
+
 // resume wakes a paused sandbox and records it running.
 func (m *Manager) resume(ctx context.Context, cur *Session, now time.Time) (*Session, error) {
 	if _, err := m.sandboxes.Connect(ctx, cur.SandboxID, m.providerTimeout(cur, now)); err != nil {
@@ -241,6 +247,7 @@ func (m *Manager) resume(ctx context.Context, cur *Session, now time.Time) (*Ses
 	}
 	s := *cur
 	s.State = StateRunning
+	s.LeaseOwner, s.LeaseUntil = "", time.Time{}
 	m.markActive(&s, now)
 	if err := m.store.UpdateSession(ctx, &s); errors.Is(err, ErrConflict) {
 		return nil, errRetry

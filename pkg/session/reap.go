@@ -125,7 +125,7 @@ func (m *Manager) reapDecide(ctx context.Context, s *Session, owner string) (rea
 		case s.State == StatePaused || now.Before(s.IdleDeadline):
 			return reapNothing, nil // not due (any more)
 		case s.PauseOnIdle:
-			return m.reapPause(ctx, s)
+			return m.reapPause(ctx, s, owner)
 		}
 		if _, err := m.stopSession(ctx, s, owner); err != nil {
 			return reapFailed, err
@@ -134,6 +134,19 @@ func (m *Manager) reapDecide(ctx context.Context, s *Session, owner string) (rea
 	case StateStopping:
 		if leaseHeld(s, now) {
 			return reapNothing, nil
+		}
+		if _, err := m.stopSession(ctx, s, owner); err != nil {
+			return reapFailed, err
+		}
+		return reapKilled, nil
+	case StatePausing:
+		switch {
+		case leaseHeld(s, now):
+			return reapNothing, nil
+		case !expiredLifetime(s, now):
+			// A tick died mid-pause: pause again (pausing a paused
+			// sandbox is harmless).
+			return m.reapPause(ctx, s, owner)
 		}
 		if _, err := m.stopSession(ctx, s, owner); err != nil {
 			return reapFailed, err
@@ -148,33 +161,67 @@ func (m *Manager) reapDecide(ctx context.Context, s *Session, owner string) (rea
 	return reapNothing, nil
 }
 
-// reapPause records the session paused, then pauses the sandbox. Recording
-// first means a user call racing with us either lost (and resumes it) or
-// won (and we re-read and find it active).
-func (m *Manager) reapPause(ctx context.Context, cur *Session) (reapOutcome, error) {
+// reapPause takes the pausing lease, pauses the sandbox, and records it
+// paused. User calls wait while the lease holds, so none can resume the
+// sandbox (a no-op, as it still runs) and record it running just before
+// the pause lands. A pause slower than the lease may still land after a
+// user call took over: then the record, read again, shows the sandbox
+// running and it is resumed once more.
+func (m *Manager) reapPause(ctx context.Context, cur *Session, owner string) (reapOutcome, error) {
 	s := *cur
-	s.State = StatePaused
-	setDue(&s)
+	m.lease(&s, StatePausing, owner, m.clock.Now())
 	if err := m.store.UpdateSession(ctx, &s); errors.Is(err, ErrConflict) {
 		return reapNothing, errRetry
 	} else if err != nil {
-		return reapFailed, fmt.Errorf("mark paused: %w", err)
+		return reapFailed, fmt.Errorf("mark pausing: %w", err)
 	}
+	// The lease is ours: whatever happens, it must not be left to run out
+	// while user calls wait on it.
+	dctx, cancel := detach(ctx)
+	defer cancel()
 	err := m.sandboxes.Pause(ctx, s.SandboxID)
 	if errors.Is(err, ErrSandboxGone) {
 		// Nothing left to pause: record it stopped.
-		if _, err := m.stopSession(ctx, &s, randomID(16)); err != nil && !errors.Is(err, errRetry) {
+		if _, err := m.stopSession(dctx, &s, owner); err != nil && !errors.Is(err, errRetry) {
 			return reapFailed, err
 		}
 		return reapKilled, nil
 	}
+	// Paused, or maybe not (the call failed): recorded paused either way,
+	// so the next user call resumes it, a no-op if it runs on.
+	p := s
+	p.State = StatePaused
+	p.LeaseOwner, p.LeaseUntil = "", time.Time{}
+	setDue(&p)
+	if werr := m.store.UpdateSession(dctx, &p); errors.Is(werr, ErrConflict) {
+		return m.pauseOvertaken(dctx, &s)
+	} else if werr != nil {
+		return reapFailed, fmt.Errorf("mark paused: %w", werr)
+	}
 	if err != nil {
-		// Recorded paused while it may run on: a user call resumes it (a
-		// no-op), the provider's timeout ends it, the lifetime deadline
-		// brings the reaper back.
 		return reapFailed, fmt.Errorf("pause sandbox %s: %w", s.SandboxID, err)
 	}
 	return reapPaused, nil
+}
+
+// pauseOvertaken handles a pause whose lease was taken while it ran (it
+// outlasted the lease, or a Stop came): if a user call has the same
+// sandbox recorded running, the pause may have landed after it resumed it,
+// so it is resumed again.
+func (m *Manager) pauseOvertaken(ctx context.Context, ours *Session) (reapOutcome, error) {
+	cur, err := m.store.GetSession(ctx, ours.Key)
+	if errors.Is(err, ErrNotFound) {
+		return reapNothing, nil
+	} else if err != nil {
+		return reapFailed, fmt.Errorf("re-read after a pause: %w", err)
+	}
+	if cur.State != StateRunning || cur.SandboxID != ours.SandboxID {
+		return reapNothing, nil
+	}
+	if _, err := m.sandboxes.Connect(ctx, cur.SandboxID, m.providerTimeout(cur, m.clock.Now())); err != nil {
+		return reapFailed, fmt.Errorf("resume sandbox %s after a late pause: %w", cur.SandboxID, err)
+	}
+	return reapNothing, nil
 }
 
 // reapStaleStart clears a start whose caller died holding the lease. A

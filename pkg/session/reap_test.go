@@ -355,3 +355,181 @@ func TestReapCancelledLeavesNoGoroutines(t *testing.T) {
 		}
 	})
 }
+
+func TestReapPauseRacingUserCall(t *testing.T) {
+	// The reaper is inside the provider's Pause when a user call comes: the
+	// call must not go ahead on a sandbox about to be paused (it would
+	// record running while the pause lands after it). It waits, then
+	// resumes the paused sandbox.
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t, Config{})
+		ctx := t.Context()
+		s, err := r.m.Start(ctx, testKey, StartOptions{Pause: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.clock.Advance(31 * time.Minute)
+		entered, gate := make(chan struct{}), make(chan struct{})
+		var once sync.Once
+		r.sbx.fail = func(op, id string) error {
+			if op == "Pause" {
+				once.Do(func() { close(entered) })
+				<-gate
+			}
+			return nil
+		}
+		reaped := make(chan ReapReport, 1)
+		go func() {
+			rep, err := r.m.Reap(ctx)
+			if err != nil {
+				t.Error(err)
+			}
+			reaped <- rep
+		}()
+		<-entered
+		executed := make(chan error, 1)
+		go func() {
+			res, err := r.m.Execute(ctx, testKey, ExecRequest{Code: "print x"}, nil)
+			if err == nil && (res.Restarted || res.Stdout != "x\n") {
+				err = fmt.Errorf("result %+v", res)
+			}
+			executed <- err
+		}()
+		synctest.Wait()
+		select {
+		case err := <-executed:
+			close(gate)
+			<-reaped
+			t.Fatalf("the user call went ahead while the sandbox was being paused (err %v)", err)
+		default:
+		}
+		close(gate)
+		if rep := <-reaped; rep != (ReapReport{Paused: 1}) {
+			t.Fatalf("reap %+v", rep)
+		}
+		if err := <-executed; err != nil {
+			t.Fatal(err)
+		}
+		got := r.store.session(testKey)
+		info, err := r.sbx.Get(ctx, s.SandboxID)
+		if err != nil || got.State != StateRunning || got.SandboxID != s.SandboxID || info.State != StateRunning {
+			t.Fatalf("record %s on %s, sandbox %s (%v)", got.State, got.SandboxID, info.State, err)
+		}
+	})
+}
+
+func TestReapPauseFaults(t *testing.T) {
+	ctx := context.Background()
+	t.Run("a pause that fails is recorded paused and resumed on use", func(t *testing.T) {
+		r := newRig(t, Config{})
+		if _, err := r.m.Start(ctx, testKey, StartOptions{Pause: true}); err != nil {
+			t.Fatal(err)
+		}
+		r.clock.Advance(31 * time.Minute)
+		r.sbx.fail = func(op, id string) error {
+			if op == "Pause" {
+				return Errorf(ErrUnavailable, "provider 502")
+			}
+			return nil
+		}
+		if rep, err := r.m.Reap(ctx); err != nil || rep.Errors != 1 {
+			t.Fatalf("%+v %v", rep, err)
+		}
+		if s := r.store.session(testKey); s.State != StatePaused || s.LeaseOwner != "" {
+			t.Fatalf("record %+v", s)
+		}
+		r.sbx.fail = nil
+		if res, err := r.m.Execute(ctx, testKey, ExecRequest{Code: "print x"}, nil); err != nil || res.Restarted {
+			t.Fatalf("%+v %v", res, err)
+		}
+	})
+	t.Run("a reaper that died mid-pause: its lease runs out, a user call resumes", func(t *testing.T) {
+		r := newRig(t, Config{})
+		s, err := r.m.Start(ctx, testKey, StartOptions{Pause: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur := r.store.session(testKey)
+		now := r.clock.Now()
+		cur.State, cur.LeaseOwner, cur.LeaseUntil, cur.DueAt = StatePausing, "dead", now.Add(time.Minute), now.Add(time.Minute)
+		r.store.put(cur)
+		if st, err := r.m.Status(ctx, testKey); err != nil || st.State != StatePaused {
+			t.Fatalf("status %+v %v", st, err)
+		}
+		r.clock.Advance(2 * time.Minute)
+		res, err := r.m.Execute(ctx, testKey, ExecRequest{Code: "print x"}, nil)
+		if err != nil || res.Restarted || r.sbx.count("Connect") != 1 {
+			t.Fatalf("%+v %v connects %d", res, err, r.sbx.count("Connect"))
+		}
+		if got := r.store.session(testKey); got.State != StateRunning || got.SandboxID != s.SandboxID || got.LeaseOwner != "" {
+			t.Fatalf("record %+v", got)
+		}
+	})
+	t.Run("a reaper that died mid-pause: the next tick pauses", func(t *testing.T) {
+		r := newRig(t, Config{})
+		if _, err := r.m.Start(ctx, testKey, StartOptions{Pause: true}); err != nil {
+			t.Fatal(err)
+		}
+		r.clock.Advance(31 * time.Minute)
+		cur := r.store.session(testKey)
+		now := r.clock.Now()
+		cur.State, cur.LeaseOwner, cur.LeaseUntil, cur.DueAt = StatePausing, "dead", now.Add(time.Minute), now.Add(time.Minute)
+		r.store.put(cur)
+		if rep, _ := r.m.Reap(ctx); rep != (ReapReport{}) {
+			t.Fatalf("within the lease %+v", rep)
+		}
+		r.clock.Advance(2 * time.Minute)
+		if rep, err := r.m.Reap(ctx); err != nil || rep != (ReapReport{Paused: 1}) {
+			t.Fatalf("%+v %v", rep, err)
+		}
+		if s := r.store.session(testKey); s.State != StatePaused || !s.DueAt.Equal(s.LifetimeDeadline) {
+			t.Fatalf("record %+v", s)
+		}
+	})
+}
+
+func TestReapPauseOutlastingItsLease(t *testing.T) {
+	// The pause takes longer than the lease: a user call takes the session
+	// over and resumes it (a no-op, it still runs), then the pause lands.
+	// The reaper, finding its lease gone and the sandbox recorded running,
+	// resumes it again.
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t, Config{})
+		ctx := t.Context()
+		s, err := r.m.Start(ctx, testKey, StartOptions{Pause: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.clock.Advance(31 * time.Minute)
+		entered, gate := make(chan struct{}), make(chan struct{})
+		var once sync.Once
+		r.sbx.fail = func(op, id string) error {
+			if op == "Pause" {
+				once.Do(func() { close(entered) })
+				<-gate
+			}
+			return nil
+		}
+		reaped := make(chan ReapReport, 1)
+		go func() {
+			rep, _ := r.m.Reap(ctx)
+			reaped <- rep
+		}()
+		<-entered
+		r.clock.Advance(2 * time.Minute)
+		if res, err := r.m.Execute(ctx, testKey, ExecRequest{Code: "print x"}, nil); err != nil || res.Restarted {
+			close(gate)
+			t.Fatalf("%+v %v", res, err)
+		}
+		close(gate)
+		<-reaped
+		got := r.store.session(testKey)
+		info, err := r.sbx.Get(ctx, s.SandboxID)
+		if err != nil || got.State != StateRunning || info.State != StateRunning {
+			t.Fatalf("record %s, sandbox %s (%v)", got.State, info.State, err)
+		}
+		if res, err := r.m.Execute(ctx, testKey, ExecRequest{Code: "print y"}, nil); err != nil || res.Restarted || res.ExecutionCount != 2 {
+			t.Fatalf("next call %+v %v", res, err)
+		}
+	})
+}

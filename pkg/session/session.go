@@ -17,6 +17,9 @@ const (
 	StateStarting State = "starting" // a caller holds the lease and is creating the sandbox
 	StateRunning  State = "running"  // the sandbox is alive
 	StatePaused   State = "paused"   // the sandbox is paused; memory kept, resumed on use
+	// StatePausing: the reaper holds the lease and is pausing the sandbox;
+	// user calls wait for it. Readers see it as paused.
+	StatePausing  State = "pausing"
 	StateStopping State = "stopping" // being killed
 	StateStopped  State = "stopped"  // no sandbox; the record stays
 	StateError    State = "error"    // the last transition failed; the next call starts afresh
@@ -26,7 +29,7 @@ const (
 // must be watched by the reaper.
 func (s State) Live() bool {
 	switch s {
-	case StateStarting, StateRunning, StatePaused, StateStopping:
+	case StateStarting, StateRunning, StatePausing, StatePaused, StateStopping:
 		return true
 	}
 	return false

@@ -9,13 +9,16 @@ import "time"
 //	(none), stopped, error,       --start lease-->  starting --Create ok--> running
 //	expired or gone sandbox,                        starting --Create fails--> error
 //	expired start lease                             starting --tenant cap--> stopped
-//	running --idle, PauseOnIdle, lifetime left (reaper)--> paused --Connect--> running
+//	running --idle, PauseOnIdle, lifetime left (reaper)--> pausing --Pause--> paused --Connect--> running
+//	pausing with an expired lease --user call: Connect--> running, --reaper--> pausing again
 //	running, paused, starting --Stop, idle or lifetime (reaper)--> stopping --Kill--> stopped
 //	stopping with an expired lease --reaper--> Kill again --> stopped
 //	starting with an expired lease --reaper--> error (its sandbox, if any, to the orphan sweep)
 //
-// A lease (LeaseOwner, random per call, and LeaseUntil) guards starting and
-// stopping: others wait while it holds and may take over once it expires.
+// A lease (LeaseOwner, random per call, and LeaseUntil) guards starting,
+// pausing and stopping: others wait while it holds and may take over once
+// it expires. The pausing lease keeps user calls off a sandbox whose pause
+// is under way, which would otherwise land after a call had resumed it.
 // DueAt (setDue) tells the reaper when to look next.
 
 // idleTimeout is the session's own idle timeout or the configured one.
@@ -47,7 +50,7 @@ func setDue(s *Session) {
 		s.DueAt = earliest(s.IdleDeadline, s.LifetimeDeadline)
 	case StatePaused:
 		s.DueAt = s.LifetimeDeadline
-	case StateStarting, StateStopping:
+	case StateStarting, StatePausing, StateStopping:
 		s.DueAt = s.LeaseUntil
 	default:
 		s.DueAt = time.Time{}
@@ -78,7 +81,11 @@ func (m *Manager) providerTimeout(s *Session, now time.Time) time.Duration {
 
 // leaseHeld reports whether someone holds an unexpired lease on s at now.
 func leaseHeld(s *Session, now time.Time) bool {
-	return (s.State == StateStarting || s.State == StateStopping) && now.Before(s.LeaseUntil)
+	switch s.State {
+	case StateStarting, StatePausing, StateStopping:
+		return now.Before(s.LeaseUntil)
+	}
+	return false
 }
 
 // expiredLifetime reports whether the sandbox of s has outlived its lifetime.
@@ -97,9 +104,11 @@ func (m *Manager) view(s *Session, now time.Time) (out *Session, ok bool) {
 	}
 	v := *s
 	switch {
-	case v.State == StateRunning || v.State == StatePaused:
+	case v.State == StateRunning || v.State == StatePausing || v.State == StatePaused:
 		if expiredLifetime(&v, now) {
 			v.State = StateStopped
+		} else if v.State == StatePausing {
+			v.State = StatePaused // what it is about to be; readers know no pausing
 		} else if v.State == StateRunning && !v.IdleDeadline.IsZero() && !now.Before(v.IdleDeadline) {
 			v.State = StateStopped
 			if v.PauseOnIdle {
