@@ -177,9 +177,10 @@ func (rt *Runtime) agentConfig(s *sandbox) agent.Config {
 	rl = append(rl, agent.Rlimit{Resource: unix.RLIMIT_NPROC, Cur: n, Max: n})
 	// Without a memory cgroup the only memory bound left is per process.
 	// The Go agent itself maps ~130 MB of data at idle (heap arenas, thread
-	// stacks), hence the headroom.
+	// stacks), several hundred MB when built with the race detector, hence
+	// the headroom.
 	if s.cg == nil {
-		m := uint64(rt.cfg.MemoryBytes) + 256<<20
+		m := uint64(rt.cfg.MemoryBytes) + 1<<30
 		rl = append(rl, agent.Rlimit{Resource: unix.RLIMIT_DATA, Cur: m, Max: m})
 	}
 	return agent.Config{
