@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"path"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -92,12 +94,17 @@ func TestLocalRuntimeArtifactsAndRestart(t *testing.T) {
 	if got := paths(res); got != "/home/user/before.txt" {
 		t.Fatalf("first artifacts %q", got)
 	}
+	waitPastSkew(t, m, "/home/user/before.txt")
 	res = exec("import os\nos.makedirs('.hidden', exist_ok=True)\nopen('.hidden/h.txt','w').write('h')\n" +
 		"os.makedirs('out', exist_ok=True)\nopen('out/r.csv','w').write('a,b')\nopen('/tmp/t.txt','w').write('t')")
 	if got := paths(res); got != "/home/user/out/r.csv" {
 		t.Fatalf("second artifacts %q", got)
 	}
-	// Straight after, with nothing written, nothing is reported again.
+	// After, with nothing written, nothing is reported again. A file
+	// written within the allowed clock skew before an execution starts
+	// counts for it (file times are coarse), so the next one starts past
+	// that window.
+	waitPastSkew(t, m, "/home/user/out/r.csv")
 	if got := paths(exec("1 + 1")); got != "" {
 		t.Fatalf("artifacts of an execution that wrote nothing: %q", got)
 	}
@@ -121,5 +128,24 @@ func TestLocalRuntimeArtifactsAndRestart(t *testing.T) {
 	res, err = m.Execute(ctx, key, session.ExecRequest{Code: "'counter' in globals()"}, nil)
 	if err != nil || !res.Restarted || len(res.Results) == 0 || res.Results[0].Text != "False" {
 		t.Fatalf("after kill: %+v %v", res, err)
+	}
+}
+
+// waitPastSkew waits until the clock is past p's modified time by more
+// than the artifact clock skew, so an execution starting then cannot count
+// p as its own.
+func waitPastSkew(t *testing.T, m *session.Manager, p string) {
+	t.Helper()
+	es, err := m.ListFiles(t.Context(), key, path.Dir(p), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(es, func(e session.FileEntry) bool { return e.Path == p })
+	if i < 0 {
+		t.Fatalf("%s not listed: %+v", p, es)
+	}
+	past := es[i].ModifiedAt.Add(m.Config().ArtifactClockSkew + time.Millisecond)
+	for d := time.Until(past); d > 0; d = time.Until(past) {
+		time.Sleep(d)
 	}
 }
