@@ -1,13 +1,19 @@
 package api_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sessionbox/sessionbox/pkg/api"
+	"github.com/sessionbox/sessionbox/pkg/local"
+	"github.com/sessionbox/sessionbox/pkg/localaws"
 	"github.com/sessionbox/sessionbox/pkg/session"
+	"github.com/sessionbox/sessionbox/pkg/store"
 )
 
 // TestEndToEndProviderFaults fails and stalls E2B's control plane under a
@@ -54,7 +60,7 @@ func TestEndToEndProviderFaults(t *testing.T) {
 // its recording: callers get a problem, and once the store is back the
 // session works with exactly one sandbox, none left behind.
 func TestEndToEndStoreFaults(t *testing.T) {
-	s := newStackWith(t, 5*time.Second, session.Config{LeaseDuration: 2 * time.Second})
+	s := newStoreFaultStack(t, session.Config{LeaseDuration: 2 * time.Second})
 	cases := []struct {
 		name string
 		pass int32
@@ -80,4 +86,44 @@ func TestEndToEndStoreFaults(t *testing.T) {
 			}
 		})
 	}
+}
+
+// newStoreFaultStack is a stack whose DynamoDB sits behind s.dbFault, for
+// alice only. pkg/local starts its emulator with no seam in front of it, so
+// this test wires the Manager and the API itself from the adapters local
+// mode uses (without blobs and bus: it only executes code).
+func newStoreFaultStack(t *testing.T, cfg session.Config) *stack {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, logger := newBareStack(t)
+	s.sandboxes = sandboxesOf(t, startRuntime(t))
+	endpoint, stop, err := localaws.StartDynamoDB(context.Background(), localaws.WithLogger(logger))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	var proxied string
+	s.dbFault, proxied = newFaultProxy(t, endpoint)
+	db := localaws.DynamoDBClient(proxied)
+	if err := store.CreateTable(ctx, db, local.Table); err != nil {
+		t.Fatal(err)
+	}
+	st := store.New(db, local.Table)
+	cfg.StackID = "api-e2e"
+	mgr, err := session.NewManager(cfg, session.Deps{Store: st, Sandboxes: s.sandboxes, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, key, err := session.NewAPIKey("t1", "alice", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutAPIKey(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(api.New(mgr, api.WithLogger(logger)))
+	t.Cleanup(srv.Close)
+	s.alice, s.url, s.client = plain, srv.URL, srv.Client()
+	return s
 }

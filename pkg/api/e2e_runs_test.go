@@ -46,7 +46,7 @@ func (s *stack) runToEnd(key, sid, code string) runView {
 func TestEndToEndLargeRunResult(t *testing.T) {
 	// The record's budget for a result is this less the code and 8 KB of
 	// other attributes: about 8 KB here.
-	s := newStackWith(t, 30*time.Second, session.Config{MaxInlineRunResultBytes: 16 << 10})
+	s := newStackWith(t, 0, session.Config{MaxInlineRunResultBytes: 16 << 10})
 	const sid = "large-run"
 
 	small := s.runToEnd(s.alice, sid, "6 * 7")

@@ -18,15 +18,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sessionbox/sessionbox/pkg/api"
-	"github.com/sessionbox/sessionbox/pkg/blob"
-	"github.com/sessionbox/sessionbox/pkg/bus"
 	"github.com/sessionbox/sessionbox/pkg/e2b"
 	"github.com/sessionbox/sessionbox/pkg/e2blocal"
-	"github.com/sessionbox/sessionbox/pkg/localaws"
+	"github.com/sessionbox/sessionbox/pkg/local"
 	"github.com/sessionbox/sessionbox/pkg/sandboxes"
 	"github.com/sessionbox/sessionbox/pkg/session"
-	"github.com/sessionbox/sessionbox/pkg/store"
 )
 
 // TestMain lets the local runtime re-execute this test binary as the
@@ -36,10 +32,10 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// stack is the whole service as local mode runs it: the API over the real
-// Manager, the DynamoDB store on the in-process emulator, the local E2B
-// runtime through the E2B client, the S3 adapter on the on-disk S3
-// stand-in, and the in-process bus with its worker.
+// stack is the whole service as `sessionbox serve` runs it (pkg/local):
+// the API over the real Manager, the DynamoDB store on the emulator, the
+// local E2B runtime through the E2B client, the S3 adapter on the S3
+// stand-in, the in-process bus with its worker and the reaper.
 type stack struct {
 	t      testing.TB
 	url    string
@@ -51,8 +47,8 @@ type stack struct {
 	// sandboxes reaches the runtime behind the service's back, to count
 	// and kill sandboxes.
 	sandboxes *sandboxes.E2B
-	// fault sits in front of E2B's control plane to fail or stall it;
-	// dbFault in front of DynamoDB.
+	// fault, when the stack has one, sits in front of E2B's control plane
+	// to fail or stall it; dbFault in front of DynamoDB.
 	fault, dbFault *faultProxy
 }
 
@@ -66,6 +62,18 @@ type faultProxy struct {
 	// only after pass of them went through.
 	target atomic.Value // string
 	pass   atomic.Int32
+}
+
+func newFaultProxy(t testing.TB, target string) (*faultProxy, string) {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &faultProxy{next: httputil.NewSingleHostReverseProxy(u)}
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	return f, srv.URL
 }
 
 // failOperation fails DynamoDB's op (e.g. "PutItem") with status after
@@ -99,100 +107,118 @@ func (f *faultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.next.ServeHTTP(w, r)
 }
 
-func newStack(t testing.TB) *stack { return newStackWith(t, 30*time.Second, session.Config{}) }
+// testE2BKey is what the service presents to a runtime started here.
+const testE2BKey = "e2b_0123456789abcdef"
 
-// newStackWith builds a stack whose E2B client gives up on a call after
-// e2bTimeout, with the Manager configured by cfg.
+func newStack(t testing.TB) *stack { return newStackWith(t, 0, session.Config{}) }
+
+// newStackWith builds a stack whose Manager is configured by cfg. With
+// e2bTimeout set, the runtime is started here and the service reaches it as
+// an external E2B through s.fault, giving up on a call after e2bTimeout;
+// without, local mode starts its own runtime, exactly as serve does.
 func newStackWith(t testing.TB, e2bTimeout time.Duration, cfg session.Config) *stack {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	logs := &lockedWriter{}
-	logger := slog.New(slog.NewTextHandler(logs, nil))
+	s, logger := newBareStack(t)
+	var e2bCfg e2b.Config
+	if e2bTimeout > 0 {
+		rt := startRuntime(t)
+		var proxied string
+		s.fault, proxied = newFaultProxy(t, rt.APIURL())
+		e2bCfg = e2b.Config{APIKey: testE2BKey, APIURL: proxied, SandboxURL: rt.SandboxURL(), RequestTimeout: e2bTimeout}
+		s.sandboxes = sandboxesOf(t, rt)
+	}
+	dataDir := t.TempDir()
+	s.other = seedOtherTenant(t, ctx, dataDir, e2bCfg, logger)
+	keys := s.newKeys(t, "alice", "bob")
+	s.alice, s.bob = keys[0].Secret, keys[1].Secret
+	svc, err := local.Start(ctx, local.Config{DataDir: dataDir, Tenant: "t1", Keys: keys, Session: cfg, E2B: e2bCfg, Logger: logger})
+	if err != nil {
+		t.Fatalf("start local mode: %v", err)
+	}
+	t.Cleanup(func() { _ = svc.Close() })
+	if svc.Runtime != nil {
+		s.sandboxes = sandboxesOf(t, svc.Runtime)
+	}
+	transport := &http.Transport{}
+	t.Cleanup(transport.CloseIdleConnections)
+	s.url, s.client = svc.URL, &http.Client{Transport: transport}
+	return s
+}
 
+// newBareStack is a stack with nothing behind it yet, and the logger the
+// service logs to: a failing test shows the logs.
+func newBareStack(t testing.TB) (*stack, *slog.Logger) {
+	s := &stack{t: t, logs: &lockedWriter{}}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("service logs:\n%s", s.logs.String())
+		}
+	})
+	return s, slog.New(slog.NewTextHandler(s.logs, nil))
+}
+
+func (s *stack) newKeys(t testing.TB, principals ...string) []local.Key {
+	t.Helper()
+	var keys []local.Key
+	for _, p := range principals {
+		k, err := local.NewKey(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// seedOtherTenant stores a key of principal alice of tenant t2 in the
+// service's table and returns it. local.Config puts every key in one
+// tenant, so a first start under tenant t2 stores it; the next start, under
+// t1, leaves other tenants' keys alone.
+func seedOtherTenant(t testing.TB, ctx context.Context, dataDir string, e2bCfg e2b.Config, logger *slog.Logger) string {
+	t.Helper()
+	k, err := local.NewKey("alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := local.Config{DataDir: dataDir, Tenant: "t2", Keys: []local.Key{k}, E2B: e2bCfg, Logger: logger}
+	if cfg.E2B.APIKey == "" {
+		// No sandbox is started: any E2B endpoint spares starting a runtime.
+		cfg.E2B = e2b.Config{APIKey: testE2BKey, APIURL: "http://127.0.0.1:1", SandboxURL: "http://127.0.0.1:1"}
+	}
+	svc, err := local.Start(ctx, cfg)
+	if err != nil {
+		t.Fatalf("seed tenant t2: %v", err)
+	}
+	if err := svc.Close(); err != nil {
+		t.Fatalf("seed tenant t2: close: %v", err)
+	}
+	return k.Secret
+}
+
+// startRuntime starts a local E2B runtime for the test.
+func startRuntime(t testing.TB) *e2blocal.Runtime {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	rt, err := e2blocal.Start(ctx, e2blocal.Config{APIAddr: "127.0.0.1:0", SandboxAddr: "127.0.0.1:0", DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatalf("start local runtime: %v", err)
 	}
 	t.Cleanup(func() { _ = rt.Close() })
-	target, err := url.Parse(rt.APIURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	fault := &faultProxy{next: httputil.NewSingleHostReverseProxy(target)}
-	control := httptest.NewServer(fault)
-	t.Cleanup(control.Close)
-	e2bc, err := e2b.New(e2b.Config{APIKey: "e2b_0123456789abcdef", APIURL: control.URL, SandboxURL: rt.SandboxURL(), RequestTimeout: e2bTimeout})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e2bc.Close() })
+	return rt
+}
 
-	endpoint, stop, err := localaws.StartDynamoDB(context.Background())
+// sandboxesOf is a client of rt of its own, past any fault proxy.
+func sandboxesOf(t testing.TB, rt *e2blocal.Runtime) *sandboxes.E2B {
+	t.Helper()
+	c, err := e2b.New(e2b.Config{APIKey: testE2BKey, APIURL: rt.APIURL(), SandboxURL: rt.SandboxURL()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(stop)
-	dynamoURL, err := url.Parse(endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dbFault := &faultProxy{next: httputil.NewSingleHostReverseProxy(dynamoURL)}
-	dynamo := httptest.NewServer(dbFault)
-	t.Cleanup(dynamo.Close)
-	db := localaws.DynamoDBClient(dynamo.URL)
-	if err := store.CreateTable(ctx, db, "sessionbox"); err != nil {
-		t.Fatal(err)
-	}
-	st := store.New(db, "sessionbox")
-
-	s3Endpoint, stopS3, err := localaws.StartS3(context.Background(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stopS3)
-	s3c := localaws.S3Client(s3Endpoint)
-	if err := localaws.EnsureBucket(ctx, s3c, "transfers"); err != nil {
-		t.Fatal(err)
-	}
-
-	b := bus.NewLocal(2, nil, logger)
-	t.Cleanup(func() { _ = b.Close() })
-	sbx := sandboxes.New(e2bc)
-	cfg.StackID = "api-e2e"
-	mgr, err := session.NewManager(cfg, session.Deps{
-		Store: st, Sandboxes: sbx, Bus: b, Blobs: blob.New(s3c, "transfers"), Logger: logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.SetHandler(func(ctx context.Context, ev session.RunRequested) error {
-		_, err := mgr.ProcessRun(ctx, ev)
-		return err
-	})
-
-	s := &stack{t: t, logs: logs, sandboxes: sbx, fault: fault, dbFault: dbFault}
-	for _, p := range []struct {
-		tenant, principal string
-		key               *string
-	}{{"t1", "alice", &s.alice}, {"t1", "bob", &s.bob}, {"t2", "alice", &s.other}} {
-		plain, k, err := session.NewAPIKey(p.tenant, p.principal, time.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := st.PutAPIKey(ctx, k); err != nil {
-			t.Fatal(err)
-		}
-		*p.key = plain
-	}
-	srv := httptest.NewServer(api.New(mgr, api.WithLogger(logger)))
-	t.Cleanup(srv.Close)
-	s.url, s.client = srv.URL, srv.Client()
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("service logs:\n%s", logs.String())
-		}
-	})
-	return s
+	t.Cleanup(func() { _ = c.Close() })
+	return sandboxes.New(c)
 }
 
 // req sends one request as the holder of key ("" for none).
