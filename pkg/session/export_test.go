@@ -1,6 +1,9 @@
 package session
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Exports for the external tests (package session_test), which run the
 // Manager on the real store and blob adapters and need the fake provider
@@ -19,3 +22,8 @@ func (f *fakeSandboxes) SetDelay(d time.Duration) { f.delay = d }
 type FakeClock = fakeClock
 
 func NewFakeClock() *FakeClock { return newFakeClock() }
+
+// SetExecFn replaces the fake provider's interpreter.
+func (f *fakeSandboxes) SetExecFn(fn func(ctx context.Context, id string, req ExecRequest, onEvent func(Event)) (*ExecResult, error)) {
+	f.execFn = fn
+}

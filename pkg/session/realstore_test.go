@@ -457,3 +457,24 @@ func TestRealStoreReaperSkipsDamagedRecords(t *testing.T) {
 		t.Fatalf("readable session %+v %v", st, err)
 	}
 }
+
+func TestRealStoreRunWithHugeExceptionEnds(t *testing.T) {
+	r := newRealRig(t, session.Config{})
+	ctx := t.Context()
+	r.sbx.SetExecFn(func(ctx context.Context, id string, req session.ExecRequest, onEvent func(session.Event)) (*session.ExecResult, error) {
+		huge := strings.Repeat("v", 2<<20)
+		return &session.ExecResult{Error: &session.ExecError{Name: "ValueError", Value: huge, Traceback: huge}}, nil
+	})
+	ev := session.RunRequested{Tenant: "acme", Principal: "alice", SessionID: "s", Code: "raise ValueError('v' * 2**21)", RunID: "loud"}
+	if _, err := r.m.ProcessRun(ctx, ev); err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.m.GetRun(ctx, "acme", "alice", "loud")
+	if err != nil || got.Status != session.RunFailed || len(got.Error) > 4<<10 || got.Result == nil || !got.Result.Truncated {
+		t.Fatalf("run %s, %d bytes of error, %v", got.Status, len(got.Error), err)
+	}
+	// A redelivery finds it finished.
+	if again, err := r.m.ProcessRun(ctx, ev); err != nil || again.Status != session.RunFailed || r.sbx.Count("Execute") != 1 {
+		t.Fatalf("redelivery %+v %v", again, err)
+	}
+}
