@@ -37,20 +37,12 @@ func logCode(r *http.Request, code string) {
 }
 
 func (s *Server) execute(w http.ResponseWriter, r *http.Request, id identity) {
-	w.Header().Add("Vary", "Accept")
-	key, p := sessionKey(r, id)
-	if p == nil && !acceptable(r) {
-		p = newProblem(kindNotAccept, "execute answers application/json or "+contentTypeNDJSON)
+	if !negotiate(w, r, "execute") {
+		return
 	}
 	var b execBody
-	if p == nil {
-		p = s.decodeJSON(w, r, &b, true)
-	}
-	if p == nil {
-		p = b.validate()
-	}
-	if p != nil {
-		writeProblem(w, r, p)
+	key, ok := s.sessionBody(w, r, id, &b, true, b.validate)
+	if !ok {
 		return
 	}
 	logCode(r, *b.Code)
@@ -84,12 +76,8 @@ func normalizeResult(res *session.ExecResult) *session.ExecResult {
 }
 
 func (s *Server) reset(w http.ResponseWriter, r *http.Request, id identity) {
-	key, p := sessionKey(r, id)
-	if p == nil {
-		p = s.decodeJSON(w, r, &struct{}{}, false)
-	}
-	if p != nil {
-		writeProblem(w, r, p)
+	key, ok := s.sessionBody(w, r, id, &struct{}{}, false, nil)
+	if !ok {
 		return
 	}
 	if err := s.mgr.Reset(r.Context(), key); err != nil {
@@ -137,20 +125,12 @@ func viewInstall(res *session.InstallResult) *installView {
 }
 
 func (s *Server) install(w http.ResponseWriter, r *http.Request, id identity) {
-	w.Header().Add("Vary", "Accept")
-	key, p := sessionKey(r, id)
-	if p == nil && !acceptable(r) {
-		p = newProblem(kindNotAccept, "install answers application/json or "+contentTypeNDJSON)
+	if !negotiate(w, r, "install") {
+		return
 	}
 	var b installBody
-	if p == nil {
-		p = s.decodeJSON(w, r, &b, true)
-	}
-	if p == nil {
-		p = b.validate()
-	}
-	if p != nil {
-		writeProblem(w, r, p)
+	key, ok := s.sessionBody(w, r, id, &b, true, b.validate)
+	if !ok {
 		return
 	}
 	s.allowLongResponse(w, 0)

@@ -21,15 +21,11 @@ type fileList struct {
 }
 
 func (s *Server) listFiles(w http.ResponseWriter, r *http.Request, id identity) {
-	key, q, p := s.fileRequest(r, id)
-	var dir string
-	var depth int
-	if p == nil {
-		dir, p = pathParam(q, defaultListDir)
+	key, q, dir, ok := s.sessionFile(w, r, id, defaultListDir)
+	if !ok {
+		return
 	}
-	if p == nil {
-		depth, p = intParam(q, "depth", 1, 1, maxListDepth)
-	}
+	depth, p := intParam(q, "depth", 1, 1, maxListDepth)
 	if p != nil {
 		writeProblem(w, r, p)
 		return
@@ -45,25 +41,9 @@ func (s *Server) listFiles(w http.ResponseWriter, r *http.Request, id identity) 
 	writeJSON(w, http.StatusOK, fileList{Entries: entries})
 }
 
-// fileRequest validates what every files route shares: the session id and
-// a well-formed query string.
-func (s *Server) fileRequest(r *http.Request, id identity) (session.Key, map[string][]string, *Problem) {
-	key, p := sessionKey(r, id)
-	if p != nil {
-		return key, nil, p
-	}
-	q, p := query(r)
-	return key, q, p
-}
-
 func (s *Server) deleteFile(w http.ResponseWriter, r *http.Request, id identity) {
-	key, q, p := s.fileRequest(r, id)
-	var target string
-	if p == nil {
-		target, p = pathParam(q, "")
-	}
-	if p != nil {
-		writeProblem(w, r, p)
+	key, _, target, ok := s.sessionFile(w, r, id, "")
+	if !ok {
 		return
 	}
 	if err := s.mgr.DeleteFile(r.Context(), key, target); err != nil {
@@ -83,13 +63,8 @@ func contentType(p string) string {
 }
 
 func (s *Server) readFile(w http.ResponseWriter, r *http.Request, id identity) {
-	key, q, p := s.fileRequest(r, id)
-	var target string
-	if p == nil {
-		target, p = pathParam(q, "")
-	}
-	if p != nil {
-		writeProblem(w, r, p)
+	key, _, target, ok := s.sessionFile(w, r, id, "")
+	if !ok {
 		return
 	}
 	body, entry, err := s.mgr.ReadFile(r.Context(), key, target)
@@ -138,16 +113,12 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 }
 
 func (s *Server) writeFile(w http.ResponseWriter, r *http.Request, id identity) {
-	key, q, p := s.fileRequest(r, id)
-	var target string
-	if p == nil {
-		target, p = pathParam(q, "")
+	key, _, target, ok := s.sessionFile(w, r, id, "")
+	if !ok {
+		return
 	}
-	if p == nil && r.ContentLength > s.maxInlineFile {
-		p = s.tooLargeInline()
-	}
-	if p != nil {
-		writeProblem(w, r, p)
+	if r.ContentLength > s.maxInlineFile {
+		writeProblem(w, r, s.tooLargeInline())
 		return
 	}
 	body := &limitedBody{r: http.MaxBytesReader(w, r.Body, s.maxInlineFile)}

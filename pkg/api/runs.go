@@ -21,19 +21,12 @@ type runAccepted struct {
 }
 
 func (s *Server) submitRun(w http.ResponseWriter, r *http.Request, id identity) {
-	key, p := sessionKey(r, id)
-	idem := r.Header.Get("Idempotency-Key")
 	var b runBody
-	if p == nil {
-		p = s.decodeJSON(w, r, &b, true)
-	}
-	if p == nil {
-		p = b.validate()
-	}
-	if p != nil {
-		writeProblem(w, r, p)
+	key, ok := s.sessionBody(w, r, id, &b, true, b.validate)
+	if !ok {
 		return
 	}
+	idem := r.Header.Get("Idempotency-Key")
 	logCode(r, *b.Code)
 	run, err := s.mgr.SubmitRun(r.Context(), key, session.RunRequest{Code: *b.Code, TimeoutSecs: b.TimeoutSecs, IdempotencyKey: idem})
 	if err != nil {

@@ -91,14 +91,9 @@ type startBody struct {
 }
 
 func (s *Server) startSandbox(w http.ResponseWriter, r *http.Request, id identity) {
-	key, p := sessionKey(r, id)
-	if p != nil {
-		writeProblem(w, r, p)
-		return
-	}
 	var b startBody
-	if p := s.decodeJSON(w, r, &b, false); p != nil {
-		writeProblem(w, r, p)
+	key, ok := s.sessionBody(w, r, id, &b, false, nil)
+	if !ok {
 		return
 	}
 	// The Manager judges the options (ErrInvalid, 400, with its detail):
@@ -115,13 +110,8 @@ func (s *Server) startSandbox(w http.ResponseWriter, r *http.Request, id identit
 }
 
 func (s *Server) stopSandbox(w http.ResponseWriter, r *http.Request, id identity) {
-	key, p := sessionKey(r, id)
-	if p != nil {
-		writeProblem(w, r, p)
-		return
-	}
-	if p := s.decodeJSON(w, r, &struct{}{}, false); p != nil {
-		writeProblem(w, r, p)
+	key, ok := s.sessionBody(w, r, id, &struct{}{}, false, nil)
+	if !ok {
 		return
 	}
 	sess, err := s.mgr.Stop(r.Context(), key)
@@ -133,9 +123,8 @@ func (s *Server) stopSandbox(w http.ResponseWriter, r *http.Request, id identity
 }
 
 func (s *Server) sandboxStatus(w http.ResponseWriter, r *http.Request, id identity) {
-	key, p := sessionKey(r, id)
-	if p != nil {
-		writeProblem(w, r, p)
+	key, ok := s.sessionOf(w, r, id)
+	if !ok {
 		return
 	}
 	sess, err := s.mgr.Status(r.Context(), key)

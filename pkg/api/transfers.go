@@ -35,20 +35,15 @@ func cleanBodyPath(ps *problems, p string) string {
 }
 
 func (s *Server) uploadURL(w http.ResponseWriter, r *http.Request, id identity) {
-	key, p := sessionKey(r, id)
 	var b uploadBody
-	if p == nil {
-		p = s.decodeJSON(w, r, &b, true)
-	}
 	var target string
-	if p == nil {
+	key, ok := s.sessionBody(w, r, id, &b, true, func() *Problem {
 		var ps problems
 		target = cleanBodyPath(&ps, b.Path)
 		ps.check(b.SizeBytes != nil, `"sizeBytes" is required`)
-		p = ps.problem()
-	}
-	if p != nil {
-		writeProblem(w, r, p)
+		return ps.problem()
+	})
+	if !ok {
 		return
 	}
 	t, err := s.mgr.UploadURL(r.Context(), key, target, *b.SizeBytes, b.ContentType)
@@ -69,16 +64,14 @@ type importBody struct {
 }
 
 func (s *Server) importFile(w http.ResponseWriter, r *http.Request, id identity) {
-	key, p := sessionKey(r, id)
 	var b importBody
-	if p == nil {
-		p = s.decodeJSON(w, r, &b, true)
-	}
-	if p == nil && b.TransferID == "" {
-		p = newProblem(kindInvalid, `"transferId" is required: the id files/upload-url returned`)
-	}
-	if p != nil {
-		writeProblem(w, r, p)
+	key, ok := s.sessionBody(w, r, id, &b, true, func() *Problem {
+		if b.TransferID == "" {
+			return newProblem(kindInvalid, `"transferId" is required: the id files/upload-url returned`)
+		}
+		return nil
+	})
+	if !ok {
 		return
 	}
 	entry, err := s.mgr.Import(r.Context(), key, b.TransferID)
@@ -100,19 +93,14 @@ type downloadView struct {
 }
 
 func (s *Server) downloadURL(w http.ResponseWriter, r *http.Request, id identity) {
-	key, p := sessionKey(r, id)
 	var b downloadBody
-	if p == nil {
-		p = s.decodeJSON(w, r, &b, true)
-	}
 	var target string
-	if p == nil {
+	key, ok := s.sessionBody(w, r, id, &b, true, func() *Problem {
 		var ps problems
 		target = cleanBodyPath(&ps, b.Path)
-		p = ps.problem()
-	}
-	if p != nil {
-		writeProblem(w, r, p)
+		return ps.problem()
+	})
+	if !ok {
 		return
 	}
 	t, err := s.mgr.DownloadURL(r.Context(), key, target)
