@@ -45,6 +45,7 @@ func (rt *Runtime) create(ctx context.Context, p createParams) (*sandbox, error)
 	}
 	s.templateID, s.metadata, s.envVars = p.templateID, p.metadata, p.envVars
 	s.autoPause, s.autoResume, s.allowNet = p.autoPause, p.autoResume, p.allowNet
+	s.timeout = p.timeout
 	if p.secure {
 		if s.accessToken, err = newAccessToken(); err != nil {
 			return nil, errors.Join(err, s.teardown(ctx))

@@ -164,7 +164,7 @@ for i in $(seq 100); do [ "$(cat /home/user/count)" != 42 ] && break; sleep 0.05
 
 func TestAutoResume(t *testing.T) {
 	rt := startRuntime(t, Config{})
-	sb := createSandbox(t, rt, map[string]any{"templateID": "base", "autoPause": true, "autoResume": map[string]bool{"enabled": true}})
+	sb := createSandbox(t, rt, map[string]any{"templateID": "base", "timeout": 600, "autoPause": true, "autoResume": map[string]bool{"enabled": true}})
 	if r := api(t, rt, "POST", "/sandboxes/"+sb.SandboxID+"/pause", nil); r.status != http.StatusNoContent {
 		t.Fatalf("pause: %d", r.status)
 	}
@@ -176,6 +176,10 @@ func TestAutoResume(t *testing.T) {
 	api(t, rt, "GET", "/sandboxes/"+sb.SandboxID, nil).decode(t, &d)
 	if !d.Lifecycle.AutoResume || d.Lifecycle.OnTimeout != "pause" {
 		t.Fatalf("lifecycle %+v", d.Lifecycle)
+	}
+	// Resumed with its creation timeout, not a default.
+	if left := time.Until(d.EndAt); left < 500*time.Second {
+		t.Fatalf("auto-resumed sandbox ends in %v, want about 600s", left)
 	}
 }
 

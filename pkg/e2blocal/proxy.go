@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 )
 
 // Routing headers the SDKs send on every envd and interpreter request.
@@ -89,7 +88,7 @@ func (rt *Runtime) proxyHandler() http.Handler {
 // ensureRunning reports whether s can take traffic, resuming it first when
 // it is paused with autoResume.
 func (rt *Runtime) ensureRunning(ctx context.Context, s *sandbox) bool {
-	st, endAt := s.snapshot()
+	st, _ := s.snapshot()
 	switch st {
 	case stateRunning:
 		return true
@@ -97,11 +96,8 @@ func (rt *Runtime) ensureRunning(ctx context.Context, s *sandbox) bool {
 		if !s.autoResume {
 			return false
 		}
-		d := time.Until(endAt)
-		if d < rt.cfg.DefaultV1Timeout {
-			d = rt.cfg.DefaultV1Timeout
-		}
-		_, err := s.resume(d)
+		// Like E2B, an auto-resumed sandbox gets its creation timeout again.
+		_, err := s.resume(s.timeout)
 		return err == nil
 	}
 	return false

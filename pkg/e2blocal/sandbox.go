@@ -48,6 +48,7 @@ type sandbox struct {
 	envVars     map[string]string
 	accessToken string
 	startedAt   time.Time
+	timeout     time.Duration // the lifetime asked for at creation
 	autoPause   bool
 	autoResume  bool
 	allowNet    *bool
