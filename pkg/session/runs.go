@@ -99,6 +99,9 @@ func (m *Manager) repeatRun(ctx context.Context, key Key, req RunRequest, id str
 	if r.SessionID != key.SessionID || r.Code != req.Code || r.TimeoutSecs != req.TimeoutSecs {
 		return nil, Errorf(ErrConflict, "idempotency key was used for a different run request")
 	}
+	if m.runStale(r, m.clock.Now()) {
+		r.Status, r.Error = RunFailed, runStaleReason // as GetRun shows it
+	}
 	if r.Status == RunQueued {
 		// The first request may have failed to publish; a second delivery
 		// is harmless, the worker runs a run once.

@@ -194,6 +194,23 @@ func TestProcessRunOutcomes(t *testing.T) {
 			t.Fatalf("after failure: %+v %v", run, err)
 		}
 	})
+	t.Run("a repeated request sees a stale run as failed, like a read", func(t *testing.T) {
+		r := newRig(t, Config{})
+		req := RunRequest{Code: "print x", IdempotencyKey: "k-stale"}
+		run, err := r.m.SubmitRun(ctx, testKey, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run.Status, run.StartedAt = RunRunning, r.clock.Now()
+		if err := r.store.UpdateRun(ctx, run); err != nil {
+			t.Fatal(err)
+		}
+		r.clock.Advance(10 * time.Minute)
+		again, err := r.m.SubmitRun(ctx, testKey, req)
+		if err != nil || again.Status != RunFailed || again.Error == "" {
+			t.Fatalf("%+v %v", again, err)
+		}
+	})
 	t.Run("exception text is cut for the record", func(t *testing.T) {
 		r := newRig(t, Config{})
 		r.sbx.execFn = func(ctx context.Context, id string, req ExecRequest, onEvent func(Event)) (*ExecResult, error) {
