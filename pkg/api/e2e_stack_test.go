@@ -130,8 +130,8 @@ func newStackWith(t testing.TB, e2bTimeout time.Duration, cfg session.Config) *s
 		s.sandboxes = sandboxesOf(t, rt)
 	}
 	dataDir := t.TempDir()
-	s.other = seedOtherTenant(t, ctx, dataDir, e2bCfg, logger)
-	keys := s.newKeys(t, "alice", "bob")
+	s.other = seedOtherTenant(ctx, t, dataDir, e2bCfg, logger)
+	keys := newKeys(t, "alice", "bob")
 	s.alice, s.bob = keys[0].Secret, keys[1].Secret
 	svc, err := local.Start(ctx, local.Config{DataDir: dataDir, Tenant: "t1", Keys: keys, Session: cfg, E2B: e2bCfg, Logger: logger})
 	if err != nil {
@@ -159,7 +159,8 @@ func newBareStack(t testing.TB) (*stack, *slog.Logger) {
 	return s, slog.New(slog.NewTextHandler(s.logs, nil))
 }
 
-func (s *stack) newKeys(t testing.TB, principals ...string) []local.Key {
+// newKeys makes a key for each principal.
+func newKeys(t testing.TB, principals ...string) []local.Key {
 	t.Helper()
 	var keys []local.Key
 	for _, p := range principals {
@@ -176,12 +177,9 @@ func (s *stack) newKeys(t testing.TB, principals ...string) []local.Key {
 // service's table and returns it. local.Config puts every key in one
 // tenant, so a first start under tenant t2 stores it; the next start, under
 // t1, leaves other tenants' keys alone.
-func seedOtherTenant(t testing.TB, ctx context.Context, dataDir string, e2bCfg e2b.Config, logger *slog.Logger) string {
+func seedOtherTenant(ctx context.Context, t testing.TB, dataDir string, e2bCfg e2b.Config, logger *slog.Logger) string {
 	t.Helper()
-	k, err := local.NewKey("alice")
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := newKeys(t, "alice")[0]
 	cfg := local.Config{DataDir: dataDir, Tenant: "t2", Keys: []local.Key{k}, E2B: e2bCfg, Logger: logger}
 	if cfg.E2B.APIKey == "" {
 		// No sandbox is started: any E2B endpoint spares starting a runtime.
