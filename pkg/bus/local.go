@@ -70,7 +70,11 @@ func (b *Local) work(ctx context.Context) {
 				b.log.Error("run requested with no handler", "runId", e.RunID)
 				continue
 			}
-			if err := handle(ctx, e); err != nil {
+			switch err := handle(ctx, e); {
+			case errors.Is(err, session.ErrConflict):
+				// A duplicate of a run still in progress: not a failure.
+				b.log.Info("run already in progress", "runId", e.RunID)
+			case err != nil:
 				b.log.Error("run failed", "runId", e.RunID, "error", err)
 			}
 		}

@@ -88,7 +88,9 @@ func newStack(t testing.TB) *stack {
 		"SESSIONBOX_EVENT_BUS": eventBus, "SESSIONBOX_E2B_SECRET_ARN": secretARN,
 		"SESSIONBOX_DLQ_URL": "https://sqs.eu-west-1.amazonaws.com/123456789012/sessionbox-acme-runs-dlq",
 		"E2B_API_KEY":        "", "E2B_API_URL": rt.APIURL(), "E2B_SANDBOX_URL": rt.SandboxURL(),
-		"AWS_REGION": "eu-west-1", "AWS_ACCESS_KEY_ID": "AKIDLOCAL", "AWS_SECRET_ACCESS_KEY": "local-secret",
+		// The local runtime's sandboxes have no network.
+		"SESSIONBOX_ALLOW_INTERNET_ACCESS": "false",
+		"AWS_REGION":                       "eu-west-1", "AWS_ACCESS_KEY_ID": "AKIDLOCAL", "AWS_SECRET_ACCESS_KEY": "local-secret",
 		"AWS_SESSION_TOKEN": "", "AWS_ENDPOINT_URL": "",
 		"AWS_ENDPOINT_URL_DYNAMODB": dbURL, "AWS_ENDPOINT_URL_S3": s3URL,
 		"AWS_ENDPOINT_URL_EVENTBRIDGE": s.events.url, "AWS_ENDPOINT_URL_SECRETS_MANAGER": s.secrets.url,
