@@ -250,25 +250,33 @@ func TestList(t *testing.T) {
 			}
 		})
 	}
-	t.Run("pagination", func(t *testing.T) {
-		var seen []string
-		q := "limit=1&order=asc"
-		for page := 0; ; page++ {
-			if page > 5 {
-				t.Fatal("pagination does not end")
+	for _, order := range []struct {
+		name, query string
+		want        []string
+	}{
+		{"ascending", "&order=asc", ids},
+		{"descending (the default)", "", []string{ids[2], ids[1], ids[0]}},
+	} {
+		t.Run("pagination "+order.name, func(t *testing.T) {
+			var seen []string
+			q := "limit=1" + order.query
+			for page := 0; ; page++ {
+				if page > 5 {
+					t.Fatalf("pagination does not end: %v", seen)
+				}
+				r, got := list(q)
+				seen = append(seen, idsOf(got)...)
+				next := r.header.Get("X-Next-Token")
+				if next == "" {
+					break
+				}
+				q = "limit=1" + order.query + "&nextToken=" + url.QueryEscape(next)
 			}
-			r, got := list(q)
-			seen = append(seen, idsOf(got)...)
-			next := r.header.Get("X-Next-Token")
-			if next == "" {
-				break
+			if !equalStrings(seen, order.want) {
+				t.Fatalf("pages gave %v, want %v", seen, order.want)
 			}
-			q = "limit=1&order=asc&nextToken=" + url.QueryEscape(next)
-		}
-		if !equalStrings(seen, ids) {
-			t.Fatalf("pages gave %v, want %v", seen, ids)
-		}
-	})
+		})
+	}
 	t.Run("v1 lists running only", func(t *testing.T) {
 		r := api(t, rt, "GET", "/sandboxes?metadata="+sdkFilter(map[string]string{"team": "a&b=c"}), nil)
 		var got []listedBody

@@ -150,6 +150,11 @@ func (lq listQuery) before(a, b cursor) bool {
 	if !a.startedAt.Equal(b.startedAt) {
 		return a.startedAt.Before(b.startedAt) == lq.asc
 	}
+	if a.id == b.id {
+		// Nothing sorts before itself: the page after a cursor must not
+		// hold the cursor's own sandbox again.
+		return false
+	}
 	return (a.id < b.id) == lq.asc
 }
 
