@@ -4,13 +4,13 @@
 # custom metrics where latency matters; see each benchmark's doc comment.
 #
 #   scripts/bench/run.sh            every group
-#   scripts/bench/run.sh kernel     one group: kernel runtime e2b api session store blob lambda jupyter
+#   scripts/bench/run.sh kernel     one group: kernel runtime e2b api session store blob lambda jupyter rss
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 count=${BENCH_COUNT:-3}
 groups=("$@")
-[ ${#groups[@]} -gt 0 ] || groups=(kernel runtime e2b api session store blob lambda jupyter)
+[ ${#groups[@]} -gt 0 ] || groups=(kernel runtime e2b api session store blob lambda jupyter rss)
 
 bench() { # package, regexp
   echo "== go test -bench '$2' $1"
@@ -27,6 +27,7 @@ for g in "${groups[@]}"; do
     store)   bench ./pkg/store/ '.' ;;
     blob)    bench ./pkg/blob/ '.' ;;
     lambda)  bench ./pkg/lambdaenv/ 'Init' ;;
+    rss)     scripts/bench/transfer_rss.sh ;;
     jupyter)
       # Baseline for the interpreter round trip: a Jupyter kernel over ZeroMQ.
       if ! /usr/bin/python3 -c 'import jupyter_client, ipykernel' 2>/dev/null; then
