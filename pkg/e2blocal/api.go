@@ -167,12 +167,11 @@ func (rt *Runtime) createParams(req newSandboxRequest, v2 bool) (createParams, e
 	if len(req.VolumeMounts) > 0 {
 		return createParams{}, errors.New("volume mounts are not supported by the local runtime")
 	}
-	// Sandboxes get no network. Internet access would need a user-mode
-	// network stack that cannot reach the host's loopback services (pasta
-	// or slirp4netns, not installed); --share-net would expose the host.
-	if req.AllowInternetAccess != nil && *req.AllowInternetAccess {
-		return createParams{}, errors.New("allow_internet_access=true is not supported by the local runtime: " +
-			"sandboxes have no network, so they cannot reach services on the host; create the sandbox without it")
+	// Internet access is user-mode networking (slirp.go); where that is
+	// missing, the sandbox would silently lack what the caller asked for.
+	if req.AllowInternetAccess != nil && *req.AllowInternetAccess && rt.noNet != nil {
+		return createParams{}, fmt.Errorf("allow_internet_access=true is not available in this local runtime: %v; "+
+			"create the sandbox without it", rt.noNet)
 	}
 	p := createParams{
 		templateID: req.TemplateID, timeout: timeout, autoPause: req.AutoPause,

@@ -134,7 +134,6 @@ func TestBadInput(t *testing.T) {
 		{"POST", "/v2/sandboxes", `{}`, http.StatusBadRequest},
 		{"POST", "/v2/sandboxes", map[string]any{"templateID": "base", "timeout": -1}, http.StatusBadRequest},
 		{"POST", "/v2/sandboxes", map[string]any{"templateID": "base", "timeout": "10"}, http.StatusBadRequest},
-		{"POST", "/v2/sandboxes", map[string]any{"templateID": "base", "allow_internet_access": true}, http.StatusBadRequest},
 		{"POST", "/v2/sandboxes", map[string]any{"templateID": "base", "volumeMounts": []map[string]string{{"name": "v", "path": "/v"}}}, http.StatusBadRequest},
 		{"GET", "/sandboxes/" + unknown, nil, http.StatusNotFound},
 		{"GET", "/sandboxes/Not-An-Id!", nil, http.StatusNotFound},

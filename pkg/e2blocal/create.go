@@ -25,6 +25,8 @@ type createParams struct {
 	envVars    map[string]string
 }
 
+func (p createParams) wantsNet() bool { return p.allowNet != nil && *p.allowNet }
+
 var errClosed = errors.New("runtime is closed")
 
 // create turns a warm (or, when the pool is empty, a freshly spawned) tree
@@ -39,7 +41,15 @@ func (rt *Runtime) create(ctx context.Context, p createParams) (*sandbox, error)
 	}()
 	// Cleanup after a failure must finish even if the client went away.
 	ctx = context.WithoutCancel(ctx)
-	s, err := rt.takeWarm()
+	// The warm pool holds trees for the default, offline sandbox; one with
+	// internet access needs its own resolv.conf bound at spawn.
+	var s *sandbox
+	var err error
+	if p.wantsNet() {
+		s, err = rt.prepare(true)
+	} else {
+		s, err = rt.takeWarm()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -53,6 +63,11 @@ func (rt *Runtime) create(ctx context.Context, p createParams) (*sandbox, error)
 	}
 	if err := s.proc.configure(rt.agentConfig(s), rt.cfg.StartTimeout); err != nil {
 		return nil, errors.Join(fmt.Errorf("start sandbox %s: %w", s.id, err), s.teardown(ctx))
+	}
+	if p.wantsNet() {
+		if err := rt.attachNet(s, rt.cfg.StartTimeout); err != nil {
+			return nil, errors.Join(err, s.teardown(ctx))
+		}
 	}
 	s.sweepIntoCgroup()
 	s.startedAt = time.Now().UTC()
@@ -73,19 +88,19 @@ func (rt *Runtime) create(ctx context.Context, p createParams) (*sandbox, error)
 
 // prepare allocates a sandbox's uid, dirs and cgroup and spawns its tree;
 // the agent then waits for its config.
-func (rt *Runtime) prepare() (*sandbox, error) {
+func (rt *Runtime) prepare(withNet bool) (*sandbox, error) {
 	id, err := newSandboxID()
 	if err != nil {
 		return nil, err
 	}
 	s := &sandbox{rt: rt, id: id, hostUID: -1}
-	if err := rt.provision(s); err != nil {
+	if err := rt.provision(s, withNet); err != nil {
 		return nil, errors.Join(err, s.teardown(context.Background()))
 	}
 	return s, nil
 }
 
-func (rt *Runtime) provision(s *sandbox) error {
+func (rt *Runtime) provision(s *sandbox, withNet bool) error {
 	if rt.uids != nil {
 		rt.mu.Lock()
 		lease, err := rt.uids.acquire()
@@ -109,6 +124,9 @@ func (rt *Runtime) provision(s *sandbox) error {
 		bwrap: rt.cfg.Bwrap, agentBin: rt.fs.agentBin(), etcDir: rt.fs.etcDir(),
 		homeDir: rt.fs.homeDir(s.id), socket: rt.fs.socketPath(s.id), hostUID: s.hostUID,
 		tmpBytes: rt.cfg.TmpBytes,
+	}
+	if withNet {
+		spec.resolv = rt.fs.netResolvConf()
 	}
 	proc, err := spawnAgent(rt.spawn, spec, s.cg)
 	if err != nil {

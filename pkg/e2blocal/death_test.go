@@ -26,7 +26,10 @@ func runChildRuntime(dir string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	req, _ := http.NewRequest("POST", rt.APIURL()+"/v2/sandboxes", strings.NewReader(`{"templateID":"base"}`))
+	// Where internet access is offered, the sandbox has it, so that its
+	// slirp4netns must die with the runtime too.
+	body := fmt.Sprintf(`{"templateID":"base","allow_internet_access":%t}`, rt.noNet == nil)
+	req, _ := http.NewRequest("POST", rt.APIURL()+"/v2/sandboxes", strings.NewReader(body))
 	req.Header.Set("X-API-Key", testKey)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -41,7 +44,11 @@ func runChildRuntime(dir string) int {
 		fmt.Fprintln(os.Stderr, "sandbox not created")
 		return 1
 	}
-	_ = json.NewEncoder(os.Stdout).Encode(processTree(s.proc.cmd.Process.Pid))
+	pids := processTree(s.proc.cmd.Process.Pid)
+	if s.net != nil {
+		pids = append(pids, s.net.cmd.Process.Pid)
+	}
+	_ = json.NewEncoder(os.Stdout).Encode(pids)
 	select {} // killed by the test
 }
 
@@ -115,6 +122,7 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 	}
 	a := createSandbox(t, rt, nil)
 	createSandbox(t, rt, map[string]any{"templateID": "base", "autoPause": true, "timeout": 1})
+	createSandbox(t, rt, map[string]any{"templateID": "base", "allow_internet_access": rt.noNet == nil})
 	mustRun(t, rt, a, "true")
 	if r := api(t, rt, "POST", "/sandboxes/"+a.SandboxID+"/pause", nil); r.status != http.StatusNoContent {
 		t.Fatalf("pause: %d", r.status)

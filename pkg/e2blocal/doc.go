@@ -8,7 +8,8 @@
 // cgroup namespaces; uid 1000 "user" inside, an unprivileged host uid
 // outside (its own per sandbox when the runtime is root); a generated /etc;
 // read-only /usr and merged-usr symlinks; a private /home/user on the host
-// and a size-capped /tmp; no network. Limits: memory, tasks and CPU through
+// and a size-capped /tmp; its own network namespace with only lo, unless
+// created with allowInternetAccess (below). Limits: memory, tasks and CPU through
 // cgroups (v1 or v2) when the runtime can manage them, and always rlimits
 // (core 0, file size, open files, processes; data size without cgroups).
 // Pause freezes the tree (cgroup freezer, else SIGSTOP); kill kills it and
@@ -29,7 +30,15 @@
 //     one sandbox even when all share the runtime's uid.
 //   - Go aborts when it cannot create a thread; the agent reserves its
 //     threads before sandboxed code can exhaust task or memory limits.
-//   - No pasta/slirp4netns is installed, so there is no safe way to give a
-//     sandbox internet access without exposing the host's loopback:
-//     allow_internet_access=true is refused with 400.
+//   - allowInternetAccess attaches slirp4netns (1.2.0) to the sandbox's own
+//     network namespace: tap0 with 10.0.2.100/24, a default route via
+//     10.0.2.2 and /etc/resolv.conf naming slirp's DNS 10.0.2.3.
+//     --disable-host-loopback keeps the host's 127.0.0.1 services out of
+//     reach (10.0.2.2 is refused); the host's other addresses are reachable
+//     like any machine's. /dev/net/tun is root-only here and bwrap nests the
+//     sandbox's user namespace, so slirp runs as root, confined by its own
+//     --enable-sandbox and --enable-seccomp (slirp.go); a non-root runtime,
+//     or one without slirp4netns, refuses allow_internet_access=true with
+//     400. Such sandboxes skip the warm pool (their resolv.conf is bound at
+//     spawn); slirp is killed with the sandbox, left running across pause.
 package e2blocal

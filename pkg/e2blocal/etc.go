@@ -26,6 +26,10 @@ var etcGenerated = map[string]string{
 	"nsswitch.conf": "passwd: files\ngroup: files\nshadow: files\nhosts: files dns\nnetworks: files\nprotocols: files\nservices: files\n",
 }
 
+// netResolvConf replaces /etc/resolv.conf in sandboxes with internet
+// access: slirp4netns answers DNS at that address from the host's resolver.
+const netResolvConf = "nameserver " + slirpDNS + "\n"
+
 var etcFromHost = []string{
 	"alternatives", "ssl/certs", "ssl/openssl.cnf", "ca-certificates.conf",
 	"ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone",

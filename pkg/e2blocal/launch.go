@@ -33,7 +33,7 @@ type launchSpec struct {
 	socket   string // host path of the agent's unix socket (never bound inside)
 	hostUID  int    // unprivileged host uid the tree runs as; -1 keeps ours
 	tmpBytes int64  // size cap of the private /tmp
-	network  bool   // share the host network namespace (never set today)
+	resolv   string // host file bound over /etc/resolv.conf; "" keeps the generated one
 }
 
 // bwrapArgs builds the bubblewrap command line running inner as the
@@ -48,14 +48,13 @@ type launchSpec struct {
 //   - --die-with-parent makes the sandbox's pid 1 die with bwrap, and pid 1
 //     dying kills its whole pid namespace.
 func (s launchSpec) bwrapArgs(inner ...string) []string {
-	a := []string{"--unshare-all"}
-	if s.network {
-		a = append(a, "--share-net")
-	}
-	a = append(a, "--die-with-parent", "--new-session",
+	// The tree always has its own network namespace, with only lo unless
+	// slirp4netns attaches tap0 to it afterwards (slirp.go); --share-net
+	// would expose the host's loopback services.
+	a := []string{"--unshare-all", "--die-with-parent", "--new-session",
 		"--uid", strconv.Itoa(insideUID), "--gid", strconv.Itoa(insideUID),
 		"--hostname", "e2b",
-		"--ro-bind", "/usr", "/usr")
+		"--ro-bind", "/usr", "/usr"}
 	for _, d := range []string{"/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"} {
 		fi, err := os.Lstat(d)
 		switch {
@@ -68,8 +67,11 @@ func (s launchSpec) bwrapArgs(inner ...string) []string {
 			a = append(a, "--ro-bind", d, d)
 		}
 	}
+	a = append(a, "--ro-bind", s.etcDir, "/etc")
+	if s.resolv != "" {
+		a = append(a, "--ro-bind", s.resolv, "/etc/resolv.conf")
+	}
 	a = append(a,
-		"--ro-bind", s.etcDir, "/etc",
 		"--proc", "/proc",
 		"--dev", "/dev",
 		"--perms", "1777", "--size", strconv.FormatInt(s.tmpBytes, 10), "--tmpfs", "/tmp",

@@ -79,6 +79,9 @@ func (l *layout) prepare() error {
 	if err := buildEtc(l.etcDir()); err != nil {
 		return err
 	}
+	if err := os.WriteFile(l.netResolvConf(), []byte(netResolvConf), 0o644); err != nil {
+		return fmt.Errorf("write resolv.conf for networked sandboxes: %w", err)
+	}
 	if err := os.MkdirAll(filepath.Join(l.shared, "sandboxes"), 0o711); err != nil {
 		return fmt.Errorf("create sandboxes dir: %w", err)
 	}
@@ -89,6 +92,7 @@ func (l *layout) prepare() error {
 }
 
 func (l *layout) etcDir() string              { return filepath.Join(l.shared, "etc") }
+func (l *layout) netResolvConf() string       { return filepath.Join(l.shared, "resolv-net.conf") }
 func (l *layout) agentBin() string            { return filepath.Join(l.shared, "bin", "agent") }
 func (l *layout) sandboxDir(id string) string { return filepath.Join(l.shared, "sandboxes", id) }
 func (l *layout) homeDir(id string) string    { return filepath.Join(l.sandboxDir(id), "home") }

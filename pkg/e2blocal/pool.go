@@ -25,7 +25,7 @@ func (rt *Runtime) fillPool() {
 	defer rt.poolWG.Done()
 	for {
 		rt.waitQuiet()
-		s, err := rt.prepare()
+		s, err := rt.prepare(false)
 		if err != nil {
 			select {
 			case <-rt.ctx.Done():
@@ -53,7 +53,7 @@ func (rt *Runtime) takeWarm() (*sandbox, error) {
 			}
 			_ = s.teardown(context.Background())
 		default:
-			return rt.prepare()
+			return rt.prepare(false)
 		}
 	}
 }

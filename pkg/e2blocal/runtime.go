@@ -24,6 +24,7 @@ type Config struct {
 
 	Bwrap            string // bubblewrap binary, default /usr/bin/bwrap
 	Python           string // interpreter inside sandboxes, default /usr/bin/python3
+	Slirp4netns      string // user-mode network for allowInternetAccess, default slirp4netns from PATH
 	UIDBase          int    // first host uid for sandboxes when running as root, default 200000
 	UIDCount         int    // size of that range, default 50000
 	MemoryBytes      int64  // per-sandbox memory limit (cgroup), default 512 MiB
@@ -93,6 +94,8 @@ type Runtime struct {
 	spawn   *spawner
 	cgroups cgroupDriver // nil when cgroups are not manageable
 	uids    *uidPool     // nil when not root: sandboxes run as our own uid
+	slirp   string       // slirp4netns binary for internet access
+	noNet   error        // why internet access is unavailable, nil when it is
 
 	ctx    context.Context // ends at Close; parent of timers' work
 	cancel context.CancelFunc
@@ -156,6 +159,7 @@ func (rt *Runtime) init() error {
 	}
 	rt.fs = fs
 	rt.spawn = newSpawner()
+	rt.slirp, rt.noNet = netSupport(rt.cfg)
 	if root {
 		if rt.uids, err = newUIDPool(rt.cfg.UIDBase, rt.cfg.UIDCount); err != nil {
 			return err

@@ -56,6 +56,7 @@ type sandbox struct {
 	hostUID     int
 	cg          cgroup
 	proc        *agentProc
+	net         *slirpProc // nil without internet access
 	transport   *http.Transport
 
 	mu     sync.Mutex
@@ -137,7 +138,11 @@ func (s *sandbox) expire(gen uint64) {
 	_ = s.kill(ctx)
 }
 
-// pause freezes the whole tree; memory stays as it is.
+// pause freezes the whole tree; memory stays as it is. A sandbox's
+// slirp4netns is left running: it is outside the tree, a frozen tree sends
+// nothing, and what remote peers send meanwhile waits in the sandbox's own
+// socket buffers (its kernel network stack is not frozen), so connections
+// that the peers keep open still work after resume.
 func (s *sandbox) pause(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -261,6 +266,9 @@ func (s *sandbox) teardown(ctx context.Context) error {
 		case <-ctx.Done():
 			errs = append(errs, fmt.Errorf("wait for sandbox %s to exit: %w", s.id, ctx.Err()))
 		}
+	}
+	if s.net != nil {
+		errs = append(errs, s.net.stop(ctx))
 	}
 	if s.transport != nil {
 		s.transport.CloseIdleConnections()

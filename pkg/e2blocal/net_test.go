@@ -1,0 +1,191 @@
+package e2blocal
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"testing"
+)
+
+// tapScript checks tap0 inside: an address in slirp's 10.0.2.0/24, the MTU
+// asked for, and the default route through it.
+const tapScript = `python3 - <<'PY'
+import fcntl, socket, struct
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+req = struct.pack('256s', b'tap0')
+addr = socket.inet_ntoa(fcntl.ioctl(s.fileno(), 0x8915, req)[20:24])  # SIOCGIFADDR
+mtu = struct.unpack('i', fcntl.ioctl(s.fileno(), 0x8921, req)[16:20])[0]  # SIOCGIFMTU
+assert addr.startswith('10.0.2.'), addr
+assert mtu == 65520, mtu
+PY
+awk '$1 == "tap0" && $2 == "00000000" && $3 == "0202000A" {f = 1} END {exit !f}' /proc/net/route`
+
+// unreachableScript fails if any of the host's loopback ports answers,
+// whether asked for directly or through slirp's gateway.
+func unreachableScript(ports ...int) string {
+	return fmt.Sprintf(`python3 - %d %d <<'PY'
+import socket, sys
+for port in map(int, sys.argv[1:]):
+    for host in ("127.0.0.1", "localhost", "10.0.2.2"):
+        s = socket.socket(); s.settimeout(3)
+        try:
+            s.connect((host, port))
+        except OSError:
+            continue
+        print("reached", host, port); raise SystemExit(1)
+PY`, ports[0], ports[1])
+}
+
+// hostAddr is a non-loopback IPv4 address of this host: reachable from a
+// sandbox with internet access like any other machine would be.
+func hostAddr(t testing.TB) string {
+	t.Helper()
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range addrs {
+		if ip, ok := a.(*net.IPNet); ok && ip.IP.To4() != nil && !ip.IP.IsLoopback() {
+			return ip.IP.String()
+		}
+	}
+	t.Fatal("the host has no non-loopback IPv4 address to test slirp's path out")
+	return ""
+}
+
+// listenCount accepts on addr and reports every accepted connection.
+func listenCount(t testing.TB, addr string) (int, <-chan struct{}) {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	accepted := make(chan struct{}, 16)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- struct{}{}
+			c.Close()
+		}
+	}()
+	return ln.Addr().(*net.TCPAddr).Port, accepted
+}
+
+func TestInternetAccess(t *testing.T) {
+	rt := startRuntime(t, Config{})
+	if rt.noNet != nil {
+		// A non-root runtime cannot attach slirp4netns: the caller is told.
+		r := api(t, rt, "POST", "/v2/sandboxes", map[string]any{"templateID": "base", "allow_internet_access": true})
+		if r.status != http.StatusBadRequest {
+			t.Fatalf("create with internet access, unsupported: %d %s", r.status, r.body)
+		}
+		assertErrorBody(t, r, http.StatusBadRequest)
+		return
+	}
+	loPort, loAccepted := listenCount(t, "127.0.0.1:0")
+	outPort, outAccepted := listenCount(t, hostAddr(t)+":0")
+	on := createSandbox(t, rt, map[string]any{"templateID": "base", "allow_internet_access": true})
+	off := createSandbox(t, rt, map[string]any{"templateID": "base"})
+	apiPort := rt.apiLn.Addr().(*net.TCPAddr).Port
+	cases := []struct {
+		name   string
+		sb     sandboxBody
+		script string
+	}{
+		{"tap0 is up with a default route", on, tapScript},
+		{"resolv.conf names slirp's DNS", on, `[ "$(cat /etc/resolv.conf)" = "nameserver 10.0.2.3" ]`},
+		{"host loopback unreachable", on, unreachableScript(loPort, apiPort)},
+		{"the host's other addresses are reachable", on,
+			fmt.Sprintf(`timeout 10 bash -c "exec 3<>/dev/tcp/%s/%d"`, hostAddr(t), outPort)},
+		{"without the flag only lo", off, `[ "$(awk 'NR>2 {print $1}' /proc/net/dev | tr -d ':' | tr '\n' ' ')" = "lo " ] &&
+			[ "$(wc -l < /proc/net/route)" = 1 ] && [ "$(cat /etc/resolv.conf)" = "nameserver 127.0.0.1" ]`},
+		{"without the flag no way out", off,
+			fmt.Sprintf(`! timeout 5 bash -c "exec 3<>/dev/tcp/%s/%d" 2>/dev/null`, hostAddr(t), outPort)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { mustRun(t, rt, c.sb, c.script) })
+	}
+	select {
+	case <-loAccepted:
+		t.Fatal("the host's loopback listener accepted a connection from a sandbox")
+	default:
+	}
+	if n := len(outAccepted); n != 1 {
+		t.Fatalf("the host's non-loopback listener accepted %d connections, want 1 (the networked sandbox's)", n)
+	}
+	var detail struct {
+		AllowInternetAccess *bool `json:"allowInternetAccess"`
+	}
+	api(t, rt, "GET", "/sandboxes/"+on.SandboxID, nil).decode(t, &detail)
+	if detail.AllowInternetAccess == nil || !*detail.AllowInternetAccess {
+		t.Fatalf("GET shows allowInternetAccess %v", detail.AllowInternetAccess)
+	}
+}
+
+// TestInternetAccessLifecycle: slirp4netns outlives a pause (the network
+// works after resume) and not a kill or Close.
+func TestInternetAccessLifecycle(t *testing.T) {
+	rt := startRuntime(t, Config{})
+	if rt.noNet != nil {
+		t.Logf("covered by TestInternetAccess: %v", rt.noNet)
+		return
+	}
+	outPort, outAccepted := listenCount(t, hostAddr(t)+":0")
+	reach := fmt.Sprintf(`timeout 10 bash -c "exec 3<>/dev/tcp/%s/%d"`, hostAddr(t), outPort)
+	body := map[string]any{"templateID": "base", "allow_internet_access": true}
+	a, b := createSandbox(t, rt, body), createSandbox(t, rt, body)
+	slirpA, slirpB := rt.lookup(a.SandboxID).net.cmd.Process.Pid, rt.lookup(b.SandboxID).net.cmd.Process.Pid
+	for _, step := range []string{"pause", "resume"} {
+		if r := api(t, rt, "POST", "/sandboxes/"+a.SandboxID+"/"+step, map[string]any{"timeout": 60}); r.status >= 300 {
+			t.Fatalf("%s: %d %s", step, r.status, r.body)
+		}
+	}
+	mustRun(t, rt, a, reach)
+	if len(outAccepted) != 1 {
+		t.Fatal("the resumed sandbox did not get out")
+	}
+	if r := api(t, rt, "DELETE", "/sandboxes/"+a.SandboxID, nil); r.status != http.StatusNoContent {
+		t.Fatalf("kill: %d", r.status)
+	}
+	if alive(slirpA) {
+		t.Fatalf("slirp4netns %d survived its sandbox's kill", slirpA)
+	}
+	if !alive(slirpB) {
+		t.Fatalf("killing one sandbox took the other's slirp4netns %d", slirpB)
+	}
+	if err := rt.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if alive(slirpB) {
+		t.Fatalf("slirp4netns %d survived Close", slirpB)
+	}
+}
+
+// TestInternetAccessUnavailable: without slirp4netns the request is refused,
+// v1 and v2 alike, and omitting the field still means no network.
+func TestInternetAccessUnavailable(t *testing.T) {
+	rt := startRuntime(t, Config{Slirp4netns: "/nonexistent/slirp4netns", WarmPool: -1})
+	for _, path := range []string{"/sandboxes", "/v2/sandboxes"} {
+		r := api(t, rt, "POST", path, map[string]any{"templateID": "base", "allow_internet_access": true})
+		if r.status != http.StatusBadRequest {
+			t.Fatalf("%s: %d %s", path, r.status, r.body)
+		}
+		assertErrorBody(t, r, http.StatusBadRequest)
+	}
+	for _, path := range []string{"/sandboxes", "/v2/sandboxes"} {
+		r := api(t, rt, "POST", path, map[string]any{"templateID": "base"})
+		if r.status != http.StatusCreated {
+			t.Fatalf("%s without the field: %d %s", path, r.status, r.body)
+		}
+		var sb sandboxBody
+		r.decode(t, &sb)
+		if rt.lookup(sb.SandboxID).net != nil {
+			t.Fatalf("%s without the field got a network", path)
+		}
+		mustRun(t, rt, sb, `[ "$(awk 'NR>2 {print $1}' /proc/net/dev | tr -d ':' | tr '\n' ' ')" = "lo " ]`)
+	}
+}

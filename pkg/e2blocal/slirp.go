@@ -1,0 +1,159 @@
+package e2blocal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// Internet access for a sandbox is user-mode networking: slirp4netns adds
+// tap0 to the sandbox's own network namespace and relays its traffic through
+// ordinary sockets of the host, so the sandbox never shares the host's
+// namespace. Facts this relies on (slirp4netns 1.2.0, Debian bookworm,
+// kernel 6.18, checked here):
+//   - --disable-host-loopback makes slirp refuse connections to its gateway
+//     10.0.2.2, the only address it would otherwise map to the host's
+//     127.0.0.1; connections to 127.0.0.0/8 inside stay on the sandbox's lo.
+//   - bwrap nests a second user namespace inside the one owning the net
+//     namespace, so slirp run as the sandbox's uid would have to join the
+//     owning one itself and then open /dev/net/tun from inside it, which
+//     the host's 0600 root-owned /dev/net/tun refuses. So slirp runs as the
+//     runtime's uid (root): it joins only the net namespace, opens the tap,
+//     and then --enable-sandbox moves it into a private mount namespace
+//     (tmpfs root, read-only /etc and /run) and drops every capability but
+//     CAP_NET_BIND_SERVICE, and --enable-seccomp blocks exec, ptrace,
+//     mount, setns and unshare. A non-root runtime gets no internet access.
+//   - Readiness: it writes one byte to --ready-fd once tap0 is up with
+//     10.0.2.100/24 and a default route via 10.0.2.2 (~5 ms).
+//   - It exits when --exit-fd reaches EOF, i.e. when the runtime closes its
+//     end or dies; Pdeathsig from the spawner's thread is the second line.
+const (
+	slirpDNS   = "10.0.2.3"
+	slirpMTU   = "65520"
+	slirpIface = "tap0"
+)
+
+// slirpProc is one sandbox's running slirp4netns.
+type slirpProc struct {
+	cmd    *exec.Cmd
+	exitW  *os.File // closing it tells slirp to exit
+	output *tailBuffer
+	done   chan struct{} // closed once slirp has been reaped
+}
+
+// netSupport reports why internet access cannot be offered, nil when it can.
+func netSupport(cfg Config) (string, error) {
+	if os.Geteuid() != 0 {
+		return "", errors.New("internet access needs the runtime to run as root (slirp4netns must open /dev/net/tun)")
+	}
+	path := cfg.Slirp4netns
+	if path == "" {
+		path = "slirp4netns"
+	}
+	found, err := exec.LookPath(path)
+	if err != nil {
+		return "", fmt.Errorf("internet access needs slirp4netns, which is not installed (%v)", err)
+	}
+	return found, nil
+}
+
+// attachNet gives a spawned tree internet access and waits until tap0 is up.
+func (rt *Runtime) attachNet(s *sandbox, timeout time.Duration) error {
+	netns, err := s.netns()
+	if err != nil {
+		return err
+	}
+	defer netns.Close()
+	p, err := startSlirp(rt.spawn, rt.slirp, netns, timeout)
+	if err != nil {
+		return fmt.Errorf("sandbox %s network: %w", s.id, err)
+	}
+	s.net = p
+	return nil
+}
+
+// netns opens the network namespace of the tree's pid 1 (bwrap's child),
+// refusing the host's own: a sandbox must never be attached there.
+func (s *sandbox) netns() (*os.File, error) {
+	kids := processTreeDepth(s.proc.cmd.Process.Pid, 1)[1:]
+	if len(kids) != 1 {
+		return nil, fmt.Errorf("sandbox %s: want one process below bwrap, found %d", s.id, len(kids))
+	}
+	f, err := os.Open(fmt.Sprintf("/proc/%d/ns/net", kids[0]))
+	if err != nil {
+		return nil, fmt.Errorf("open sandbox %s net namespace: %w", s.id, err)
+	}
+	var mine, theirs syscall.Stat_t
+	if err := syscall.Stat("/proc/self/ns/net", &mine); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("stat own net namespace: %w", err)
+	}
+	if err := syscall.Fstat(int(f.Fd()), &theirs); err != nil || theirs.Ino == mine.Ino {
+		f.Close()
+		return nil, fmt.Errorf("sandbox %s has no net namespace of its own (err %v)", s.id, err)
+	}
+	return f, nil
+}
+
+func slirpArgs() []string {
+	// Descriptors 3, 4 and 5 are ExtraFiles: ready pipe, exit pipe, netns.
+	return []string{
+		"--configure", "--mtu=" + slirpMTU, "--disable-host-loopback",
+		"--enable-sandbox", "--enable-seccomp",
+		"--ready-fd=3", "--exit-fd=4",
+		"--netns-type=path", "/proc/self/fd/5", slirpIface,
+	}
+}
+
+func startSlirp(sp *spawner, bin string, netns *os.File, timeout time.Duration) (*slirpProc, error) {
+	readyR, readyW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("ready pipe: %w", err)
+	}
+	defer readyR.Close()
+	exitR, exitW, err := os.Pipe()
+	if err != nil {
+		readyW.Close()
+		return nil, fmt.Errorf("exit pipe: %w", err)
+	}
+	cmd := exec.Command(bin, slirpArgs()...)
+	cmd.Env = []string{"PATH=" + sandboxPath}
+	cmd.Dir = "/"
+	cmd.ExtraFiles = []*os.File{readyW, exitR, netns}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	p := &slirpProc{cmd: cmd, exitW: exitW, output: newTailBuffer(4 << 10), done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = p.output, p.output
+	err = sp.start(cmd, nil)
+	readyW.Close()
+	exitR.Close()
+	if err != nil {
+		exitW.Close()
+		return nil, fmt.Errorf("start slirp4netns: %w", err)
+	}
+	go func() {
+		_ = cmd.Wait()
+		close(p.done)
+	}()
+	// The ready pipe reaches EOF without a byte when slirp fails first.
+	if err := waitReady(readyR, timeout); err != nil {
+		p.stop(context.Background())
+		return nil, fmt.Errorf("slirp4netns did not come up: %w (output: %q)", err, p.output.String())
+	}
+	return p, nil
+}
+
+// stop ends slirp and waits until it is reaped.
+func (p *slirpProc) stop(ctx context.Context) error {
+	p.exitW.Close()
+	_ = p.cmd.Process.Kill()
+	select {
+	case <-p.done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("wait for slirp4netns to exit: %w", ctx.Err())
+	}
+}
