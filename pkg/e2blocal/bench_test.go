@@ -19,18 +19,26 @@ import (
 // routing address. "burst" creates back to back, so the warm pool is mostly
 // empty and trees are spawned on the create path; "paced" leaves the pool
 // time to refill between creates (untimed), as with interactive use.
-// Sandboxes are killed outside the timed section.
+// "internet" is paced with allowInternetAccess: no warm pool, plus
+// slirp4netns coming up. Sandboxes are killed outside the timed section.
 func BenchmarkCreateToFirstCommand(b *testing.B) {
+	offline := map[string]any{"templateID": "base"}
+	online := map[string]any{"templateID": "base", "allow_internet_access": true}
 	for _, bc := range []struct {
 		name string
 		gap  time.Duration
-	}{{"burst", 0}, {"paced", 100 * time.Millisecond}} {
-		b.Run(bc.name, func(b *testing.B) { benchCreate(b, bc.gap) })
+		body map[string]any
+	}{{"burst", 0, offline}, {"paced", 100 * time.Millisecond, offline}, {"internet", 100 * time.Millisecond, online}} {
+		b.Run(bc.name, func(b *testing.B) { benchCreate(b, bc.gap, bc.body) })
 	}
 }
 
-func benchCreate(b *testing.B, gap time.Duration) {
+func benchCreate(b *testing.B, gap time.Duration, body map[string]any) {
 	rt := startRuntime(b, Config{})
+	if body["allow_internet_access"] == true && rt.noNet != nil {
+		b.Logf("no internet access here: %v", rt.noNet)
+		return
+	}
 	ctx := context.Background()
 	var lat []time.Duration
 	var ids []string
@@ -38,7 +46,7 @@ func benchCreate(b *testing.B, gap time.Duration) {
 	b.ResetTimer()
 	for range b.N {
 		start := time.Now()
-		sb := createSandbox(b, rt, nil)
+		sb := createSandbox(b, rt, body)
 		if r := runIn(ctx, rt, sb, "true"); r.err != nil || r.exit != 0 {
 			b.Fatalf("first command: %+v", r)
 		}
