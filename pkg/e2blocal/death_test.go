@@ -46,7 +46,7 @@ func runChildRuntime(dir string) int {
 	}
 	pids := processTree(s.proc.cmd.Process.Pid)
 	if s.net != nil {
-		pids = append(pids, s.net.cmd.Process.Pid)
+		pids = append(pids, processTree(s.net.cmd.Process.Pid)...)
 	}
 	_ = json.NewEncoder(os.Stdout).Encode(pids)
 	select {} // killed by the test

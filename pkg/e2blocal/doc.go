@@ -37,7 +37,9 @@
 //     reach (10.0.2.2 is refused); the host's other addresses are reachable
 //     like any machine's. /dev/net/tun is root-only here and bwrap nests the
 //     sandbox's user namespace, so slirp runs as root, confined by its own
-//     --enable-sandbox and --enable-seccomp (slirp.go); a non-root runtime,
+//     --enable-sandbox and --enable-seccomp and by a bwrap of its own (a
+//     private pid namespace, empty /run, only resolv.conf in /etc: see
+//     slirp.go); a non-root runtime,
 //     or one without slirp4netns, refuses allow_internet_access=true with
 //     400. Such sandboxes skip the warm pool (their resolv.conf is bound at
 //     spawn); slirp is killed with the sandbox, left running across pause.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"strings"
 	"testing"
 )
 
@@ -138,7 +140,7 @@ func TestInternetAccessLifecycle(t *testing.T) {
 	reach := fmt.Sprintf(`timeout 10 bash -c "exec 3<>/dev/tcp/%s/%d"`, hostAddr(t), outPort)
 	body := map[string]any{"templateID": "base", "allow_internet_access": true}
 	a, b := createSandbox(t, rt, body), createSandbox(t, rt, body)
-	slirpA, slirpB := rt.lookup(a.SandboxID).net.cmd.Process.Pid, rt.lookup(b.SandboxID).net.cmd.Process.Pid
+	slirpA, slirpB := slirpTree(t, rt, a), slirpTree(t, rt, b)
 	for _, step := range []string{"pause", "resume"} {
 		if r := api(t, rt, "POST", "/sandboxes/"+a.SandboxID+"/"+step, map[string]any{"timeout": 60}); r.status >= 300 {
 			t.Fatalf("%s: %d %s", step, r.status, r.body)
@@ -151,17 +153,82 @@ func TestInternetAccessLifecycle(t *testing.T) {
 	if r := api(t, rt, "DELETE", "/sandboxes/"+a.SandboxID, nil); r.status != http.StatusNoContent {
 		t.Fatalf("kill: %d", r.status)
 	}
-	if alive(slirpA) {
-		t.Fatalf("slirp4netns %d survived its sandbox's kill", slirpA)
+	for _, pid := range slirpA {
+		if alive(pid) {
+			t.Fatalf("slirp4netns tree pid %d survived its sandbox's kill", pid)
+		}
 	}
-	if !alive(slirpB) {
-		t.Fatalf("killing one sandbox took the other's slirp4netns %d", slirpB)
+	for _, pid := range slirpB {
+		if !alive(pid) {
+			t.Fatalf("killing one sandbox took the other's slirp4netns tree pid %d", pid)
+		}
 	}
 	if err := rt.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if alive(slirpB) {
-		t.Fatalf("slirp4netns %d survived Close", slirpB)
+	assertGone(t, slirpB)
+}
+
+// slirpTree lists a sandbox's slirp4netns with the bwrap around it.
+func slirpTree(t testing.TB, rt *Runtime, sb sandboxBody) []int {
+	t.Helper()
+	pids := processTree(rt.lookup(sb.SandboxID).net.cmd.Process.Pid)
+	if slirpPid(t, pids) < 0 {
+		t.Fatalf("no slirp4netns among %v", pids)
+	}
+	return pids
+}
+
+func slirpPid(t testing.TB, pids []int) int {
+	t.Helper()
+	for _, pid := range pids {
+		if comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); strings.TrimSpace(string(comm)) == "slirp4netns" {
+			return pid
+		}
+	}
+	return -1
+}
+
+// TestSlirpConfinement: the root-run slirp4netns that parses the sandbox's
+// packets holds no capability but binding low ports, is filtered by
+// seccomp, sees no host process and no host file but resolv.conf.
+func TestSlirpConfinement(t *testing.T) {
+	rt := startRuntime(t, Config{})
+	if rt.noNet != nil {
+		t.Logf("covered by TestInternetAccess: %v", rt.noNet)
+		return
+	}
+	sb := createSandbox(t, rt, map[string]any{"templateID": "base", "allow_internet_access": true})
+	pid := slirpPid(t, slirpTree(t, rt, sb))
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"CapEff:\t0000000000000400", "CapBnd:\t0000000000000400", "NoNewPrivs:\t1", "Seccomp:\t2"} {
+		if !strings.Contains(string(status), want) {
+			t.Errorf("slirp4netns status lacks %q:\n%s", want, status)
+		}
+	}
+	root := fmt.Sprintf("/proc/%d/root", pid)
+	for dir, want := range map[string]string{"": "etc run", "/etc": "resolv.conf", "/run": ""} {
+		entries, err := os.ReadDir(root + dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		if got := strings.Join(names, " "); got != want {
+			t.Errorf("slirp4netns sees %q in %s, want %q", got, dir+"/", want)
+		}
+	}
+	for _, ns := range []string{"pid", "mnt"} {
+		mine, _ := os.Readlink("/proc/self/ns/" + ns)
+		theirs, _ := os.Readlink(fmt.Sprintf("/proc/%d/ns/%s", pid, ns))
+		if theirs == "" || theirs == mine {
+			t.Errorf("slirp4netns shares the host's %s namespace (%q)", ns, theirs)
+		}
 	}
 }
 

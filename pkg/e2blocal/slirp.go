@@ -21,12 +21,20 @@ import (
 //   - bwrap nests a second user namespace inside the one owning the net
 //     namespace, so slirp run as the sandbox's uid would have to join the
 //     owning one itself and then open /dev/net/tun from inside it, which
-//     the host's 0600 root-owned /dev/net/tun refuses. So slirp runs as the
-//     runtime's uid (root): it joins only the net namespace, opens the tap,
-//     and then --enable-sandbox moves it into a private mount namespace
-//     (tmpfs root, read-only /etc and /run) and drops every capability but
-//     CAP_NET_BIND_SERVICE, and --enable-seccomp blocks exec, ptrace,
-//     mount, setns and unshare. A non-root runtime gets no internet access.
+//     the host's 0600 root-owned /dev/net/tun refuses; and slirp's own
+//     --enable-sandbox, unprivileged, wants uid 0 mapped in the target's
+//     user namespace. So slirp runs as the runtime's uid (root): it joins
+//     only the net namespace, opens the tap, then --enable-sandbox pivots it
+//     into a tmpfs holding the /etc and /run it sees and drops every
+//     capability but CAP_NET_BIND_SERVICE, and --enable-seccomp blocks
+//     exec, ptrace, mount, setns and unshare. A non-root runtime gets no
+//     internet access.
+//   - A root process without capabilities still owns root's files and may
+//     signal root's processes. So slirp starts inside a bwrap of its own
+//     (no user namespace: bwrap runs as root) with a private pid namespace
+//     (no host process to signal), an empty /run (no root-owned sockets)
+//     and an /etc holding only the host's resolv.conf, which slirp reads to
+//     forward DNS; it stays in the host's network namespace, which it needs.
 //   - Readiness: it writes one byte to --ready-fd once tap0 is up with
 //     10.0.2.100/24 and a default route via 10.0.2.2 (~5 ms).
 //   - It exits when --exit-fd reaches EOF, i.e. when the runtime closes its
@@ -37,10 +45,10 @@ const (
 	slirpIface = "tap0"
 )
 
-// slirpProc is one sandbox's running slirp4netns.
+// slirpProc is one sandbox's running slirp4netns, below its own bwrap.
 type slirpProc struct {
-	cmd    *exec.Cmd
-	exitW  *os.File // closing it tells slirp to exit
+	cmd    *exec.Cmd // the outer bwrap
+	exitW  *os.File  // closing it tells slirp to exit
 	output *tailBuffer
 	done   chan struct{} // closed once slirp has been reaped
 }
@@ -68,7 +76,7 @@ func (rt *Runtime) attachNet(s *sandbox, timeout time.Duration) error {
 		return err
 	}
 	defer netns.Close()
-	p, err := startSlirp(rt.spawn, rt.slirp, netns, timeout)
+	p, err := startSlirp(rt.spawn, rt.cfg.Bwrap, rt.slirp, netns, timeout)
 	if err != nil {
 		return fmt.Errorf("sandbox %s network: %w", s.id, err)
 	}
@@ -99,9 +107,14 @@ func (s *sandbox) netns() (*os.File, error) {
 	return f, nil
 }
 
-func slirpArgs() []string {
-	// Descriptors 3, 4 and 5 are ExtraFiles: ready pipe, exit pipe, netns.
+// slirpArgs runs slirp4netns in its confinement (see the facts above).
+func slirpArgs(slirp string) []string {
 	return []string{
+		"--dev-bind", "/", "/", "--proc", "/proc",
+		"--tmpfs", "/run", "--tmpfs", "/etc", "--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf",
+		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--new-session", "--die-with-parent",
+		"--", slirp,
+		// Descriptors 3, 4 and 5 are ExtraFiles: ready pipe, exit pipe, netns.
 		"--configure", "--mtu=" + slirpMTU, "--disable-host-loopback",
 		"--enable-sandbox", "--enable-seccomp",
 		"--ready-fd=3", "--exit-fd=4",
@@ -109,7 +122,7 @@ func slirpArgs() []string {
 	}
 }
 
-func startSlirp(sp *spawner, bin string, netns *os.File, timeout time.Duration) (*slirpProc, error) {
+func startSlirp(sp *spawner, bwrap, slirp string, netns *os.File, timeout time.Duration) (*slirpProc, error) {
 	readyR, readyW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("ready pipe: %w", err)
@@ -120,11 +133,11 @@ func startSlirp(sp *spawner, bin string, netns *os.File, timeout time.Duration) 
 		readyW.Close()
 		return nil, fmt.Errorf("exit pipe: %w", err)
 	}
-	cmd := exec.Command(bin, slirpArgs()...)
+	cmd := exec.Command(bwrap, slirpArgs(slirp)...)
 	cmd.Env = []string{"PATH=" + sandboxPath}
 	cmd.Dir = "/"
 	cmd.ExtraFiles = []*os.File{readyW, exitR, netns}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	p := &slirpProc{cmd: cmd, exitW: exitW, output: newTailBuffer(4 << 10), done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.output, p.output
 	err = sp.start(cmd, nil)
@@ -146,9 +159,24 @@ func startSlirp(sp *spawner, bin string, netns *os.File, timeout time.Duration) 
 	return p, nil
 }
 
-// stop ends slirp and waits until it is reaped.
+// slirpGrace bounds how long stop waits for slirp to leave on its own.
+const slirpGrace = 2 * time.Second
+
+// stop ends slirp and waits until it and its bwrap are gone. Closing the
+// exit pipe makes slirp exit, then bwrap's init and bwrap follow, each
+// reaping the one below: when bwrap is reaped nothing of it is left. Should
+// that stall, SIGKILL to bwrap takes the rest along through
+// --die-with-parent and the pid namespace.
 func (p *slirpProc) stop(ctx context.Context) error {
 	p.exitW.Close()
+	grace, cancel := context.WithTimeout(ctx, slirpGrace)
+	defer cancel()
+	select {
+	case <-p.done:
+		return nil
+	case <-grace.Done():
+	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 	_ = p.cmd.Process.Kill()
 	select {
 	case <-p.done:
