@@ -61,12 +61,19 @@ func (rt *Runtime) create(ctx context.Context, p createParams) (*sandbox, error)
 			return nil, errors.Join(err, s.teardown(ctx))
 		}
 	}
-	if err := s.proc.configure(rt.agentConfig(s), rt.cfg.StartTimeout); err != nil {
-		return nil, errors.Join(fmt.Errorf("start sandbox %s: %w", s.id, err), s.teardown(ctx))
-	}
+	// slirp4netns comes up while the agent starts; nothing runs in the
+	// sandbox before both are ready.
 	if p.wantsNet() {
 		if err := rt.attachNet(s, rt.cfg.StartTimeout); err != nil {
 			return nil, errors.Join(err, s.teardown(ctx))
+		}
+	}
+	if err := s.proc.configure(rt.agentConfig(s), rt.cfg.StartTimeout); err != nil {
+		return nil, errors.Join(fmt.Errorf("start sandbox %s: %w", s.id, err), s.teardown(ctx))
+	}
+	if s.net != nil {
+		if err := s.net.ready(rt.cfg.StartTimeout); err != nil {
+			return nil, errors.Join(fmt.Errorf("sandbox %s network: %w", s.id, err), s.teardown(ctx))
 		}
 	}
 	s.sweepIntoCgroup()

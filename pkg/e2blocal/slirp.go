@@ -49,6 +49,7 @@ const (
 type slirpProc struct {
 	cmd    *exec.Cmd // the outer bwrap
 	exitW  *os.File  // closing it tells slirp to exit
+	readyR *os.File  // one byte once tap0 is up
 	output *tailBuffer
 	done   chan struct{} // closed once slirp has been reaped
 }
@@ -69,14 +70,15 @@ func netSupport(cfg Config) (string, error) {
 	return found, nil
 }
 
-// attachNet gives a spawned tree internet access and waits until tap0 is up.
+// attachNet starts slirp4netns on a spawned tree's network namespace; the
+// agent starts meanwhile, and s.net.ready waits for tap0 afterwards.
 func (rt *Runtime) attachNet(s *sandbox, timeout time.Duration) error {
-	netns, err := s.netns()
+	netns, err := s.netns(timeout)
 	if err != nil {
 		return err
 	}
 	defer netns.Close()
-	p, err := startSlirp(rt.spawn, rt.cfg.Bwrap, rt.slirp, netns, timeout)
+	p, err := startSlirp(rt.spawn, rt.cfg.Bwrap, rt.slirp, netns)
 	if err != nil {
 		return fmt.Errorf("sandbox %s network: %w", s.id, err)
 	}
@@ -85,8 +87,27 @@ func (rt *Runtime) attachNet(s *sandbox, timeout time.Duration) error {
 }
 
 // netns opens the network namespace of the tree's pid 1 (bwrap's child),
-// refusing the host's own: a sandbox must never be attached there.
-func (s *sandbox) netns() (*os.File, error) {
+// waiting for bwrap to have cloned it. The host's own namespace is never
+// returned: a sandbox must not be attached there.
+func (s *sandbox) netns(timeout time.Duration) (*os.File, error) {
+	var host syscall.Stat_t
+	if err := syscall.Stat("/proc/self/ns/net", &host); err != nil {
+		return nil, fmt.Errorf("stat own net namespace: %w", err)
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		f, err := s.childNetns(host.Ino)
+		if f != nil || time.Now().After(deadline) {
+			return f, err
+		}
+		if s.proc.exited() {
+			return nil, fmt.Errorf("sandbox %s exited before its network was attached", s.id)
+		}
+		time.Sleep(500 * time.Microsecond)
+	}
+}
+
+func (s *sandbox) childNetns(hostIno uint64) (*os.File, error) {
 	kids := processTreeDepth(s.proc.cmd.Process.Pid, 1)[1:]
 	if len(kids) != 1 {
 		return nil, fmt.Errorf("sandbox %s: want one process below bwrap, found %d", s.id, len(kids))
@@ -95,14 +116,10 @@ func (s *sandbox) netns() (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open sandbox %s net namespace: %w", s.id, err)
 	}
-	var mine, theirs syscall.Stat_t
-	if err := syscall.Stat("/proc/self/ns/net", &mine); err != nil {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil || st.Ino == hostIno {
 		f.Close()
-		return nil, fmt.Errorf("stat own net namespace: %w", err)
-	}
-	if err := syscall.Fstat(int(f.Fd()), &theirs); err != nil || theirs.Ino == mine.Ino {
-		f.Close()
-		return nil, fmt.Errorf("sandbox %s has no net namespace of its own (err %v)", s.id, err)
+		return nil, fmt.Errorf("sandbox %s has no net namespace of its own yet (err %v)", s.id, err)
 	}
 	return f, nil
 }
@@ -122,14 +139,14 @@ func slirpArgs(slirp string) []string {
 	}
 }
 
-func startSlirp(sp *spawner, bwrap, slirp string, netns *os.File, timeout time.Duration) (*slirpProc, error) {
+func startSlirp(sp *spawner, bwrap, slirp string, netns *os.File) (*slirpProc, error) {
 	readyR, readyW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("ready pipe: %w", err)
 	}
-	defer readyR.Close()
 	exitR, exitW, err := os.Pipe()
 	if err != nil {
+		readyR.Close()
 		readyW.Close()
 		return nil, fmt.Errorf("exit pipe: %w", err)
 	}
@@ -138,25 +155,31 @@ func startSlirp(sp *spawner, bwrap, slirp string, netns *os.File, timeout time.D
 	cmd.Dir = "/"
 	cmd.ExtraFiles = []*os.File{readyW, exitR, netns}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	p := &slirpProc{cmd: cmd, exitW: exitW, output: newTailBuffer(4 << 10), done: make(chan struct{})}
+	p := &slirpProc{cmd: cmd, exitW: exitW, readyR: readyR, output: newTailBuffer(4 << 10), done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.output, p.output
 	err = sp.start(cmd, nil)
 	readyW.Close()
 	exitR.Close()
 	if err != nil {
 		exitW.Close()
+		readyR.Close()
 		return nil, fmt.Errorf("start slirp4netns: %w", err)
 	}
 	go func() {
 		_ = cmd.Wait()
 		close(p.done)
 	}()
-	// The ready pipe reaches EOF without a byte when slirp fails first.
-	if err := waitReady(readyR, timeout); err != nil {
-		p.stop(context.Background())
-		return nil, fmt.Errorf("slirp4netns did not come up: %w (output: %q)", err, p.output.String())
-	}
 	return p, nil
+}
+
+// ready waits until tap0 is configured. The ready pipe reaches EOF without
+// a byte when slirp fails first.
+func (p *slirpProc) ready(timeout time.Duration) error {
+	defer p.readyR.Close()
+	if err := waitReady(p.readyR, timeout); err != nil {
+		return fmt.Errorf("slirp4netns did not come up: %w (output: %q)", err, p.output.String())
+	}
+	return nil
 }
 
 // slirpGrace bounds how long stop waits for slirp to leave on its own.
@@ -169,6 +192,7 @@ const slirpGrace = 2 * time.Second
 // --die-with-parent and the pid namespace.
 func (p *slirpProc) stop(ctx context.Context) error {
 	p.exitW.Close()
+	p.readyR.Close()
 	grace, cancel := context.WithTimeout(ctx, slirpGrace)
 	defer cancel()
 	select {
