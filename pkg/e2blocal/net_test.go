@@ -6,7 +6,9 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // tapScript checks tap0 inside: an address in slirp's 10.0.2.0/24, the MTU
@@ -254,5 +256,30 @@ func TestInternetAccessUnavailable(t *testing.T) {
 			t.Fatalf("%s without the field got a network", path)
 		}
 		mustRun(t, rt, sb, `[ "$(awk 'NR>2 {print $1}' /proc/net/dev | tr -d ':' | tr '\n' ' ')" = "lo " ]`)
+	}
+}
+
+// TestSlirpDeathLeavesSandboxOffline: should slirp4netns die, its sandbox
+// keeps serving without tap0 and is killed as usual.
+func TestSlirpDeathLeavesSandboxOffline(t *testing.T) {
+	rt := startRuntime(t, Config{})
+	if rt.noNet != nil {
+		t.Logf("covered by TestInternetAccess: %v", rt.noNet)
+		return
+	}
+	sb := createSandbox(t, rt, map[string]any{"templateID": "base", "allow_internet_access": true})
+	mustRun(t, rt, sb, `grep -q '^ *tap0:' /proc/net/dev`)
+	s := rt.lookup(sb.SandboxID)
+	if err := syscall.Kill(slirpPid(t, slirpTree(t, rt, sb)), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-s.net.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("slirp4netns's bwrap did not follow it")
+	}
+	mustRun(t, rt, sb, `! grep -q '^ *tap0:' /proc/net/dev`)
+	if r := api(t, rt, "DELETE", "/sandboxes/"+sb.SandboxID, nil); r.status != http.StatusNoContent {
+		t.Fatalf("kill after slirp died: %d %s", r.status, r.body)
 	}
 }

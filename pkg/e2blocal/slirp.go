@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"os"
 	"os/exec"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -47,11 +49,12 @@ const (
 
 // slirpProc is one sandbox's running slirp4netns, below its own bwrap.
 type slirpProc struct {
-	cmd    *exec.Cmd // the outer bwrap
-	exitW  *os.File  // closing it tells slirp to exit
-	readyR *os.File  // one byte once tap0 is up
-	output *tailBuffer
-	done   chan struct{} // closed once slirp has been reaped
+	cmd      *exec.Cmd // the outer bwrap
+	exitW    *os.File  // closing it tells slirp to exit
+	readyR   *os.File  // one byte once tap0 is up
+	output   *tailBuffer
+	done     chan struct{} // closed once slirp has been reaped
+	stopping atomic.Bool   // set by stop: an exit before it is unexpected
 }
 
 // netSupport reports why internet access cannot be offered, nil when it can.
@@ -78,7 +81,7 @@ func (rt *Runtime) attachNet(s *sandbox, timeout time.Duration) error {
 		return err
 	}
 	defer netns.Close()
-	p, err := startSlirp(rt.spawn, rt.cfg.Bwrap, rt.slirp, netns)
+	p, err := startSlirp(rt.spawn, s.id, rt.cfg.Bwrap, rt.slirp, netns)
 	if err != nil {
 		return fmt.Errorf("sandbox %s network: %w", s.id, err)
 	}
@@ -139,7 +142,7 @@ func slirpArgs(slirp string) []string {
 	}
 }
 
-func startSlirp(sp *spawner, bwrap, slirp string, netns *os.File) (*slirpProc, error) {
+func startSlirp(sp *spawner, id, bwrap, slirp string, netns *os.File) (*slirpProc, error) {
 	readyR, readyW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("ready pipe: %w", err)
@@ -166,7 +169,11 @@ func startSlirp(sp *spawner, bwrap, slirp string, netns *os.File) (*slirpProc, e
 		return nil, fmt.Errorf("start slirp4netns: %w", err)
 	}
 	go func() {
-		_ = cmd.Wait()
+		err := cmd.Wait()
+		if !p.stopping.Load() {
+			// The sandbox lives on offline; keep slirp's last words.
+			log.Printf("e2blocal: slirp4netns %s exited early: %v; output: %q", id, err, p.output.String())
+		}
 		close(p.done)
 	}()
 	return p, nil
@@ -191,6 +198,7 @@ const slirpGrace = 2 * time.Second
 // that stall, SIGKILL to bwrap takes the rest along through
 // --die-with-parent and the pid namespace.
 func (p *slirpProc) stop(ctx context.Context) error {
+	p.stopping.Store(true)
 	p.exitW.Close()
 	p.readyR.Close()
 	grace, cancel := context.WithTimeout(ctx, slirpGrace)
