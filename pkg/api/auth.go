@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
@@ -53,6 +54,11 @@ func (s *Server) identify(r *http.Request) (identity, error) {
 	if err != nil {
 		return identity{}, err
 	}
+	if s.keys != nil {
+		if id, ok := s.keys.get(key, time.Now()); ok {
+			return id, nil
+		}
+	}
 	k, err := s.mgr.Authenticate(r.Context(), key)
 	if err != nil {
 		if errors.Is(err, session.ErrUnauthorized) || errors.Is(err, session.ErrNotFound) {
@@ -66,7 +72,11 @@ func (s *Server) identify(r *http.Request) (identity, error) {
 		s.log.WarnContext(r.Context(), "API key record without an identity", slog.String("requestId", requestID(r.Context())))
 		return identity{}, session.Errorf(session.ErrUnauthorized, "the API key is not valid")
 	}
-	return identity{tenant: k.Tenant, principal: k.Principal}, nil
+	id := identity{tenant: k.Tenant, principal: k.Principal}
+	if s.keys != nil {
+		s.keys.put(key, id, time.Now())
+	}
+	return id, nil
 }
 
 // apiKeyFrom reads the key from Authorization: Bearer or X-API-Key.

@@ -24,6 +24,7 @@ type Server struct {
 	mgr           Manager
 	log           *slog.Logger
 	identity      IdentityFunc
+	keys          *keyCache
 	requestID     func(*http.Request) string
 	corsPolicy    corsPolicy
 	maxJSONBytes  int64
@@ -51,6 +52,11 @@ func WithIdentity(f IdentityFunc) Option { return func(s *Server) { s.identity =
 // e.g. with API Gateway's request id, so our logs and the gateway's meet.
 // When f returns an invalid id, a random one is used.
 func WithRequestID(f func(*http.Request) string) Option { return func(s *Server) { s.requestID = f } }
+
+// WithKeyCache remembers keys that authenticated for ttl, as API Gateway's
+// authorizer cache does in front of the Lambda functions: a known key costs
+// no store read, and a revoked one stops working within ttl.
+func WithKeyCache(ttl time.Duration) Option { return func(s *Server) { s.keys = newKeyCache(ttl) } }
 
 // WithAllowedOrigins restricts CORS to these origins. Without it (or with
 // "*") any origin may call the API, without credentials: see cors.go.

@@ -41,6 +41,10 @@ const localE2BKey = "e2b_00000000000000000000000000000000"
 // reapTimeout bounds one reaper tick.
 const reapTimeout = time.Minute
 
+// keyCacheTTL is how long an authenticated key is remembered; a key revoked
+// while the service runs stops working within it.
+const keyCacheTTL = 30 * time.Second
+
 // Config says how to run locally. The zero value works: an API on a free
 // loopback port, state under a temporary directory the caller provides.
 type Config struct {
@@ -125,7 +129,9 @@ func (s *Service) start(ctx context.Context, cfg Config) error {
 	if err := seedKeys(ctx, st, cfg.Tenant, cfg.Keys); err != nil {
 		return err
 	}
-	if err := s.serve(ctx, cfg, api.New(mgr, api.WithLogger(cfg.Logger))); err != nil {
+	// Keys are remembered for a while, as API Gateway's authorizer cache
+	// does in production: a known key costs no store read per request.
+	if err := s.serve(ctx, cfg, api.New(mgr, api.WithLogger(cfg.Logger), api.WithKeyCache(keyCacheTTL))); err != nil {
 		return err
 	}
 	s.startReaper(cfg)

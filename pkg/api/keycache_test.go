@@ -1,0 +1,66 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/sessionbox/sessionbox/pkg/session"
+)
+
+// countingKeys is a Manager whose Authenticate knows one key and counts its
+// calls; nothing else of the Manager is used here.
+type countingKeys struct {
+	Manager
+	calls   int
+	revoked bool
+}
+
+func (m *countingKeys) Authenticate(ctx context.Context, key string) (*session.APIKey, error) {
+	m.calls++
+	if key != "sbx_known-key-for-cache" || m.revoked {
+		return nil, session.Errorf(session.ErrUnauthorized, "unknown key")
+	}
+	return &session.APIKey{Tenant: "t", Principal: "alice"}, nil
+}
+
+func TestKeyCache(t *testing.T) {
+	mgr := &countingKeys{}
+	s := New(mgr, WithKeyCache(time.Hour))
+	ask := func(key string) (identity, error) {
+		r := httptest.NewRequest(http.MethodGet, "/v1/sessions", nil)
+		r.Header.Set("Authorization", "Bearer "+key)
+		return s.identify(r)
+	}
+	for range 3 {
+		if id, err := ask("sbx_known-key-for-cache"); err != nil || id.principal != "alice" {
+			t.Fatalf("known key: %+v %v", id, err)
+		}
+	}
+	if mgr.calls != 1 {
+		t.Fatalf("a known key was looked up %d times, want once", mgr.calls)
+	}
+	for range 2 {
+		if _, err := ask("sbx_unknown-key"); err == nil {
+			t.Fatal("unknown key accepted")
+		}
+	}
+	if mgr.calls != 3 {
+		t.Fatalf("refusals must not be cached: %d lookups, want 3", mgr.calls)
+	}
+
+	short := New(mgr, WithKeyCache(time.Nanosecond))
+	mgr.calls = 0
+	r := httptest.NewRequest(http.MethodGet, "/v1/sessions", nil)
+	r.Header.Set("X-API-Key", "sbx_known-key-for-cache")
+	if _, err := short.identify(r); err != nil {
+		t.Fatal(err)
+	}
+	mgr.revoked = true
+	time.Sleep(time.Millisecond)
+	if _, err := short.identify(r); err == nil {
+		t.Fatal("a revoked key still works after the cache time")
+	}
+}
