@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 feature/s3/manager is deprecated in favour of feature/s3/transfermanager, which is still v0 (pre-1.0); manager stays until its successor is stable.
+
 // Package blob is sessionbox's S3 adapter (session.Blobs): presigned URLs
 // through which clients move large files straight to and from S3, and
 // streaming reads and writes for the service itself, in constant memory.

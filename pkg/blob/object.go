@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 feature/s3/manager is deprecated in favour of feature/s3/transfermanager, which is still v0 (pre-1.0); manager stays until its successor is stable.
+
 package blob
 
 import (
