@@ -25,8 +25,8 @@ run: setup
 runtime: setup
 	$(GO) run ./cmd/sessionbox runtime --data-dir $(DATA_DIR)/runtime
 
-## test: every test: Go (with -race), the SDK conformance suite, the CDK stack
-test: setup test-go test-conformance test-infra
+## test: lint, then every test: Go (with -race), the SDK conformance suite, the CDK stack
+test: setup lint test-go test-conformance test-infra
 
 test-go:
 	$(GO) vet ./...

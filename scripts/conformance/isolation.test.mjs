@@ -42,6 +42,25 @@ test('isolation', async (t) => {
       }
     })
 
+    await t.test('with internet access, still no host loopback', async () => {
+      const server = createServer((req, res) => res.end('host secret'))
+      await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+      const { port } = server.address()
+      const online = await Sandbox.create('base', { timeoutMs: 60_000, allowInternetAccess: true })
+      try {
+        const route = await online.commands.run('cat /proc/net/route')
+        assert.match(route.stdout, /^tap0\s+00000000/m, 'no default route through the sandbox network')
+        for (const host of ['127.0.0.1', '10.0.2.2']) {
+          const r = await run(online, `python3 -c "import urllib.request; print(urllib.request.urlopen('http://${host}:${port}', timeout=3).read())"`)
+          assert.notEqual(r.exitCode, 0, `reached the host's loopback through ${host}`)
+          assert.doesNotMatch(r.stdout, /host secret/)
+        }
+      } finally {
+        await online.kill().catch(() => {})
+        server.close()
+      }
+    })
+
     await t.test('a memory bomb is contained and the sandbox stays usable', async () => {
       // One huge allocation, and memory grabbed a page at a time until the
       // sandbox's limit stops it.
