@@ -29,7 +29,6 @@ runtime: setup
 test: setup lint test-go test-conformance test-infra
 
 test-go:
-	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 20m ./...
 
 test-conformance:
