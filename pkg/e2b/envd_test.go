@@ -570,13 +570,21 @@ func TestWriteFilesMultipart(t *testing.T) {
 		}
 		_ = json.NewEncoder(w).Encode(out)
 	}}
-	entries, err := envdSandbox(t, f, nil).Files().WriteFiles(context.Background(), []WriteEntry{
-		{"/home/user/a.txt", strings.NewReader("A")}, {"rel/dir/b.txt", strings.NewReader("BB")}}, WriteOptions{})
-	if err != nil || len(entries) != 2 {
+	odd := "/home/user/tab\there é \"q\" back\\slash.txt"
+	sb := envdSandbox(t, f, nil)
+	entries, err := sb.Files().WriteFiles(context.Background(), []WriteEntry{
+		{"/home/user/a.txt", strings.NewReader("A")}, {"rel/dir/b.txt", strings.NewReader("BB")}, {odd, strings.NewReader("C")}}, WriteOptions{})
+	if err != nil || len(entries) != 3 {
 		t.Fatalf("entries = %v, %v", entries, err)
 	}
-	if got["file:/home/user/a.txt"] != "A" || got["file:rel/dir/b.txt"] != "BB" {
-		t.Errorf("parts = %v", got)
+	if got["file:/home/user/a.txt"] != "A" || got["file:rel/dir/b.txt"] != "BB" || got["file:"+odd] != "C" {
+		t.Errorf("parts = %q", got)
+	}
+	for _, bad := range []string{"/a\nb", "/a\rb"} {
+		_, err := sb.Files().WriteFiles(context.Background(), []WriteEntry{{bad, strings.NewReader("x")}}, WriteOptions{})
+		if !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("path %q: err = %v, want ErrInvalidArgument", bad, err)
+		}
 	}
 }
 

@@ -162,6 +162,9 @@ func (f *Filesystem) WriteFiles(ctx context.Context, files []WriteEntry, opts Wr
 	if len(files) == 0 {
 		return nil, nil
 	}
+	if err := checkPartNames(files); err != nil {
+		return nil, &Error{Op: op, SandboxID: f.sb.ID, Message: err.Error(), kinds: []error{ErrInvalidArgument}}
+	}
 	q := url.Values{}
 	if opts.User != "" {
 		q.Set("username", opts.User)
@@ -189,7 +192,7 @@ func (f *Filesystem) WriteFiles(ctx context.Context, files []WriteEntry, opts Wr
 func writeParts(mw *multipart.Writer, files []WriteEntry) error {
 	for _, fe := range files {
 		h := textproto.MIMEHeader{}
-		h.Set("Content-Disposition", fmt.Sprintf(`form-data; name="file"; filename=%q`, fe.Path))
+		h.Set("Content-Disposition", `form-data; name="file"; filename="`+quoteEscaper.Replace(fe.Path)+`"`)
 		h.Set("Content-Type", "application/octet-stream")
 		part, err := mw.CreatePart(h)
 		if err != nil {
@@ -202,6 +205,22 @@ func writeParts(mw *multipart.Writer, files []WriteEntry) error {
 		}
 	}
 	return mw.Close()
+}
+
+// quoteEscaper escapes a quoted header parameter the way multipart parsers
+// unescape it: only backslash and double quote. Go's %q would also write
+// \t, \xNN and \uNNNN escapes, which parsers keep literally.
+var quoteEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`)
+
+// checkPartNames refuses paths a header cannot carry: a CR or LF would end
+// the Content-Disposition line and corrupt the request.
+func checkPartNames(files []WriteEntry) error {
+	for _, fe := range files {
+		if strings.ContainsAny(fe.Path, "\r\n") {
+			return fmt.Errorf("path %q contains a line break, which multipart uploads cannot carry", fe.Path)
+		}
+	}
+	return nil
 }
 
 func setMetadataHeaders(h http.Header, md map[string]string) {

@@ -259,6 +259,32 @@ func TestLocalFiles(t *testing.T) {
 	}
 }
 
+// TestLocalWriteFilesOddNames checks that envd reads back exactly the path
+// the client put in each multipart filename.
+func TestLocalWriteFilesOddNames(t *testing.T) {
+	c := newClient(t)
+	sb := newSandbox(t, c, e2b.CreateParams{})
+	ctx := testCtx(t)
+	fs := sb.Files()
+	names := []string{"/home/user/odd/tab\there.txt", "/home/user/odd/café ünï.txt", `/home/user/odd/q"uo\te.txt`}
+	var files []e2b.WriteEntry
+	for i, n := range names {
+		files = append(files, e2b.WriteEntry{Path: n, Data: strings.NewReader(strings.Repeat("x", i+1))})
+	}
+	entries, err := fs.WriteFiles(ctx, files, e2b.WriteOptions{})
+	if err != nil || len(entries) != len(names) {
+		t.Fatalf("writeFiles = %+v, %v", entries, err)
+	}
+	for i, n := range names {
+		if entries[i].Path != n {
+			t.Errorf("entry %d path = %q, want %q", i, entries[i].Path, n)
+		}
+		if b, err := fs.ReadAll(ctx, n, e2b.ReadOptions{}); err != nil || len(b) != i+1 {
+			t.Errorf("read %q = %q, %v", n, b, err)
+		}
+	}
+}
+
 func TestLocalWatch(t *testing.T) {
 	c := newClient(t)
 	sb := newSandbox(t, c, e2b.CreateParams{})
