@@ -71,10 +71,17 @@ func (s launchSpec) bwrapArgs(inner ...string) []string {
 	if s.resolv != "" {
 		a = append(a, "--ro-bind", s.resolv, "/etc/resolv.conf")
 	}
+	size := strconv.FormatInt(s.tmpBytes, 10)
+	// bwrap's --dev is an unlimited writable tmpfs: /dev/shm gets the /tmp
+	// cap (--perms and --size apply to the next --tmpfs only) and /dev itself
+	// is remounted read-only afterwards; the /dev/pts and /dev/shm mounts
+	// below it keep their own flags.
 	a = append(a,
 		"--proc", "/proc",
 		"--dev", "/dev",
-		"--perms", "1777", "--size", strconv.FormatInt(s.tmpBytes, 10), "--tmpfs", "/tmp",
+		"--perms", "1777", "--size", size, "--tmpfs", "/dev/shm",
+		"--remount-ro", "/dev",
+		"--perms", "1777", "--size", size, "--tmpfs", "/tmp",
 		"--symlink", "/tmp", "/var/tmp",
 		"--bind", s.homeDir, insideHome,
 		"--ro-bind", s.agentBin, insideAgent,
