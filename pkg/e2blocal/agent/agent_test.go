@@ -51,21 +51,32 @@ func TestRunDispatchesByPort(t *testing.T) {
 	closedPort := strconv.Itoa(closed.Addr().(*net.TCPAddr).Port)
 	closed.Close()
 	cases := []struct {
-		port, method, path string
-		want               int
-		body               string
+		port, method, path, token string
+		want                      int
+		body                      string
 	}{
-		{userPort, "GET", "/x", http.StatusOK, "user server at agent"},
-		{closedPort, "GET", "/", http.StatusBadGateway, `"port":` + closedPort},
-		{"not-a-port", "GET", "/health", http.StatusNoContent, ""},
-		{"49983", "GET", "/health", http.StatusNoContent, ""},
-		{"", "GET", "/health", http.StatusNoContent, ""},
-		{"49983", "GET", "/envs", http.StatusUnauthorized, ""},
-		{"49999", "GET", "/health", http.StatusOK, ""},
-		{"49999", "GET", "/contexts", http.StatusOK, "python"},
+		{userPort, "GET", "/x", "", http.StatusOK, "user server at agent"},
+		{closedPort, "GET", "/", "", http.StatusBadGateway, `"port":` + closedPort},
+		{"not-a-port", "GET", "/health", "", http.StatusNoContent, ""},
+		{"49983", "GET", "/health", "", http.StatusNoContent, ""},
+		{"", "GET", "/health", "", http.StatusNoContent, ""},
+		{"49983", "GET", "/envs", "", http.StatusUnauthorized, ""},
+		{"49999", "GET", "/health", "", http.StatusOK, ""},
+		{"49999", "GET", "/contexts", "", http.StatusOK, "python"},
+		{"49999", "POST", "/execute", "", http.StatusUnauthorized, "missing X-Access-Token"},
+		{"49999", "POST", "/execute", "wrong", http.StatusUnauthorized, "invalid X-Access-Token"},
+		{"49999", "POST", "/execute", "tok", http.StatusOK, `"42\n"`},
+		{"49999", "GET", "/contexts", "wrong", http.StatusUnauthorized, "invalid X-Access-Token"},
 	}
 	for _, c := range cases {
-		req, _ := http.NewRequest(c.method, "http://agent"+c.path, nil)
+		var reqBody io.Reader
+		if c.method == "POST" {
+			reqBody = strings.NewReader(`{"code":"print(6*7)"}`)
+		}
+		req, _ := http.NewRequest(c.method, "http://agent"+c.path, reqBody)
+		if c.token != "" {
+			req.Header.Set("X-Access-Token", c.token)
+		}
 		if c.port != "" {
 			req.Header.Set("E2b-Sandbox-Port", c.port)
 		}

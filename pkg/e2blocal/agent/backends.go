@@ -35,6 +35,7 @@ func newKernel(cfg Config) (backend, error) {
 	}
 	srv, err := kernel.New(kernel.Config{
 		Python: cfg.Python, Workdir: cfg.Home, Env: env, MaxOutputBytes: cfg.MaxOutputBytes,
+		AccessToken: cfg.AccessToken,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("build kernel server: %w", err)

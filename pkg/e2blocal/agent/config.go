@@ -17,7 +17,7 @@ type Config struct {
 	Shell          string            `json:"shell"`          // "/bin/bash"
 	Python         string            `json:"python"`         // kernel interpreter
 	Env            map[string]string `json:"env"`            // sandbox-global env vars
-	AccessToken    string            `json:"accessToken"`    // envd token; empty = open
+	AccessToken    string            `json:"accessToken"`    // envd and interpreter token; empty = open
 	MaxOutputBytes int64             `json:"maxOutputBytes"` // per process / execution
 	Rlimits        []Rlimit          `json:"rlimits"`        // applied to the agent, inherited by everything it starts
 }

@@ -30,6 +30,9 @@ type Config struct {
 	MaxOutputBytes int64    // per-execution cap on stdout/stderr, each; 0 = DefaultMaxOutputBytes
 	// ExecTimeout bounds an execution whose request sets no "timeout"; 0 = no bound.
 	ExecTimeout time.Duration
+	// AccessToken is the sandbox's envd access token; when set, /execute
+	// requires it in X-Access-Token and /contexts* reject a wrong one.
+	AccessToken string
 }
 
 // tuning holds intervals that tests shorten.
@@ -81,11 +84,11 @@ func newServer(cfg Config, tune tuning) (*Server, error) {
 	s := &Server{cfg: cfg, tune: tune, contexts: map[string]*kctx{}}
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /health", s.handleHealth)
-	s.mux.HandleFunc("POST /execute", s.handleExecute)
-	s.mux.HandleFunc("POST /contexts", s.handleCreateContext)
-	s.mux.HandleFunc("GET /contexts", s.handleListContexts)
-	s.mux.HandleFunc("DELETE /contexts/{id}", s.handleDeleteContext)
-	s.mux.HandleFunc("POST /contexts/{id}/restart", s.handleRestartContext)
+	s.mux.HandleFunc("POST /execute", s.requireToken(s.handleExecute))
+	s.mux.HandleFunc("POST /contexts", s.checkTokenIfSent(s.handleCreateContext))
+	s.mux.HandleFunc("GET /contexts", s.checkTokenIfSent(s.handleListContexts))
+	s.mux.HandleFunc("DELETE /contexts/{id}", s.checkTokenIfSent(s.handleDeleteContext))
+	s.mux.HandleFunc("POST /contexts/{id}/restart", s.checkTokenIfSent(s.handleRestartContext))
 	s.defaultContext()
 	return s, nil
 }
