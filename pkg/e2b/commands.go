@@ -35,6 +35,10 @@ type CommandOptions struct {
 	OnStderr func([]byte)
 	// KeepaliveInterval asks envd to send keepalives when idle (default 50s).
 	KeepaliveInterval time.Duration
+	// MaxOutputBytes overrides Config.MaxOutputBytes for this command: the
+	// result and the handle keep the first MaxOutputBytes of stdout and of
+	// stderr. Negative means no limit.
+	MaxOutputBytes int
 }
 
 // CommandResult is the outcome of a finished command.
@@ -46,6 +50,9 @@ type CommandResult struct {
 	Error string
 	// Status is the raw process state, e.g. "exit status 1".
 	Status string
+	// Truncated is set when Stdout or Stderr holds only the first part of
+	// the output because it went past the output limit (Config.MaxOutputBytes).
+	Truncated bool
 }
 
 // ProcessInfo describes a running process.
@@ -98,7 +105,8 @@ func (c *Commands) start(ctx context.Context, op string, msg *process.StartReque
 	if err != nil {
 		return nil, failedStream(op, c.sb.ID, err, timer, cancel)
 	}
-	return newHandle(op, c.sb, streamAdapter[process.StartResponse]{stream}, timer, cancel, sinks)
+	return newHandle(op, c.sb, streamAdapter[process.StartResponse]{stream}, timer, cancel, sinks,
+		c.sb.client.outputLimit(opts.MaxOutputBytes))
 }
 
 // ConnectOptions tune Connect.
@@ -108,6 +116,8 @@ type ConnectOptions struct {
 	OnPty func([]byte)
 	// Timeout bounds the process from now on (see CommandOptions.Timeout).
 	Timeout time.Duration
+	// MaxOutputBytes overrides Config.MaxOutputBytes (see CommandOptions).
+	MaxOutputBytes int
 }
 
 // Connect attaches to a running (or recently finished) process by pid and
@@ -123,7 +133,7 @@ func (c *Commands) Connect(ctx context.Context, pid uint32, opts ConnectOptions)
 		return nil, failedStream(op, c.sb.ID, err, timer, cancel)
 	}
 	return newHandle(op, c.sb, streamAdapter[process.ConnectResponse]{stream}, timer, cancel,
-		outputSinks{stdout: opts.OnStdout, stderr: opts.OnStderr, pty: opts.OnPty})
+		outputSinks{stdout: opts.OnStdout, stderr: opts.OnStderr, pty: opts.OnPty}, c.sb.client.outputLimit(opts.MaxOutputBytes))
 }
 
 // List returns the processes envd is running.

@@ -62,6 +62,14 @@ type Config struct {
 	// BinaryRPC makes envd RPCs use the protobuf binary codec instead of
 	// JSON, which is what the official SDKs send.
 	BinaryRPC bool
+	// MaxOutputBytes bounds the output a command or code execution keeps in
+	// memory: the first MaxOutputBytes bytes of each of a command's stdout
+	// and stderr, and of an execution's logs and of its results; the rest is
+	// dropped and CommandResult.Truncated / Execution.Truncated is set. Live
+	// callbacks still see everything. Default DefaultMaxOutputBytes;
+	// negative means no limit. CommandOptions, ConnectOptions and
+	// RunCodeOptions can override it per call.
+	MaxOutputBytes int
 	// IgnoreEnv stops New from reading E2B_* environment variables.
 	IgnoreEnv bool
 }
@@ -96,6 +104,9 @@ func (c Config) withDefaults() Config {
 	}
 	c.APIURL = strings.TrimRight(c.APIURL, "/")
 	c.SandboxURL = strings.TrimRight(c.SandboxURL, "/")
+	if c.MaxOutputBytes == 0 {
+		c.MaxOutputBytes = DefaultMaxOutputBytes
+	}
 	if c.RequestTimeout == 0 {
 		c.RequestTimeout = DefaultRequestTimeout
 	}

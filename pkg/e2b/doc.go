@@ -34,13 +34,24 @@
 // returns a CommandHandle that keeps reading output in the background and can
 // be disconnected and reattached with Commands.Connect.
 //
+// # Output held in memory
+//
+// envd and the code interpreter put no cap on output, so the client does:
+// a command handle keeps the first Config.MaxOutputBytes (16 MiB by default)
+// of each of stdout and stderr, an execution the first MaxOutputBytes of its
+// logs and of its results, and CommandResult.Truncated or
+// Execution.Truncated says when something was dropped. The live callbacks
+// (OnStdout, OnStderr, OnResult, ...) still receive every chunk, so callers
+// that need all of a large output should consume it there. Each call can
+// override the limit; a negative limit keeps everything.
+//
 // # Errors
 //
 // Failures are *Error values. Classify them with errors.Is against
 // ErrNotFound, ErrSandboxNotFound, ErrTimeout, ErrRateLimited,
 // ErrAuthentication, ErrInvalidArgument, ErrNotEnoughSpace, ErrUnavailable,
-// ErrConflict and ErrAlreadyExists, and read status, code, message and
-// RetryAfter with errors.As. Exceptions raised by executed code are not Go
+// ErrConflict, ErrAlreadyExists and ErrOutputTooLarge, and read status,
+// code, message and RetryAfter with errors.As. Exceptions raised by executed code are not Go
 // errors: they are in Execution.Error. A command that exits non-zero returns
 // its result together with a *CommandExitError.
 //

@@ -40,6 +40,9 @@ var (
 	ErrConflict = errors.New("e2b: conflict")
 	// ErrAlreadyExists: the resource exists already (e.g. MakeDir on an existing directory).
 	ErrAlreadyExists = errors.New("e2b: already exists")
+	// ErrOutputTooLarge: one message of a code execution's stream was longer
+	// than the client agreed to hold in memory (see RunCodeOptions.MaxOutputBytes).
+	ErrOutputTooLarge = errors.New("e2b: output too large")
 )
 
 // Error describes a failed E2B call. Use errors.Is with the sentinel errors

@@ -1,7 +1,6 @@
 package e2b
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -23,8 +22,8 @@ type CommandHandle struct {
 	done   chan struct{}
 
 	mu     sync.Mutex
-	stdout bytes.Buffer
-	stderr bytes.Buffer
+	stdout headBuffer // the first bytes only: a chatty process must not grow the caller's memory
+	stderr headBuffer
 	result *CommandResult
 	err    error
 }
@@ -57,7 +56,8 @@ func (a streamAdapter[T]) Event() *process.ProcessEvent {
 
 // newHandle waits for the start event (bounded by timer), then consumes the
 // rest of the stream on its own goroutine.
-func newHandle(op string, sb *Sandbox, s eventStream, timer *streamTimer, cancel context.CancelFunc, sinks outputSinks) (*CommandHandle, error) {
+// keep bounds the stdout and stderr it holds (see Config.MaxOutputBytes).
+func newHandle(op string, sb *Sandbox, s eventStream, timer *streamTimer, cancel context.CancelFunc, sinks outputSinks, keep int) (*CommandHandle, error) {
 	ok := s.Receive()
 	timer.stop()
 	var err error
@@ -77,7 +77,8 @@ func newHandle(op string, sb *Sandbox, s eventStream, timer *streamTimer, cancel
 		cancel()
 		return nil, wrapErr(op, sb.ID, err)
 	}
-	h := &CommandHandle{PID: s.Event().GetStart().GetPid(), op: op, sb: sb, cancel: cancel, done: make(chan struct{})}
+	h := &CommandHandle{PID: s.Event().GetStart().GetPid(), op: op, sb: sb, cancel: cancel, done: make(chan struct{}),
+		stdout: headBuffer{max: keep}, stderr: headBuffer{max: keep}}
 	go h.consume(s, sinks)
 	return h, nil
 }
@@ -109,14 +110,14 @@ func (h *CommandHandle) data(d *process.ProcessEvent_DataEvent, sinks outputSink
 	switch out := d.GetOutput().(type) {
 	case *process.ProcessEvent_DataEvent_Stdout:
 		h.mu.Lock()
-		h.stdout.Write(out.Stdout)
+		h.stdout.write(out.Stdout)
 		h.mu.Unlock()
 		if sinks.stdout != nil {
 			sinks.stdout(out.Stdout)
 		}
 	case *process.ProcessEvent_DataEvent_Stderr:
 		h.mu.Lock()
-		h.stderr.Write(out.Stderr)
+		h.stderr.write(out.Stderr)
 		h.mu.Unlock()
 		if sinks.stderr != nil {
 			sinks.stderr(out.Stderr)
@@ -131,8 +132,9 @@ func (h *CommandHandle) data(d *process.ProcessEvent_DataEvent, sinks outputSink
 func (h *CommandHandle) finish(end *process.ProcessEvent_EndEvent) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.result = &CommandResult{ExitCode: int(end.GetExitCode()), Stdout: h.stdout.String(),
-		Stderr: h.stderr.String(), Error: end.GetError(), Status: end.GetStatus()}
+	h.result = &CommandResult{ExitCode: int(end.GetExitCode()), Stdout: h.stdout.buf.String(),
+		Stderr: h.stderr.buf.String(), Error: end.GetError(), Status: end.GetStatus(),
+		Truncated: h.stdout.truncated || h.stderr.truncated}
 }
 
 // Wait blocks until the process ends and returns its result; a non-zero
@@ -156,18 +158,26 @@ func (h *CommandHandle) Wait(ctx context.Context) (*CommandResult, error) {
 	return h.result, nil
 }
 
-// Stdout returns the output received so far.
+// Stdout returns the output received so far, up to the handle's output limit.
 func (h *CommandHandle) Stdout() string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.stdout.String()
+	return h.stdout.buf.String()
 }
 
-// Stderr returns the error output received so far.
+// Stderr returns the error output received so far, up to the handle's output limit.
 func (h *CommandHandle) Stderr() string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.stderr.String()
+	return h.stderr.buf.String()
+}
+
+// Truncated reports whether output was dropped so far because stdout or
+// stderr went past the handle's output limit.
+func (h *CommandHandle) Truncated() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.stdout.truncated || h.stderr.truncated
 }
 
 // Disconnect stops receiving output and releases the connection; the

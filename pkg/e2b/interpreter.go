@@ -38,6 +38,15 @@ type RunCodeOptions struct {
 	OnStderr func(OutputMessage)
 	OnResult func(Result)
 	OnError  func(ExecutionError)
+	// MaxOutputBytes overrides Config.MaxOutputBytes for this execution:
+	// Logs keep the first MaxOutputBytes bytes of text and Results the
+	// results that fit in MaxOutputBytes of JSON; negative means no limit.
+	// The callbacks still receive everything they are given, but one line
+	// of the stream longer than max(MaxOutputBytes, DefaultMaxOutputBytes)
+	// (unbounded when the limit is negative) is never read into memory:
+	// RunCode then stops and returns what it had so far with an error
+	// matching ErrOutputTooLarge.
+	MaxOutputBytes int
 }
 
 // OutputMessage is one chunk of stdout or stderr.
@@ -70,6 +79,9 @@ type Execution struct {
 	Logs           Logs
 	Error          *ExecutionError
 	ExecutionCount int
+	// Truncated is set when Logs or Results lack output that went past the
+	// output limit (RunCodeOptions.MaxOutputBytes); the first output is kept.
+	Truncated bool
 }
 
 // Text returns the text of the main result (the value of the last
@@ -124,7 +136,7 @@ func (s *Sandbox) RunCode(ctx context.Context, code string, opts RunCodeOptions)
 		return nil, envdError(op, s.ID, resp)
 	}
 	exec := &Execution{}
-	if err := parseExecution(resp.Body, exec, &opts); err != nil {
+	if err := parseExecution(resp.Body, exec, &opts, s.client.outputLimit(opts.MaxOutputBytes)); err != nil {
 		resp.Body.Close() // the stream may still be live: do not wait for it
 		return exec, wrapErr(op, s.ID, err)
 	}
@@ -151,44 +163,68 @@ type executionLine struct {
 	Result
 }
 
+// executionParser folds the NDJSON lines of one execution into an
+// Execution, keeping logs and results within their budgets.
+type executionParser struct {
+	exec          *Execution
+	opts          *RunCodeOptions
+	logs, results budget
+}
+
 // parseExecution consumes the stream line by line as it arrives, so
 // callbacks fire while the code is still running. The stream must end with
-// end_of_execution; anything else means it was cut short.
-func parseExecution(r io.Reader, exec *Execution, opts *RunCodeOptions) error {
-	dec := json.NewDecoder(r)
+// end_of_execution; anything else means it was cut short. keep bounds what
+// exec holds (negative: unlimited).
+func parseExecution(r io.Reader, exec *Execution, opts *RunCodeOptions, keep int) error {
+	lineMax := -1
+	if keep >= 0 {
+		lineMax = max(keep, DefaultMaxOutputBytes)
+	}
+	lines := newLineReader(r, lineMax)
+	p := &executionParser{exec: exec, opts: opts, logs: budget{max: keep}, results: budget{max: keep}}
 	for {
-		var line executionLine
-		if err := dec.Decode(&line); err != nil {
+		raw, err := lines.next()
+		if err != nil {
 			if errors.Is(err, io.EOF) {
 				return fmt.Errorf("stream ended before end_of_execution: %w", io.ErrUnexpectedEOF)
 			}
 			return err
 		}
+		if len(bytes.TrimSpace(raw)) == 0 {
+			continue
+		}
+		var line executionLine
+		if err := json.Unmarshal(raw, &line); err != nil {
+			return fmt.Errorf("decode execution line: %w", err)
+		}
 		if line.Type == "end_of_execution" {
 			return nil
 		}
-		applyLine(&line, exec, opts)
+		p.apply(&line, len(raw))
 	}
 }
 
-func applyLine(line *executionLine, exec *Execution, opts *RunCodeOptions) {
+// apply records one line; size is its length on the wire, the measure of
+// what a result costs to keep.
+func (p *executionParser) apply(line *executionLine, size int) {
+	exec, opts := p.exec, p.opts
 	switch line.Type {
 	case "stdout", "stderr":
 		msg := OutputMessage{Text: line.Text, IsStderr: line.Type == "stderr"}
 		msg.Timestamp, _ = time.Parse(time.RFC3339Nano, line.Timestamp)
-		if msg.IsStderr {
-			exec.Logs.Stderr = append(exec.Logs.Stderr, msg.Text)
-			if opts.OnStderr != nil {
-				opts.OnStderr(msg)
-			}
-		} else {
-			exec.Logs.Stdout = append(exec.Logs.Stdout, msg.Text)
-			if opts.OnStdout != nil {
-				opts.OnStdout(msg)
-			}
+		p.keepLog(msg)
+		if msg.IsStderr && opts.OnStderr != nil {
+			opts.OnStderr(msg)
+		}
+		if !msg.IsStderr && opts.OnStdout != nil {
+			opts.OnStdout(msg)
 		}
 	case "result":
-		exec.Results = append(exec.Results, line.Result)
+		if p.results.take(size) {
+			exec.Results = append(exec.Results, line.Result)
+		} else {
+			exec.Truncated = true
+		}
 		if opts.OnResult != nil {
 			opts.OnResult(line.Result)
 		}
@@ -199,6 +235,22 @@ func applyLine(line *executionLine, exec *Execution, opts *RunCodeOptions) {
 		}
 	case "number_of_executions":
 		exec.ExecutionCount = line.ExecutionCount
+	}
+}
+
+// keepLog appends as much of msg's text as the log budget allows.
+func (p *executionParser) keepLog(msg OutputMessage) {
+	text := p.logs.fit(msg.Text)
+	if len(text) < len(msg.Text) {
+		p.exec.Truncated = true
+	}
+	if text == "" && msg.Text != "" {
+		return
+	}
+	if msg.IsStderr {
+		p.exec.Logs.Stderr = append(p.exec.Logs.Stderr, text)
+	} else {
+		p.exec.Logs.Stdout = append(p.exec.Logs.Stdout, text)
 	}
 }
 
