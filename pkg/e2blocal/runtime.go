@@ -161,7 +161,11 @@ func (rt *Runtime) init() error {
 	rt.spawn = newSpawner()
 	rt.slirp, rt.noNet = netSupport(rt.cfg)
 	if root {
-		if rt.uids, err = newUIDPool(rt.cfg.UIDBase, rt.cfg.UIDCount); err != nil {
+		dir, err := uidLockDir()
+		if err != nil {
+			return err
+		}
+		if rt.uids, err = newUIDPool(rt.cfg.UIDBase, rt.cfg.UIDCount, dir); err != nil {
 			return err
 		}
 	}

@@ -25,12 +25,53 @@ type uidLease struct {
 	lock *os.File
 }
 
-func newUIDPool(base, count int) (*uidPool, error) {
-	dir := filepath.Join(os.TempDir(), "sessionbox-uids")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("create uid lock dir: %w", err)
+// uidLockDir is where runtimes agree on uid leases. The pool exists only
+// when we are root, and only root may create entries in /run, so no other
+// local user can pre-create it and steal or block the leases, as a
+// world-writable /tmp would allow.
+func uidLockDir() (string, error) {
+	if fi, err := os.Stat("/run"); err != nil || !fi.IsDir() {
+		return filepath.Join(os.TempDir(), "sessionbox-uids"), nil
+	}
+	if err := privateDir("/run/sessionbox"); err != nil {
+		return "", fmt.Errorf("uid lock dir: %w", err)
+	}
+	return "/run/sessionbox/uids", nil
+}
+
+func newUIDPool(base, count int, dir string) (*uidPool, error) {
+	if err := privateDir(dir); err != nil {
+		return nil, fmt.Errorf("uid lock dir: %w", err)
 	}
 	return &uidPool{base: base, count: count, lockDir: dir, next: os.Getpid() % count}, nil
+}
+
+// privateDir makes sure dir is a real directory (not a symlink) that only we
+// own and can write, creating it 0700 when missing. An existing one that
+// anybody else could have made or could write to is refused, never reused.
+func privateDir(dir string) error {
+	err := os.Mkdir(dir, 0o700)
+	if err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("inspect %s: %w", dir, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory (mode %s)", dir, fi.Mode())
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fmt.Errorf("inspect %s: no owner information", dir)
+	}
+	if int(st.Uid) != os.Geteuid() {
+		return fmt.Errorf("%s is owned by uid %d, not by us (uid %d)", dir, st.Uid, os.Geteuid())
+	}
+	if fi.Mode().Perm() != 0o700 {
+		return fmt.Errorf("%s has mode %s, want 0700", dir, fi.Mode().Perm())
+	}
+	return nil
 }
 
 // acquire is called with the runtime's lock held.
