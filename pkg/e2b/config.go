@@ -2,6 +2,7 @@ package e2b
 
 import (
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -42,6 +43,13 @@ type Config struct {
 	// SandboxURL, when set, receives every envd and code-interpreter request;
 	// the target sandbox and port travel in the E2b-Sandbox-Id and
 	// E2b-Sandbox-Port headers. Env: E2B_SANDBOX_URL.
+	//
+	// Signed file URLs (Sandbox.DownloadURL, UploadURL) are used by parties
+	// that send no headers, so they name the sandbox in the path instead:
+	// <SandboxURL>/_sandboxes/<id>/49983/files?... This is a convention of
+	// sessionbox's local runtime (pkg/e2blocal), which strips the prefix
+	// before forwarding; E2B's own proxy does not know it, so with a real
+	// E2B deployment behind SandboxURL such URLs do not work.
 	SandboxURL string
 	// Debug targets a single local envd on localhost:49983 and an interpreter
 	// on localhost:49999, and skips the API for create, connect, kill, set
@@ -144,11 +152,19 @@ var headerRoutedDomains = map[string]bool{
 	"e2b.app": true, "e2b.dev": true, "e2b.pro": true, "e2b-staging.dev": true,
 }
 
+// sandboxPathPrefix routes a request by its path on the local runtime's
+// sandbox URL: /_sandboxes/<id>/<port>/<path>. Neither envd nor the code
+// interpreter serve anything under it.
+const sandboxPathPrefix = "/_sandboxes/"
+
 // sandboxBaseURL is where requests for one port of one sandbox are sent.
-// direct forbids the shared sandbox.<domain> host (used for file URLs handed
-// to third parties, which cannot add routing headers).
+// direct is for file URLs handed to third parties, which cannot add routing
+// headers: it forbids the shared sandbox.<domain> host and puts the target
+// in the path of a SandboxURL.
 func (c *Config) sandboxBaseURL(id, domain string, port int, direct bool) string {
 	switch {
+	case c.SandboxURL != "" && direct:
+		return c.SandboxURL + sandboxPathPrefix + url.PathEscape(id) + "/" + itoa(port)
 	case c.SandboxURL != "":
 		return c.SandboxURL
 	case c.Debug:

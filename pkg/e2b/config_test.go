@@ -45,7 +45,9 @@ func TestSandboxURLRules(t *testing.T) {
 		want   string
 	}{
 		{"sandbox url wins", Config{SandboxURL: "http://127.0.0.1:3002", Debug: true}, "", EnvdPort, false, "http://127.0.0.1:3002"},
-		{"sandbox url for interpreter", Config{SandboxURL: "http://127.0.0.1:3002"}, "", InterpreterPort, true, "http://127.0.0.1:3002"},
+		{"sandbox url for interpreter", Config{SandboxURL: "http://127.0.0.1:3002"}, "", InterpreterPort, false, "http://127.0.0.1:3002"},
+		{"sandbox url direct routes by path", Config{SandboxURL: "http://127.0.0.1:3002/"}, "", EnvdPort, true, "http://127.0.0.1:3002/_sandboxes/sbid/49983"},
+		{"debug direct", Config{Debug: true}, "", EnvdPort, true, "http://localhost:49983"},
 		{"debug envd", Config{Debug: true}, "", EnvdPort, false, "http://localhost:49983"},
 		{"debug interpreter", Config{Debug: true}, "", InterpreterPort, false, "http://localhost:49999"},
 		{"e2b.app routes by header", Config{}, "", EnvdPort, false, "https://sandbox.e2b.app"},
@@ -143,17 +145,17 @@ func TestSignedURLs(t *testing.T) {
 	defer c.Close()
 	sb := c.Attach("sbid", AttachParams{AccessToken: "tok123"})
 	u, err := sb.DownloadURL("/home/user/a.txt", SignedURLOptions{})
-	if err != nil || u != "http://127.0.0.1:3002/files?path=%2Fhome%2Fuser%2Fa.txt&signature=v1_byj2OB%2FvujgbES%2F1KAKCaR27E%2B9eOrB6PzeTnIL8L6M" {
+	if err != nil || u != "http://127.0.0.1:3002/_sandboxes/sbid/49983/files?path=%2Fhome%2Fuser%2Fa.txt&signature=v1_byj2OB%2FvujgbES%2F1KAKCaR27E%2B9eOrB6PzeTnIL8L6M" {
 		t.Errorf("download url = %s, %v", u, err)
 	}
 	now := time.Unix(1700000000-60, 0)
 	u, err = sb.UploadURL("/home/user/a.txt", SignedURLOptions{User: "user", Expires: time.Minute, Now: now})
-	want := "http://127.0.0.1:3002/files?path=%2Fhome%2Fuser%2Fa.txt&signature=v1_kCwu4usVZBCSzXHSFPk291ud3zHmpwR9v0nRPaSmYqM&signature_expiration=1700000000&username=user"
+	want := "http://127.0.0.1:3002/_sandboxes/sbid/49983/files?path=%2Fhome%2Fuser%2Fa.txt&signature=v1_kCwu4usVZBCSzXHSFPk291ud3zHmpwR9v0nRPaSmYqM&signature_expiration=1700000000&username=user"
 	if err != nil || u != want {
 		t.Errorf("upload url = %s, %v", u, err)
 	}
 	open := c.Attach("sbid", AttachParams{})
-	if u, err := open.DownloadURL("a", SignedURLOptions{}); err != nil || u != "http://127.0.0.1:3002/files?path=a" {
+	if u, err := open.DownloadURL("a", SignedURLOptions{}); err != nil || u != "http://127.0.0.1:3002/_sandboxes/sbid/49983/files?path=a" {
 		t.Errorf("unsigned url = %s, %v", u, err)
 	}
 	if _, err := open.DownloadURL("a", SignedURLOptions{Expires: time.Minute}); err == nil {

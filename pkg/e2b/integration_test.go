@@ -318,38 +318,51 @@ func TestLocalWatch(t *testing.T) {
 	}
 }
 
+// TestLocalSignedURLs uses signed URLs the way a third party does: a plain
+// GET or POST with no routing or access-token header.
 func TestLocalSignedURLs(t *testing.T) {
 	c := newClient(t)
 	sb := newSandbox(t, c, e2b.CreateParams{})
+	other := newSandbox(t, c, e2b.CreateParams{})
 	ctx := testCtx(t)
+	check := func(name string, resp *http.Response, err error, status int, body string) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != status || (body != "" && string(b) != body) {
+			t.Errorf("%s: %s %q, want %d %q", name, resp.Status, b, status, body)
+		}
+	}
 	up, err := sb.UploadURL("/home/user/signed.txt", e2b.SignedURLOptions{Expires: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A third party has the URL and the routing headers, not the access token.
-	send := func(method, u string, body io.Reader) *http.Response {
-		req, _ := http.NewRequestWithContext(ctx, method, u, body)
-		req.Header.Set("E2b-Sandbox-Id", sb.ID)
-		req.Header.Set("E2b-Sandbox-Port", "49983")
-		req.Header.Set("Content-Type", "application/octet-stream")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { resp.Body.Close() })
-		return resp
+	resp, err := http.Post(up, "application/octet-stream", strings.NewReader("signed!"))
+	check("signed upload", resp, err, http.StatusOK, "")
+	down, err := sb.DownloadURL("/home/user/signed.txt", e2b.SignedURLOptions{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if resp := send(http.MethodPost, up, strings.NewReader("signed!")); resp.StatusCode != 200 {
-		t.Fatalf("signed upload: %s", resp.Status)
+	resp, err = http.Get(down)
+	check("signed download", resp, err, http.StatusOK, "signed!")
+	if b, err := sb.Files().ReadAll(ctx, "signed.txt", e2b.ReadOptions{}); err != nil || string(b) != "signed!" {
+		t.Errorf("uploaded file = %q, %v", b, err)
 	}
-	down, _ := sb.DownloadURL("/home/user/signed.txt", e2b.SignedURLOptions{})
-	resp := send(http.MethodGet, down, nil)
-	if b, _ := io.ReadAll(resp.Body); resp.StatusCode != 200 || string(b) != "signed!" {
-		t.Fatalf("signed download: %s %q", resp.Status, b)
-	}
-	if resp := send(http.MethodGet, strings.Replace(down, "signature=v1_", "signature=v1_x", 1), nil); resp.StatusCode != http.StatusUnauthorized {
-		t.Errorf("forged signature: %s", resp.Status)
-	}
+
+	resp, err = http.Get(strings.Replace(down, "signature=v1_", "signature=v1_x", 1))
+	check("tampered signature", resp, err, http.StatusUnauthorized, "")
+	resp, err = http.Get(strings.Replace(down, "signed.txt", "other.txt", 1))
+	check("signature of another path", resp, err, http.StatusUnauthorized, "")
+	resp, err = http.Post(strings.Replace(up, "signature=v1_", "signature=v1_x", 1), "application/octet-stream", strings.NewReader("forged"))
+	check("tampered upload", resp, err, http.StatusUnauthorized, "")
+	// The same signed URL pointed at another sandbox fails: its token differs.
+	resp, err = http.Get(strings.Replace(down, sb.ID, other.ID, 1))
+	check("signature for another sandbox", resp, err, http.StatusUnauthorized, "")
+	resp, err = http.Get(strings.Replace(down, sb.ID, "nosuchsandbox", 1))
+	check("unknown sandbox", resp, err, http.StatusBadGateway, "")
 }
 
 func TestLocalCommands(t *testing.T) {

@@ -18,7 +18,10 @@ type SignedURLOptions struct {
 }
 
 // DownloadURL returns a URL from which anyone can GET the file at path,
-// signed with the sandbox access token. It needs no routing headers.
+// signed with the sandbox access token. It needs no routing headers: on E2B
+// it is https://49983-<id>.<domain>/files?...; with Config.SandboxURL set it
+// is <SandboxURL>/_sandboxes/<id>/49983/files?..., a path the local runtime
+// routes (see Config.SandboxURL).
 func (s *Sandbox) DownloadURL(path string, opts SignedURLOptions) (string, error) {
 	return s.fileURL(path, "read", opts)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httputil"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +15,13 @@ const (
 	hdrSandboxID   = "E2b-Sandbox-Id"
 	hdrSandboxPort = "E2b-Sandbox-Port"
 )
+
+// pathPrefix routes by path: /_sandboxes/<id>/<port>/<rest> reaches <rest>
+// on that port of that sandbox. It is this runtime's own convention (E2B's
+// proxy has none) for URLs used without routing headers on the single
+// sandbox URL, i.e. the client's signed file URLs. Neither envd nor the
+// code interpreter serve anything under it.
+const pathPrefix = "/_sandboxes/"
 
 // route finds the target sandbox and port: the headers first, else a
 // "<port>-<id>.<domain>" host, as E2B's own proxy does.
@@ -68,6 +76,10 @@ func (rt *Runtime) proxyHandler() http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, port := route(r)
+		if pid, pport, rest, ok := pathRoute(r.URL.EscapedPath()); ok && (id == "" || id == pid) {
+			id, port = pid, pport
+			stripPath(r.URL, rest)
+		}
 		s := rt.lookup(id)
 		if s == nil || !rt.ensureRunning(r.Context(), s) {
 			proxyNotFound(w, id)
@@ -83,6 +95,37 @@ func (rt *Runtime) proxyHandler() http.Handler {
 		}
 		rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sandboxKey{}, s)))
 	})
+}
+
+// pathRoute splits an escaped path of the form /_sandboxes/<id>/<port>[/rest]
+// into the target and the path to forward (escaped, "/" at least).
+func pathRoute(escaped string) (id, port, rest string, ok bool) {
+	var err error
+	tail, found := strings.CutPrefix(escaped, pathPrefix)
+	if !found {
+		return "", "", "", false
+	}
+	rawID, tail, found := strings.Cut(tail, "/")
+	if !found {
+		return "", "", "", false
+	}
+	if id, err = url.PathUnescape(rawID); err != nil || id == "" {
+		return "", "", "", false
+	}
+	port, rest, _ = strings.Cut(tail, "/")
+	if n, err := strconv.Atoi(port); err != nil || n <= 0 || n > 65535 || port[0] == '+' {
+		return "", "", "", false
+	}
+	return id, port, "/" + rest, true
+}
+
+// stripPath points u at the escaped path rest.
+func stripPath(u *url.URL, rest string) {
+	path, err := url.PathUnescape(rest)
+	if err != nil {
+		path = rest // unreachable: rest comes from a path the server parsed
+	}
+	u.Path, u.RawPath = path, rest
 }
 
 // ensureRunning reports whether s can take traffic, resuming it first when
