@@ -44,7 +44,7 @@ type Config struct {
 	Env            map[string]string // sandbox-global env vars (create's envVars)
 	AccessToken    string            // when set, required per E2B §2.1 auth rules
 	Shell          string            // "/bin/bash"
-	MaxOutputBytes int64             // per-process cap on streamed output; 0 = default
+	MaxOutputBytes int64             // bound on a process's output waiting for one reader (a stream or the next Connect); 0 = default
 }
 
 // Server is the envd protocol server. It is safe for concurrent use.

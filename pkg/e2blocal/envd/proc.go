@@ -35,13 +35,11 @@ type proc struct {
 	inMu  sync.Mutex
 	stdin *os.File // write end of stdin, nil when not enabled or closed
 
-	mu        sync.Mutex
-	subs      map[*subscriber]struct{}
-	pending   []*process.ProcessEvent // output nobody was connected to receive
-	outBytes  int64
-	truncated bool
-	end       *process.ProcessEvent
-	done      chan struct{}
+	mu      sync.Mutex
+	subs    map[*subscriber]struct{}
+	pending backlog // output nobody was connected to receive
+	end     *process.ProcessEvent
+	done    chan struct{}
 }
 
 func (p *proc) hasExited() bool {
@@ -53,22 +51,35 @@ func (p *proc) hasExited() bool {
 	}
 }
 
-// subscriber is one stream's view of a process: an unbounded queue (bounded
-// in practice by the output cap) so a slow client never blocks the readers.
+// subscriber is one stream's view of a process. Its queue never blocks the
+// pipe readers; it is bounded by the output limit instead, so a stream that
+// stops reading loses output rather than growing memory.
 type subscriber struct {
 	mu     sync.Mutex
-	queue  []*process.ProcessEvent
+	limit  int64
+	out    backlog
 	notify chan struct{}
 }
 
-func newSubscriber() *subscriber {
-	return &subscriber{notify: make(chan struct{}, 1)}
+func newSubscriber(limit int64) *subscriber {
+	return &subscriber{limit: limit, notify: make(chan struct{}, 1)}
 }
 
-func (s *subscriber) push(ev *process.ProcessEvent) {
+func (s *subscriber) pushOutput(kind outKind, chunk []byte) {
 	s.mu.Lock()
-	s.queue = append(s.queue, ev)
+	s.out.addOutput(kind, chunk, s.limit)
 	s.mu.Unlock()
+	s.wake()
+}
+
+func (s *subscriber) pushEvent(ev *process.ProcessEvent) {
+	s.mu.Lock()
+	s.out.addEvent(ev)
+	s.mu.Unlock()
+	s.wake()
+}
+
+func (s *subscriber) wake() {
 	select {
 	case s.notify <- struct{}{}:
 	default:
@@ -78,23 +89,28 @@ func (s *subscriber) push(ev *process.ProcessEvent) {
 func (s *subscriber) take() []*process.ProcessEvent {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	q := s.queue
-	s.queue = nil
-	return q
+	return s.out.take()
+}
+
+// detach empties the queue and returns it whole, size and drop state included.
+func (s *subscriber) detach() backlog {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.out
+	s.out = backlog{}
+	return out
 }
 
 // subscribe attaches a stream: it first receives the output buffered while
 // nobody was connected, then live output, then the end event.
 func (p *proc) subscribe() *subscriber {
-	sub := newSubscriber()
+	sub := newSubscriber(p.maxOut)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, ev := range p.pending {
-		sub.push(ev)
-	}
-	p.pending = nil
+	sub.out = p.pending
+	p.pending = backlog{}
 	if p.end != nil {
-		sub.push(p.end)
+		sub.out.addEvent(p.end)
 	}
 	p.subs[sub] = struct{}{}
 	return sub
@@ -109,23 +125,15 @@ func (p *proc) unsubscribe(sub *subscriber) {
 	if len(p.subs) > 0 {
 		return
 	}
-	var left []*process.ProcessEvent
-	for _, ev := range sub.take() {
+	left := sub.detach()
+	kept := left.events[:0]
+	for _, ev := range left.events {
 		if ev.GetEnd() == nil {
-			left = append(left, ev)
+			kept = append(kept, ev)
 		}
 	}
-	p.pending = append(left, p.pending...)
-}
-
-func (p *proc) deliverLocked(ev *process.ProcessEvent) {
-	if len(p.subs) == 0 {
-		p.pending = append(p.pending, ev)
-		return
-	}
-	for sub := range p.subs {
-		sub.push(ev)
-	}
+	left.events = kept
+	p.pending.prepend(left)
 }
 
 type outKind int
@@ -149,31 +157,19 @@ func dataEvent(kind outKind, b []byte) *process.ProcessEvent {
 	return &process.ProcessEvent{Event: &process.ProcessEvent_Data{Data: d}}
 }
 
-// publish hands a chunk of output to the subscribers, enforcing the
-// per-process cap: past it output is dropped (the reader keeps draining the
-// pipe) and one notice is sent on stderr (or the PTY).
+// publish hands a chunk of output to every subscriber, or to the pending
+// buffer when none is connected. Each of those bounds only what it holds
+// undelivered (see backlog), so output never stops for a reader that keeps up.
 func (p *proc) publish(kind outKind, chunk []byte) {
+	data := append([]byte(nil), chunk...)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.truncated {
+	if len(p.subs) == 0 {
+		p.pending.addOutput(kind, data, p.maxOut)
 		return
 	}
-	room := p.maxOut - p.outBytes
-	if int64(len(chunk)) > room {
-		chunk = chunk[:room]
-		p.truncated = true
-	}
-	if len(chunk) > 0 {
-		p.outBytes += int64(len(chunk))
-		p.deliverLocked(dataEvent(kind, append([]byte(nil), chunk...)))
-	}
-	if p.truncated {
-		notice := fmt.Appendf(nil, "\n[envd: output truncated after %d bytes]\n", p.maxOut)
-		noticeKind := outStderr
-		if kind == outPTY {
-			noticeKind = outPTY
-		}
-		p.deliverLocked(dataEvent(noticeKind, notice))
+	for sub := range p.subs {
+		sub.pushOutput(kind, data)
 	}
 }
 
@@ -182,7 +178,7 @@ func (p *proc) finish(end *process.ProcessEvent) {
 	defer p.mu.Unlock()
 	p.end = end
 	for sub := range p.subs {
-		sub.push(end)
+		sub.pushEvent(end)
 	}
 	close(p.done)
 }

@@ -54,7 +54,7 @@ func (ps *processService) Start(ctx context.Context, req *connect.Request[proces
 	if err != nil {
 		return err
 	}
-	sub := newSubscriber()
+	sub := newSubscriber(ps.s.cfg.MaxOutputBytes)
 	p, err := ps.s.launch(spec, sub)
 	if err != nil {
 		return err

@@ -468,27 +468,6 @@ func TestCloseKillsProcesses(t *testing.T) {
 	wantCode(t, err, connect.CodeUnavailable)
 }
 
-func TestOutputCap(t *testing.T) {
-	const limit = 64 << 10
-	e := newEnv(t, func(c *Config) { c.MaxOutputBytes = limit })
-	c := e.proc()
-	// 8 MiB of output: far past the cap; the process must still finish.
-	r := mustRun(t, testCtx(t), c, sh("head -c 8388608 /dev/zero; echo tail-on-stderr >&2; exit 7"))
-	if len(r.stdout) != limit {
-		t.Errorf("stdout %d bytes, want exactly the cap %d", len(r.stdout), limit)
-	}
-	if !strings.Contains(r.stderr, "output truncated") {
-		t.Errorf("stderr %q lacks the truncation notice", r.stderr)
-	}
-	if r.end.GetExitCode() != 7 {
-		t.Errorf("end %v", r.end)
-	}
-	// The server is unharmed.
-	if r := mustRun(t, testCtx(t), c, sh("echo ok")); r.stdout != "ok\n" {
-		t.Errorf("after flood: %q", r.stdout)
-	}
-}
-
 // A background child inheriting the output pipe must not hold back the
 // end event: if it did, this test would hit its context deadline long
 // before the child's 60 s sleep ends.

@@ -1,0 +1,150 @@
+package envd
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"connectrpc.com/connect"
+
+	"github.com/sessionbox/sessionbox/pkg/envdpb/process"
+)
+
+const dropNoticeText = "output dropped"
+
+// TestOutputFlowsToReader streams many times the output limit to a client
+// that reads it: nothing may be dropped, since only undelivered output is
+// bounded. The process waits for the client's go-ahead after each round, so
+// the backlog never exceeds one round whatever the machine's speed.
+func TestOutputFlowsToReader(t *testing.T) {
+	const (
+		limit  = 64 << 10
+		round  = 48 << 10
+		rounds = 12 // 576 KiB in all, 9 times the limit
+	)
+	e := newEnv(t, func(c *Config) { c.MaxOutputBytes = limit })
+	script := fmt.Sprintf("i=0; while [ $i -lt %d ]; do head -c %d /dev/zero | tr '\\0' x; read go; i=$((i+1)); done; echo done-on-stderr >&2", rounds, round)
+	for _, mode := range []string{"pipe", "pty"} {
+		t.Run(mode, func(t *testing.T) {
+			c := e.proc()
+			req := sh(script)
+			yes := true
+			req.Msg.Stdin = &yes
+			input := func(b []byte) *process.ProcessInput {
+				return &process.ProcessInput{Input: &process.ProcessInput_Stdin{Stdin: b}}
+			}
+			if mode == "pty" {
+				req = sh("stty -echo; " + script)
+				req.Msg.Pty = &process.PTY{Size: &process.PTY_Size{Cols: 80, Rows: 24}}
+				input = func(b []byte) *process.ProcessInput {
+					return &process.ProcessInput{Input: &process.ProcessInput_Pty{Pty: b}}
+				}
+			}
+			pid, s := startBackground(t, c, req)
+			sel := &process.ProcessSelector{Selector: &process.ProcessSelector_Pid{Pid: pid}}
+			var got, other int
+			var end *process.ProcessEvent_EndEvent
+			for end == nil && s.Receive() {
+				ev := s.Msg().GetEvent()
+				d := ev.GetData()
+				out := slices.Concat(d.GetStdout(), d.GetPty(), d.GetStderr())
+				if bytes.Contains(out, []byte(dropNoticeText)) {
+					t.Fatalf("output dropped for a reading client after %d bytes", got)
+				}
+				before := got / round
+				got += bytes.Count(out, []byte("x"))
+				other += len(out) - bytes.Count(out, []byte("x"))
+				if got/round > before {
+					if _, err := c.SendInput(testCtx(t), connect.NewRequest(&process.SendInputRequest{Process: sel, Input: input([]byte("\n"))})); err != nil {
+						t.Fatalf("SendInput after %d bytes: %v", got, err)
+					}
+				}
+				end = ev.GetEnd()
+			}
+			if err := s.Err(); err != nil {
+				t.Fatalf("stream after %d bytes: %v", got, err)
+			}
+			if got != rounds*round || end.GetExitCode() != 0 {
+				t.Fatalf("received %d bytes of output (+%d other), want %d; end %v", got, other, rounds*round, end)
+			}
+		})
+	}
+}
+
+// TestOutputNobodyReadsIsBounded floods a process's output while no client
+// is connected: only the limit is kept for a later Connect, followed by one
+// notice, and the process itself is not slowed down or blocked.
+func TestOutputNobodyReadsIsBounded(t *testing.T) {
+	const limit = 64 << 10
+	e := newEnv(t, func(c *Config) { c.MaxOutputBytes = limit })
+	c := e.proc()
+	gate := filepath.Join(t.TempDir(), "gate")
+	req := sh(fmt.Sprintf("while [ ! -e %s ]; do sleep 0.02; done; head -c 8388608 /dev/zero; echo tail-on-stderr >&2; exit 7", gate))
+	ctx, cancel := context.WithCancel(testCtx(t))
+	s, err := c.Start(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Receive() || s.Msg().GetEvent().GetStart() == nil {
+		t.Fatalf("no start event: %v", s.Err())
+	}
+	pid := s.Msg().GetEvent().GetStart().GetPid()
+	cancel()
+	_ = s.Close()
+	eventually(t, "the stream to detach", func() bool { return subscribers(t, e, pid) == 0 })
+	mustWrite(t, gate, "")
+	eventually(t, "exit", func() bool { return !alive(int(pid)) })
+	r := connectBy(t, c, &process.ProcessSelector{Selector: &process.ProcessSelector_Pid{Pid: pid}})
+	if len(r.stdout) != limit {
+		t.Errorf("late Connect got %d bytes of stdout, want exactly the limit %d", len(r.stdout), limit)
+	}
+	if n := strings.Count(r.stderr, dropNoticeText); n != 1 {
+		t.Errorf("stderr %q: %d drop notices, want 1", r.stderr, n)
+	}
+	if r.end.GetExitCode() != 7 {
+		t.Errorf("end %v", r.end)
+	}
+	if r := mustRun(t, testCtx(t), c, sh("echo ok")); r.stdout != "ok\n" {
+		t.Errorf("after flood: %q", r.stdout)
+	}
+}
+
+// TestOutputSlowReaderIsBounded floods a connected client that does not read
+// until the process has exited: the stream's queue drops what exceeds the
+// limit (the transport buffers hold a few MiB more), says so, and still
+// delivers the end event.
+func TestOutputSlowReaderIsBounded(t *testing.T) {
+	const (
+		limit = 64 << 10
+		flood = 64 << 20
+	)
+	e := newEnv(t, func(c *Config) { c.MaxOutputBytes = limit })
+	c := e.proc()
+	pid, s := startBackground(t, c, sh(fmt.Sprintf("head -c %d /dev/zero; exit 3", flood)))
+	eventually(t, "exit", func() bool { return !alive(int(pid)) })
+	r := rest(t, s)
+	if len(r.stdout) >= flood || len(r.stdout) < limit {
+		t.Errorf("slow reader got %d bytes of a %d byte flood with limit %d", len(r.stdout), flood, limit)
+	}
+	if !strings.Contains(r.stderr, dropNoticeText) {
+		t.Errorf("stderr %q lacks the drop notice", r.stderr)
+	}
+	if r.end.GetExitCode() != 3 {
+		t.Errorf("end %v", r.end)
+	}
+}
+
+func subscribers(t *testing.T, e *env, pid uint32) int {
+	t.Helper()
+	p, err := e.srv.procs.find(&process.ProcessSelector{Selector: &process.ProcessSelector_Pid{Pid: pid}})
+	if err != nil {
+		t.Fatalf("find %d: %v", pid, err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.subs)
+}
