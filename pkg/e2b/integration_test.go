@@ -566,3 +566,50 @@ func TestLocalRunCode(t *testing.T) {
 		t.Errorf("after timeout: %+v, %v", exec, err)
 	}
 }
+
+// TestLocalPathRouting checks the local runtime's path form of routing,
+// which signed URLs rely on, for the shapes a URL can take.
+func TestLocalPathRouting(t *testing.T) {
+	c := newClient(t)
+	sb := newSandbox(t, c, e2b.CreateParams{})
+	ctx := testCtx(t)
+	if _, err := sb.Files().Write(ctx, "dir with space/a%b.txt", strings.NewReader("escaped"), e2b.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	down, err := sb.DownloadURL("/home/user/dir with space/a%b.txt", e2b.SignedURLOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := local.SandboxURL() + "/_sandboxes/" + sb.ID
+	tests := []struct {
+		name   string
+		url    string
+		header map[string]string
+		status int
+		body   string
+	}{
+		{"envd health", base + "/49983/health", nil, http.StatusNoContent, ""},
+		{"interpreter port", base + "/49999/health", nil, http.StatusOK, ""},
+		{"escaped query survives", down, nil, http.StatusOK, "escaped"},
+		{"headers naming the same sandbox", down, map[string]string{"E2b-Sandbox-Id": sb.ID, "E2b-Sandbox-Port": "49983"}, http.StatusOK, "escaped"},
+		{"port is not a number", base + "/envd/health", nil, http.StatusBadGateway, ""},
+		{"no port", base, nil, http.StatusBadGateway, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, tt.url, nil)
+			for k, v := range tt.header {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tt.status || (tt.body != "" && string(b) != tt.body) {
+				t.Errorf("GET %s: %s %q, want %d %q", tt.url, resp.Status, b, tt.status, tt.body)
+			}
+		})
+	}
+}
