@@ -35,6 +35,12 @@ type cmdResult struct {
 // runIn runs a bash script in the sandbox through envd's process service,
 // routed by the runtime's sandbox address, as the SDKs do.
 func runIn(ctx context.Context, rt *Runtime, sb sandboxBody, script string) cmdResult {
+	return runStalled(ctx, rt, sb, script, 0)
+}
+
+// runStalled is runIn with a reader that stops for stall after the start
+// event, as a slow client would.
+func runStalled(ctx context.Context, rt *Runtime, sb sandboxBody, script string, stall time.Duration) cmdResult {
 	client := processconnect.NewProcessClient(http.DefaultClient, rt.SandboxURL())
 	req := connect.NewRequest(&process.StartRequest{Process: &process.ProcessConfig{
 		Cmd: "/bin/bash", Args: []string{"-l", "-c", script},
@@ -47,7 +53,10 @@ func runIn(ctx context.Context, rt *Runtime, sb sandboxBody, script string) cmdR
 	}
 	defer stream.Close()
 	var out, errOut strings.Builder
-	for stream.Receive() {
+	for n := 0; stream.Receive(); n++ {
+		if n == 0 {
+			time.Sleep(stall)
+		}
 		ev := stream.Msg().GetEvent()
 		if d := ev.GetData(); d != nil {
 			out.Write(d.GetStdout())

@@ -33,6 +33,12 @@ func waitState(t testing.TB, rt *Runtime, id string, wantStatus int, wantState s
 	}
 }
 
+// sleepPast waits until half a second after a sandbox's first deadline, so
+// a timer that was not re-armed would have fired by then.
+func sleepPast(endAt time.Time) {
+	time.Sleep(time.Until(endAt) + 500*time.Millisecond)
+}
+
 func assert502(t testing.TB, rt *Runtime, id string) {
 	t.Helper()
 	r := sbx(t, rt, id, "49983", "GET", "/health", nil)
@@ -76,13 +82,16 @@ func TestTimeoutExpiry(t *testing.T) {
 			t.Fatalf("health after resume: %d", h.status)
 		}
 	})
+	// The two below wait past the sandbox's first deadline; they run side by
+	// side. 10 s leaves a loaded machine ample time to send the next call.
 	t.Run("setTimeout re-arms", func(t *testing.T) {
-		// 3 s leaves a loaded machine time to send the next call.
-		sb := createSandbox(t, rt, map[string]any{"templateID": "base", "timeout": 3})
+		t.Parallel()
+		sb := createSandbox(t, rt, map[string]any{"templateID": "base", "timeout": 10})
+		firstEnd := time.Now().Add(10 * time.Second) // no earlier than the real one
 		if r := api(t, rt, "POST", "/sandboxes/"+sb.SandboxID+"/timeout", map[string]any{"timeout": 60}); r.status != http.StatusNoContent {
 			t.Fatalf("set timeout: %d %s", r.status, r.body)
 		}
-		time.Sleep(3500 * time.Millisecond)
+		sleepPast(firstEnd)
 		waitState(t, rt, sb.SandboxID, http.StatusOK, "running")
 		if r := api(t, rt, "POST", "/sandboxes/"+sb.SandboxID+"/timeout", map[string]any{"timeout": 1}); r.status != http.StatusNoContent {
 			t.Fatalf("set timeout: %d %s", r.status, r.body)
@@ -90,11 +99,13 @@ func TestTimeoutExpiry(t *testing.T) {
 		waitState(t, rt, sb.SandboxID, http.StatusNotFound, "")
 	})
 	t.Run("refresh extends", func(t *testing.T) {
-		sb := createSandbox(t, rt, map[string]any{"templateID": "base", "timeout": 3})
+		t.Parallel()
+		sb := createSandbox(t, rt, map[string]any{"templateID": "base", "timeout": 10})
+		firstEnd := time.Now().Add(10 * time.Second) // no earlier than the real one
 		if r := api(t, rt, "POST", "/sandboxes/"+sb.SandboxID+"/refreshes", map[string]any{"duration": 60}); r.status != http.StatusNoContent {
 			t.Fatalf("refresh: %d %s", r.status, r.body)
 		}
-		time.Sleep(3500 * time.Millisecond)
+		sleepPast(firstEnd)
 		waitState(t, rt, sb.SandboxID, http.StatusOK, "running")
 	})
 }
@@ -327,11 +338,12 @@ func TestKillPausedAndConnectRearms(t *testing.T) {
 	}
 	assertGone(t, pids)
 
-	sb := createSandbox(t, rt, map[string]any{"templateID": "base", "timeout": 3})
+	sb := createSandbox(t, rt, map[string]any{"templateID": "base", "timeout": 10})
+	firstEnd := time.Now().Add(10 * time.Second)
 	if r := api(t, rt, "POST", "/sandboxes/"+sb.SandboxID+"/connect", map[string]any{"timeout": 60}); r.status != http.StatusOK {
 		t.Fatalf("connect running: %d %s", r.status, r.body)
 	}
-	time.Sleep(3500 * time.Millisecond)
+	sleepPast(firstEnd)
 	waitState(t, rt, sb.SandboxID, http.StatusOK, "running")
 }
 
