@@ -86,7 +86,7 @@ type lineReader struct {
 }
 
 func newLineReader(r io.Reader, max int) *lineReader {
-	return &lineReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+	return &lineReader{r: bufio.NewReader(r), max: max}
 }
 
 // next returns the next line without its newline; the slice is valid until

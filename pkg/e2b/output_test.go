@@ -207,7 +207,7 @@ func TestExecutionLineTooLong(t *testing.T) {
 }
 
 func TestLineReader(t *testing.T) {
-	long := strings.Repeat("x", 100<<10) // longer than the bufio buffer
+	long := strings.Repeat("x", 100<<10) // many times the bufio buffer
 	tests := []struct {
 		name  string
 		in    string
