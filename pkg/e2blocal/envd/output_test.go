@@ -4,14 +4,19 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
 
 	"github.com/sessionbox/sessionbox/pkg/envdpb/process"
+	"github.com/sessionbox/sessionbox/pkg/envdpb/process/processconnect"
 )
 
 const dropNoticeText = "output dropped"
@@ -75,6 +80,30 @@ func TestOutputFlowsToReader(t *testing.T) {
 	}
 }
 
+// TestOutputFloodFlowsToReader floods a reading client with many times the
+// limit as fast as the process can print: the process is throttled to the
+// stream's pace and no byte is lost.
+func TestOutputFloodFlowsToReader(t *testing.T) {
+	const (
+		limit = 64 << 10
+		flood = 4 << 20
+	)
+	e := newEnv(t, func(c *Config) { c.MaxOutputBytes = limit })
+	for _, codec := range codecs {
+		t.Run(codec.name, func(t *testing.T) {
+			s, err := e.proc(codec.opts...).Start(testCtx(t), sh(fmt.Sprintf("head -c %d /dev/zero; exit 2", flood)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			got, stderr, end := countRest(t, s)
+			if got != flood || stderr != "" || end.GetExitCode() != 2 {
+				t.Fatalf("got %d of %d bytes, stderr %q, end %v", got, flood, stderr, end)
+			}
+		})
+	}
+}
+
 // TestOutputNobodyReadsIsBounded floods a process's output while no client
 // is connected: only the limit is kept for a later Connect, followed by one
 // notice, and the process itself is not slowed down or blocked.
@@ -113,29 +142,94 @@ func TestOutputNobodyReadsIsBounded(t *testing.T) {
 	}
 }
 
-// TestOutputSlowReaderIsBounded floods a connected client that does not read
-// until the process has exited: the stream's queue drops what exceeds the
-// limit (the transport buffers hold a few MiB more), says so, and still
-// delivers the end event.
+// TestOutputSlowReaderIsBounded floods a connected client whose stream
+// cannot send (its response writer is held, as a stalled network would):
+// after the stall wait the stream's queue drops what exceeds the limit, the
+// process is not held back, and once the stream moves again it gets the kept
+// output, one notice and the end event.
 func TestOutputSlowReaderIsBounded(t *testing.T) {
 	const (
 		limit = 64 << 10
 		flood = 64 << 20
 	)
-	e := newEnv(t, func(c *Config) { c.MaxOutputBytes = limit })
-	c := e.proc()
+	e := newEnv(t, func(c *Config) {
+		c.MaxOutputBytes = limit
+		c.OutputStallWait = 100 * time.Millisecond
+	})
+	held := &heldWriter{open: make(chan struct{})}
+	hs := httptest.NewServer(held.wrap(e.srv))
+	defer hs.Close()
+	c := processconnect.NewProcessClient(http.DefaultClient, hs.URL)
 	pid, s := startBackground(t, c, sh(fmt.Sprintf("head -c %d /dev/zero; exit 3", flood)))
+	held.armed.Store(true)
 	eventually(t, "exit", func() bool { return !alive(int(pid)) })
-	r := rest(t, s)
-	if len(r.stdout) >= flood || len(r.stdout) < limit {
-		t.Errorf("slow reader got %d bytes of a %d byte flood with limit %d", len(r.stdout), flood, limit)
+	close(held.open)
+	got, stderr, end := countRest(t, s)
+	// Kept: the queue (limit) plus at most the batch the blocked stream had taken.
+	if got > limit+takeBatch || got < limit {
+		t.Errorf("stalled stream got %d bytes of a %d byte flood, want the limit %d plus at most one batch", got, flood, limit)
 	}
-	if !strings.Contains(r.stderr, dropNoticeText) {
-		t.Errorf("stderr %q lacks the drop notice", r.stderr)
+	if n := strings.Count(stderr, dropNoticeText); n != 1 {
+		t.Errorf("stderr %q: %d drop notices, want 1", stderr, n)
 	}
-	if r.end.GetExitCode() != 3 {
-		t.Errorf("end %v", r.end)
+	if end.GetExitCode() != 3 {
+		t.Errorf("end %v", end)
 	}
+}
+
+// heldWriter injects a stalled client: once armed, response writes block
+// until open is closed.
+type heldWriter struct {
+	armed atomic.Bool
+	open  chan struct{}
+}
+
+func (h *heldWriter) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(&heldResponse{ResponseWriter: w, h: h}, r)
+	})
+}
+
+type heldResponse struct {
+	http.ResponseWriter
+	h *heldWriter
+}
+
+func (w *heldResponse) Write(b []byte) (int, error) {
+	if w.h.armed.Load() {
+		<-w.h.open
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *heldResponse) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *heldResponse) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// countRest reads a stream to its end, counting stdout rather than keeping it.
+func countRest(t *testing.T, s *connect.ServerStreamForClient[process.StartResponse]) (int, string, *process.ProcessEvent_EndEvent) {
+	t.Helper()
+	got, stderr := 0, ""
+	var end *process.ProcessEvent_EndEvent
+	for s.Receive() {
+		ev := s.Msg().GetEvent()
+		got += len(ev.GetData().GetStdout())
+		stderr += string(ev.GetData().GetStderr())
+		if ev.GetEnd() != nil {
+			end = ev.GetEnd()
+		}
+	}
+	if err := s.Err(); err != nil {
+		t.Fatalf("stream after %d bytes: %v", got, err)
+	}
+	if end == nil {
+		t.Fatalf("stream ended without end event after %d bytes", got)
+	}
+	return got, stderr, end
 }
 
 func subscribers(t *testing.T, e *env, pid uint32) int {
