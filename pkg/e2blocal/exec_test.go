@@ -35,12 +35,12 @@ type cmdResult struct {
 // runIn runs a bash script in the sandbox through envd's process service,
 // routed by the runtime's sandbox address, as the SDKs do.
 func runIn(ctx context.Context, rt *Runtime, sb sandboxBody, script string) cmdResult {
-	return runStalled(ctx, rt, sb, script, 0)
+	return runStalled(ctx, rt, sb, script, func() {})
 }
 
-// runStalled is runIn with a reader that stops for stall after the start
-// event, as a slow client would.
-func runStalled(ctx context.Context, rt *Runtime, sb sandboxBody, script string, stall time.Duration) cmdResult {
+// runStalled is runIn with a reader that stops reading after the start
+// event until stall returns, as a slow client would.
+func runStalled(ctx context.Context, rt *Runtime, sb sandboxBody, script string, stall func()) cmdResult {
 	client := processconnect.NewProcessClient(http.DefaultClient, rt.SandboxURL())
 	req := connect.NewRequest(&process.StartRequest{Process: &process.ProcessConfig{
 		Cmd: "/bin/bash", Args: []string{"-l", "-c", script},
@@ -55,7 +55,7 @@ func runStalled(ctx context.Context, rt *Runtime, sb sandboxBody, script string,
 	var out, errOut strings.Builder
 	for n := 0; stream.Receive(); n++ {
 		if n == 0 {
-			time.Sleep(stall)
+			stall()
 		}
 		ev := stream.Msg().GetEvent()
 		if d := ev.GetData(); d != nil {

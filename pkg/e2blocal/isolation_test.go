@@ -210,8 +210,13 @@ while True: x.append(b"x" * (16 << 20))'`)
 	})
 	t.Run("output flood", func(t *testing.T) {
 		// The cap bounds output waiting for a reader, so the reader stalls
-		// while 50 MB are written; what the transport buffers comes on top.
-		r := runStalled(ctx, rt, victim, `head -c 50000000 /dev/zero | tr '\0' x`, 3*time.Second)
+		// until all 50 MB are written; what the transport buffers comes on top.
+		marker := rt.fs.homeDir(victim.SandboxID) + "/flood-done"
+		r := runStalled(ctx, rt, victim, `head -c 50000000 /dev/zero | tr '\0' x; touch ~/flood-done`, func() {
+			for _, err := os.Stat(marker); err != nil && ctx.Err() == nil; _, err = os.Stat(marker) {
+				time.Sleep(50 * time.Millisecond)
+			}
+		})
 		if r.err != nil || r.exit != 0 {
 			t.Fatalf("flood command: exit %d err %v", r.exit, r.err)
 		}
