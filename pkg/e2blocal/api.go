@@ -141,11 +141,14 @@ func (rt *Runtime) handleCreate(v2 bool) http.HandlerFunc {
 		}
 		s, err := rt.create(r.Context(), p)
 		if err != nil {
-			if errors.Is(err, errClosed) {
+			switch {
+			case errors.Is(err, errClosed):
 				writeError(w, http.StatusServiceUnavailable, "%v", err)
-				return
+			case errors.Is(err, errTooMany):
+				writeError(w, http.StatusTooManyRequests, "%v", err)
+			default:
+				writeError(w, http.StatusInternalServerError, "create sandbox: %v", err)
 			}
-			writeError(w, http.StatusInternalServerError, "create sandbox: %v", err)
 			return
 		}
 		writeJSON(w, http.StatusCreated, rt.sandboxBody(s))

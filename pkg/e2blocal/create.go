@@ -27,11 +27,37 @@ type createParams struct {
 
 func (p createParams) wantsNet() bool { return p.allowNet != nil && *p.allowNet }
 
-var errClosed = errors.New("runtime is closed")
+var (
+	errClosed  = errors.New("runtime is closed")
+	errTooMany = errors.New("too many sandboxes")
+)
+
+// admit counts a create against MaxSandboxes until it is registered or
+// fails, so concurrent creates cannot overshoot the cap together.
+func (rt *Runtime) admit() error {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if len(rt.sandboxes)+rt.admitted >= rt.cfg.MaxSandboxes {
+		return fmt.Errorf("%w: the runtime already has the maximum of %d sandboxes; kill some before creating more", errTooMany, rt.cfg.MaxSandboxes)
+	}
+	rt.admitted++
+	return nil
+}
 
 // create turns a warm (or, when the pool is empty, a freshly spawned) tree
 // into a sandbox: it hands the agent its config and registers the sandbox.
 func (rt *Runtime) create(ctx context.Context, p createParams) (*sandbox, error) {
+	if err := rt.admit(); err != nil {
+		return nil, err
+	}
+	admitted := true
+	defer func() {
+		if admitted {
+			rt.mu.Lock()
+			rt.admitted--
+			rt.mu.Unlock()
+		}
+	}()
 	rt.creating.Add(1)
 	rt.busy.Add(1)
 	defer rt.busy.Add(-1)
@@ -88,6 +114,8 @@ func (rt *Runtime) create(ctx context.Context, p createParams) (*sandbox, error)
 	s.armLocked(p.timeout)
 	s.mu.Unlock()
 	rt.sandboxes[s.id] = s
+	rt.admitted--
+	admitted = false
 	rt.mu.Unlock()
 	go s.watch()
 	return s, nil

@@ -36,6 +36,7 @@ type Config struct {
 	MaxOutputBytes   int64  // per process / execution output cap, default envd's and kernel's own
 	DiskMB           int    // advertised disk size, default 10240
 	WarmPool         int    // sandbox trees spawned ahead of demand, default 2; negative disables
+	MaxSandboxes     int    // live (running or paused) sandboxes at once, default 500; creates past it get 429
 	StartTimeout     time.Duration
 	DefaultV1Timeout time.Duration // create v1 without timeout, default 15 s
 	DefaultV2Timeout time.Duration // create v2 and connect v2 without timeout, default 300 s
@@ -75,6 +76,9 @@ func (c *Config) setDefaults() {
 	if c.DiskMB == 0 {
 		c.DiskMB = 10240
 	}
+	if c.MaxSandboxes == 0 {
+		c.MaxSandboxes = 500
+	}
 	if c.StartTimeout == 0 {
 		c.StartTimeout = 15 * time.Second
 	}
@@ -108,6 +112,7 @@ type Runtime struct {
 
 	mu        sync.Mutex
 	sandboxes map[string]*sandbox
+	admitted  int // creates past the MaxSandboxes check, not registered yet
 	closed    bool
 
 	apiLn, sbLn   net.Listener
