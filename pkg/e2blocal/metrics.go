@@ -1,11 +1,11 @@
 package e2blocal
 
 import (
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -19,7 +19,7 @@ type cpuSample struct {
 
 // metric samples the sandbox now: memory from its cgroup (or the RSS of its
 // tree), CPU from /proc (utime+stime of the tree since the last sample) and
-// disk from its home directory.
+// disk from its home directory (a lower bound past diskScanEntries files).
 func (s *sandbox) metric() metricBody {
 	now := time.Now().UTC()
 	m := metricBody{
@@ -49,7 +49,7 @@ func (s *sandbox) metric() metricBody {
 			m.CPUUsedPct = float64(ticks-prev.ticks) / clockTicks / el / float64(m.CPUCount) * 100
 		}
 	}
-	m.DiskUsed = dirSize(s.rt.fs.homeDir(s.id))
+	m.DiskUsed, _ = dirSize(s.rt.fs.homeDir(s.id), diskScanEntries)
 	return m
 }
 
@@ -83,16 +83,56 @@ func procStat(pid int) (utime, stime, rss int64) {
 	return utime, stime, pages * int64(os.Getpagesize())
 }
 
-func dirSize(dir string) int64 {
-	var total int64
-	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil
+// diskScanEntries bounds the work of one disk sample: a home holding
+// millions of files must not cost the host unbounded CPU per metrics call.
+const diskScanEntries = 100_000
+
+// dirSize sums the sizes of the regular files below dir, looking at no more
+// than limit directory entries; complete reports whether it saw them all,
+// otherwise total is what the first limit entries hold (a lower bound).
+// Directories are read in batches, so one huge directory costs no more
+// than its share of the budget, and symlinks are never followed.
+func dirSize(dir string, limit int) (total int64, complete bool) {
+	left := limit
+	stack := []string{dir}
+	for len(stack) > 0 {
+		d := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		sub, ok := sizeOneDir(d, &left, &total)
+		if !ok {
+			return total, false
 		}
-		if info, err := d.Info(); err == nil && info.Mode().IsRegular() {
-			total += info.Size()
+		stack = append(stack, sub...)
+	}
+	return total, true
+}
+
+// sizeOneDir adds the regular files of d to total and returns its
+// subdirectories; ok is false once the entry budget ran out.
+func sizeOneDir(d string, left *int, total *int64) (sub []string, ok bool) {
+	f, err := os.OpenFile(d, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, true // unreadable (chmod 000 by the sandbox) or gone: skip it
+	}
+	defer f.Close()
+	for {
+		ents, err := f.ReadDir(256)
+		for _, e := range ents {
+			if *left <= 0 {
+				return sub, false
+			}
+			*left--
+			switch {
+			case e.IsDir():
+				sub = append(sub, filepath.Join(d, e.Name()))
+			case e.Type().IsRegular():
+				if info, err := e.Info(); err == nil {
+					*total += info.Size()
+				}
+			}
 		}
-		return nil
-	})
-	return total
+		if err != nil || len(ents) == 0 {
+			return sub, true
+		}
+	}
 }
