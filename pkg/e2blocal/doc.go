@@ -7,11 +7,16 @@
 // A sandbox is one bwrap tree: new user, pid, net, ipc, uts, mount and
 // cgroup namespaces; uid 1000 "user" inside, an unprivileged host uid
 // outside (its own per sandbox when the runtime is root); a generated /etc;
-// read-only /usr and merged-usr symlinks; a private /home/user on the host
-// and a size-capped /tmp; its own network namespace with only lo, unless
+// read-only /usr and merged-usr symlinks; a read-only /dev of device nodes
+// with /dev/pts and a /dev/shm capped like /tmp; a private /home/user on the
+// host and a size-capped /tmp; its own network namespace with only lo, unless
 // created with allowInternetAccess (below). Limits: memory, tasks and CPU through
 // cgroups (v1 or v2) when the runtime can manage them, and always rlimits
-// (core 0, file size, open files, processes; data size without cgroups).
+// (core 0, file size, open files, processes; data size without cgroups);
+// at most Config.MaxSandboxes live sandboxes, creates past it get 429.
+// There is no disk quota: /home/user is a plain host directory and only
+// RLIMIT_FSIZE bounds each file, so a sandbox can fill the file system that
+// holds DataDir.
 // Pause freezes the tree (cgroup freezer, else SIGSTOP); kill kills it and
 // removes its data; the runtime dying takes every tree with it.
 //
