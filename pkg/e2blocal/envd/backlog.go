@@ -12,12 +12,12 @@ import (
 // process prints, while output nobody reads cannot grow memory past limit.
 type backlog struct {
 	events   []*process.ProcessEvent
-	bytes    int64 // output bytes in events, drop notices included
-	dropping bool  // over the limit: output is dropped until the reader takes some
+	bytes    int64 // output bytes in events
+	dropping bool  // over the limit: output is dropped until the reader takes the backlog
 }
 
 // addOutput queues a chunk; what does not fit under limit is dropped, and one
-// notice (on stderr, or the PTY) marks the gap until the reader takes some.
+// notice (on stderr, or the PTY) marks the gap until the reader catches up.
 // chunk must not be modified afterwards.
 func (b *backlog) addOutput(kind outKind, chunk []byte, limit int64) {
 	if b.dropping {
@@ -28,10 +28,11 @@ func (b *backlog) addOutput(kind outKind, chunk []byte, limit int64) {
 		b.dropping = true
 	}
 	if len(chunk) > 0 {
-		b.push(dataEvent(kind, chunk))
+		b.bytes += int64(len(chunk))
+		b.events = append(b.events, dataEvent(kind, chunk))
 	}
 	if b.dropping {
-		b.push(dropNotice(kind, limit))
+		b.events = append(b.events, dropNotice(kind, limit))
 	}
 }
 
@@ -40,29 +41,10 @@ func (b *backlog) addEvent(ev *process.ProcessEvent) {
 	b.events = append(b.events, ev)
 }
 
-func (b *backlog) push(ev *process.ProcessEvent) {
-	b.events = append(b.events, ev)
-	b.bytes += eventBytes(ev)
-}
-
-// take hands the reader the oldest events, at least one and about batch
-// output bytes; the room they free lets output flow again.
-func (b *backlog) take(batch int64) []*process.ProcessEvent {
-	n, taken := 0, int64(0)
-	for n < len(b.events) && (n == 0 || taken < batch) {
-		taken += eventBytes(b.events[n])
-		n++
-	}
-	q := b.events[:n:n]
-	if n == len(b.events) {
-		b.events = nil
-	} else {
-		b.events = b.events[n:]
-	}
-	b.bytes -= taken
-	if n > 0 {
-		b.dropping = false
-	}
+// take hands the reader everything queued; output flows again afterwards.
+func (b *backlog) take() []*process.ProcessEvent {
+	q := b.events
+	*b = backlog{}
 	return q
 }
 
@@ -81,9 +63,4 @@ func dropNotice(kind outKind, limit int64) *process.ProcessEvent {
 	}
 	msg := fmt.Appendf(nil, "\n[envd: output dropped: more than %d bytes were waiting to be read]\n", limit)
 	return dataEvent(noticeKind, msg)
-}
-
-func eventBytes(ev *process.ProcessEvent) int64 {
-	d := ev.GetData()
-	return int64(len(d.GetStdout()) + len(d.GetStderr()) + len(d.GetPty()))
 }

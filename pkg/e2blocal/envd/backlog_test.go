@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/envdpb/process"
 )
@@ -35,14 +34,8 @@ func drain(evs []*process.ProcessEvent) drained {
 	return d
 }
 
-// newTestProc returns a proc without a process behind it; output stalls for
-// at most stall before it is dropped for a stream that does not read.
-func newTestProc(limit int64, stall time.Duration) *proc {
-	return &proc{maxOut: limit, stallWait: stall, subs: map[*subscriber]struct{}{}, done: make(chan struct{})}
-}
-
-func noticeLen(limit int64) int64 {
-	return eventBytes(dropNotice(outStdout, limit))
+func newTestProc(limit int64) *proc {
+	return &proc{maxOut: limit, subs: map[*subscriber]struct{}{}, done: make(chan struct{})}
 }
 
 func publishN(p *proc, kind outKind, n, size int) {
@@ -65,7 +58,7 @@ func queued(sub *subscriber) int64 {
 // for a later Connect.
 func TestBacklogBoundsOnlyUndelivered(t *testing.T) {
 	const limit = 1000
-	p := newTestProc(limit, time.Millisecond)
+	p := newTestProc(limit)
 	sub := p.subscribe()
 
 	for range 100 { // 100 times the limit, taken as it comes
@@ -76,8 +69,8 @@ func TestBacklogBoundsOnlyUndelivered(t *testing.T) {
 	}
 
 	publishN(p, outStdout, 50, 300) // nobody takes: 15 000 bytes
-	if q := queued(sub); q != limit+noticeLen(limit) {
-		t.Fatalf("queued %d bytes, want the limit %d and a notice", q, limit)
+	if q := queued(sub); q != limit {
+		t.Fatalf("queued %d bytes, want the limit %d", q, limit)
 	}
 	if d := drain(sub.take()); d.stdout != limit || d.notices != 1 {
 		t.Fatalf("slow subscriber got %+v, want %d bytes and one notice", d, limit)
@@ -93,8 +86,8 @@ func TestBacklogBoundsOnlyUndelivered(t *testing.T) {
 	p.mu.Lock()
 	pending := p.pending.bytes
 	p.mu.Unlock()
-	if pending != limit+noticeLen(limit) {
-		t.Fatalf("pending %d bytes, want the limit %d and a notice", pending, limit)
+	if pending != limit {
+		t.Fatalf("pending %d bytes, want the limit %d", pending, limit)
 	}
 	p.finish(&process.ProcessEvent{Event: &process.ProcessEvent_End{End: &process.ProcessEvent_EndEvent{Exited: true}}})
 	late := p.subscribe()
@@ -107,7 +100,7 @@ func TestBacklogBoundsOnlyUndelivered(t *testing.T) {
 // stalls nor truncates another stream of the same process.
 func TestBacklogSubscribersAreIndependent(t *testing.T) {
 	const limit = 1000
-	p := newTestProc(limit, time.Millisecond)
+	p := newTestProc(limit)
 	fast, stalled := p.subscribe(), p.subscribe()
 	for range 20 {
 		publishN(p, outStdout, 1, 400)
@@ -115,8 +108,8 @@ func TestBacklogSubscribersAreIndependent(t *testing.T) {
 			t.Fatalf("reading subscriber got %+v", d)
 		}
 	}
-	if q := queued(stalled); q != limit+noticeLen(limit) {
-		t.Fatalf("stalled subscriber holds %d bytes, want the limit %d and a notice", q, limit)
+	if q := queued(stalled); q != limit {
+		t.Fatalf("stalled subscriber holds %d bytes, want %d", q, limit)
 	}
 }
 
@@ -136,7 +129,7 @@ func TestBacklogPrependKeepsLimit(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			p := newTestProc(1000, time.Millisecond)
+			p := newTestProc(1000)
 			sub := p.subscribe()
 			p.publish(outStdout, bytes.Repeat([]byte("a"), c.left))
 			p.unsubscribe(sub)
@@ -146,53 +139,5 @@ func TestBacklogPrependKeepsLimit(t *testing.T) {
 				t.Fatalf("got %+v, want %d bytes and %d notices", d, c.wantBytes, c.wantNotices)
 			}
 		})
-	}
-}
-
-// TestBacklogFlowControl checks that a stream which reads, however slowly,
-// throttles the process instead of losing output: a publisher waits for the
-// room each take frees.
-func TestBacklogFlowControl(t *testing.T) {
-	const limit, chunk, chunks = 1000, 300, 40
-	p := newTestProc(limit, time.Hour)
-	sub := p.subscribe()
-	published := make(chan struct{})
-	go func() {
-		defer close(published)
-		publishN(p, outStdout, chunks, chunk)
-	}()
-	var got drained
-	for got.stdout < chunks*chunk && got.notices == 0 {
-		<-sub.notify
-		d := drain(sub.take())
-		got.stdout += d.stdout
-		got.notices += d.notices
-		if q := queued(sub); q > limit {
-			t.Fatalf("queue holds %d bytes, over the limit %d", q, limit)
-		}
-	}
-	<-published
-	if got.stdout != chunks*chunk || got.notices != 0 {
-		t.Fatalf("got %+v, want all %d bytes and no notice", got, chunks*chunk)
-	}
-}
-
-// TestBacklogDetachReleasesPublisher checks that a publisher waiting for
-// room in a stream's full queue is released as soon as the stream detaches,
-// and that the output then goes to the buffer kept for a later Connect.
-func TestBacklogDetachReleasesPublisher(t *testing.T) {
-	const limit = 1000
-	p := newTestProc(limit, time.Hour)
-	sub := p.subscribe()
-	publishN(p, outStdout, 1, limit)
-	published := make(chan struct{})
-	go func() {
-		defer close(published)
-		publishN(p, outStdout, 1, 10)
-	}()
-	p.unsubscribe(sub)
-	<-published
-	if d := drain(p.subscribe().take()); d.stdout != limit || d.notices != 1 {
-		t.Fatalf("later Connect got %+v, want %d bytes and one notice", d, limit)
 	}
 }

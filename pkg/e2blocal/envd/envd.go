@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
 
 	"connectrpc.com/connect"
 
@@ -32,11 +31,7 @@ const (
 	defaultHome           = "/home/user"
 	defaultShell          = "/bin/bash"
 	defaultMaxOutputBytes = 16 << 20
-	// defaultOutputStallWait lets a reading client that is slower than the
-	// process throttle it (as a terminal would) instead of losing output,
-	// while a client that stopped reading holds the process back only briefly.
-	defaultOutputStallWait = 5 * time.Second
-	defaultPath            = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	defaultPath           = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 	// maxRPCMessageBytes bounds one decoded Connect request so a malformed or
 	// hostile body cannot make the server allocate without limit.
 	maxRPCMessageBytes = 32 << 20
@@ -50,10 +45,6 @@ type Config struct {
 	AccessToken    string            // when set, required per E2B §2.1 auth rules
 	Shell          string            // "/bin/bash"
 	MaxOutputBytes int64             // bound on a process's output waiting for one reader (a stream or the next Connect); 0 = default
-	// OutputStallWait is how long a process's output waits for a connected
-	// stream with a full queue to make progress before output is dropped
-	// for that stream; 0 = default.
-	OutputStallWait time.Duration
 }
 
 // Server is the envd protocol server. It is safe for concurrent use.
@@ -93,9 +84,6 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxOutputBytes <= 0 {
 		cfg.MaxOutputBytes = defaultMaxOutputBytes
-	}
-	if cfg.OutputStallWait <= 0 {
-		cfg.OutputStallWait = defaultOutputStallWait
 	}
 	if !filepath.IsAbs(cfg.Home) {
 		return nil, fmt.Errorf("envd: home %q must be absolute", cfg.Home)

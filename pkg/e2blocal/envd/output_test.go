@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"connectrpc.com/connect"
 
@@ -80,30 +80,6 @@ func TestOutputFlowsToReader(t *testing.T) {
 	}
 }
 
-// TestOutputFloodFlowsToReader floods a reading client with many times the
-// limit as fast as the process can print: the process is throttled to the
-// stream's pace and no byte is lost.
-func TestOutputFloodFlowsToReader(t *testing.T) {
-	const (
-		limit = 64 << 10
-		flood = 4 << 20
-	)
-	e := newEnv(t, func(c *Config) { c.MaxOutputBytes = limit })
-	for _, codec := range codecs {
-		t.Run(codec.name, func(t *testing.T) {
-			s, err := e.proc(codec.opts...).Start(testCtx(t), sh(fmt.Sprintf("head -c %d /dev/zero; exit 2", flood)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
-			got, stderr, end := countRest(t, s)
-			if got != flood || stderr != "" || end.GetExitCode() != 2 {
-				t.Fatalf("got %d of %d bytes, stderr %q, end %v", got, flood, stderr, end)
-			}
-		})
-	}
-}
-
 // TestOutputNobodyReadsIsBounded floods a process's output while no client
 // is connected: only the limit is kept for a later Connect, followed by one
 // notice, and the process itself is not slowed down or blocked.
@@ -143,34 +119,37 @@ func TestOutputNobodyReadsIsBounded(t *testing.T) {
 }
 
 // TestOutputSlowReaderIsBounded floods a connected client whose stream
-// cannot send (its response writer is held, as a stalled network would):
-// after the stall wait the stream's queue drops what exceeds the limit, the
-// process is not held back, and once the stream moves again it gets the kept
-// output, one notice and the end event.
+// cannot send (its response writer is held, as a stalled network would; a
+// real socket is no good here, as Connect's gzip lets it absorb gigabytes of
+// zeros): the stream's queue drops what exceeds the limit, the process is
+// not held back, and once the stream moves again it gets the kept output,
+// one notice and the end event.
 func TestOutputSlowReaderIsBounded(t *testing.T) {
 	const (
 		limit = 64 << 10
 		flood = 64 << 20
 	)
-	e := newEnv(t, func(c *Config) {
-		c.MaxOutputBytes = limit
-		c.OutputStallWait = 100 * time.Millisecond
-	})
+	e := newEnv(t, func(c *Config) { c.MaxOutputBytes = limit })
 	held := &heldWriter{open: make(chan struct{})}
 	hs := httptest.NewServer(held.wrap(e.srv))
 	defer hs.Close()
+	release := sync.OnceFunc(func() { close(held.open) })
+	defer release() // before hs.Close, which waits for the held handler
 	c := processconnect.NewProcessClient(http.DefaultClient, hs.URL)
-	pid, s := startBackground(t, c, sh(fmt.Sprintf("head -c %d /dev/zero; exit 3", flood)))
+	gate := filepath.Join(t.TempDir(), "gate")
+	pid, s := startBackground(t, c, sh(fmt.Sprintf("while [ ! -e %s ]; do sleep 0.02; done; head -c %d /dev/zero; exit 3", gate, flood)))
 	held.armed.Store(true)
+	mustWrite(t, gate, "")
 	eventually(t, "exit", func() bool { return !alive(int(pid)) })
-	close(held.open)
+	release()
 	got, stderr, end := countRest(t, s)
-	// Kept: the queue (limit) plus at most the batch the blocked stream had taken.
-	if got > limit+takeBatch || got < limit {
-		t.Errorf("stalled stream got %d bytes of a %d byte flood, want the limit %d plus at most one batch", got, flood, limit)
+	// Kept: the full queue, plus at most one earlier queue the blocked
+	// stream had taken (itself cut at the limit, with its own notice).
+	if got > 2*limit || got < limit {
+		t.Errorf("stalled stream got %d bytes of a %d byte flood, want the limit %d, at most twice", got, flood, limit)
 	}
-	if n := strings.Count(stderr, dropNoticeText); n != 1 {
-		t.Errorf("stderr %q: %d drop notices, want 1", stderr, n)
+	if n := strings.Count(stderr, dropNoticeText); n < 1 || n > 2 {
+		t.Errorf("stderr %q: %d drop notices, want 1 or 2", stderr, n)
 	}
 	if end.GetExitCode() != 3 {
 		t.Errorf("end %v", end)

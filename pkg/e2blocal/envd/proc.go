@@ -29,11 +29,8 @@ type proc struct {
 	tag    *string
 	config *process.ProcessConfig
 	maxOut int64
-	// stallWait is how long output waits for room in a connected stream's
-	// full queue before it is dropped for that stream.
-	stallWait time.Duration
-	cmd       *exec.Cmd
-	ptmx      *os.File // PTY master, nil for pipe processes
+	cmd    *exec.Cmd
+	ptmx   *os.File // PTY master, nil for pipe processes
 
 	inMu  sync.Mutex
 	stdin *os.File // write end of stdin, nil when not enabled or closed
@@ -54,26 +51,18 @@ func (p *proc) hasExited() bool {
 	}
 }
 
-// takeBatch is about how many output bytes a stream takes from its queue at
-// a time, so room frees up while it sends rather than only between batches.
-const takeBatch = 256 << 10
-
-// subscriber is one stream's view of a process. Its queue is bounded by the
-// output limit: the pipe readers wait a while for room (flow control for a
-// client that reads, if slower than the process prints), then drop output
-// (a client that stopped reading loses output rather than growing memory or
-// blocking the process for good).
+// subscriber is one stream's view of a process. Its queue never blocks the
+// pipe readers; it is bounded by the output limit instead, so a stream that
+// stops reading loses output rather than growing memory.
 type subscriber struct {
 	mu     sync.Mutex
 	limit  int64
 	out    backlog
-	room   chan struct{} // closed and replaced whenever the queue shrinks or the stream detaches
-	gone   bool
 	notify chan struct{}
 }
 
 func newSubscriber(limit int64) *subscriber {
-	return &subscriber{limit: limit, room: make(chan struct{}), notify: make(chan struct{}, 1)}
+	return &subscriber{limit: limit, notify: make(chan struct{}, 1)}
 }
 
 func (s *subscriber) pushOutput(kind outKind, chunk []byte) {
@@ -97,63 +86,19 @@ func (s *subscriber) wake() {
 	}
 }
 
-// take returns the next batch of events; the stream is woken again when
-// more are left.
 func (s *subscriber) take() []*process.ProcessEvent {
 	s.mu.Lock()
-	q := s.out.take(takeBatch)
-	more := len(s.out.events) > 0
-	if len(q) > 0 {
-		s.freeRoomLocked()
-	}
-	s.mu.Unlock()
-	if more {
-		s.wake()
-	}
-	return q
+	defer s.mu.Unlock()
+	return s.out.take()
 }
 
-func (s *subscriber) freeRoomLocked() {
-	close(s.room)
-	s.room = make(chan struct{})
-}
-
-// detach empties the queue and returns it whole, size and drop state
-// included, and releases pipe readers waiting for room.
+// detach empties the queue and returns it whole, size and drop state included.
 func (s *subscriber) detach() backlog {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := s.out
 	s.out = backlog{}
-	s.gone = true
-	s.freeRoomLocked()
 	return out
-}
-
-// waitRoom blocks until n more bytes fit the queue, the queue is already
-// dropping or the stream detached, or wait passes; the caller then queues
-// its chunk, which drops what still does not fit.
-func (s *subscriber) waitRoom(n int64, wait time.Duration) {
-	var timeout <-chan time.Time
-	for {
-		s.mu.Lock()
-		fits := s.out.bytes+n <= s.limit || s.out.bytes == 0
-		done, room := fits || s.gone || s.out.dropping, s.room
-		s.mu.Unlock()
-		if done {
-			return
-		}
-		if timeout == nil {
-			t := time.NewTimer(wait)
-			defer t.Stop()
-			timeout = t.C
-		}
-		select {
-		case <-room:
-		case <-timeout:
-			return
-		}
-	}
 }
 
 // subscribe attaches a stream: it first receives the output buffered while
@@ -214,14 +159,9 @@ func dataEvent(kind outKind, b []byte) *process.ProcessEvent {
 
 // publish hands a chunk of output to every subscriber, or to the pending
 // buffer when none is connected. Each of those bounds only what it holds
-// undelivered (see backlog), so output never stops for a reader that keeps
-// up; a connected stream whose queue is full gets up to stallWait to make
-// room before output is dropped for it.
+// undelivered (see backlog), so output never stops for a reader that keeps up.
 func (p *proc) publish(kind outKind, chunk []byte) {
 	data := append([]byte(nil), chunk...)
-	for _, sub := range p.subscribers() {
-		sub.waitRoom(int64(len(data)), p.stallWait)
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.subs) == 0 {
@@ -231,16 +171,6 @@ func (p *proc) publish(kind outKind, chunk []byte) {
 	for sub := range p.subs {
 		sub.pushOutput(kind, data)
 	}
-}
-
-func (p *proc) subscribers() []*subscriber {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	subs := make([]*subscriber, 0, len(p.subs))
-	for sub := range p.subs {
-		subs = append(subs, sub)
-	}
-	return subs
 }
 
 func (p *proc) finish(end *process.ProcessEvent) {

@@ -94,13 +94,12 @@ func (s *Server) launch(spec *startSpec, sub *subscriber) (*proc, error) {
 	cmd.Dir = spec.dir
 	cmd.Env = spec.env
 	p := &proc{
-		tag:       spec.req.Tag,
-		config:    cfg,
-		maxOut:    s.cfg.MaxOutputBytes,
-		stallWait: s.cfg.OutputStallWait,
-		cmd:       cmd,
-		subs:      map[*subscriber]struct{}{sub: {}},
-		done:      make(chan struct{}),
+		tag:    spec.req.Tag,
+		config: cfg,
+		maxOut: s.cfg.MaxOutputBytes,
+		cmd:    cmd,
+		subs:   map[*subscriber]struct{}{sub: {}},
+		done:   make(chan struct{}),
 	}
 	var readers []outputSource
 	var err error
