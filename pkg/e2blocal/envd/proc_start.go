@@ -235,7 +235,8 @@ func (s *Server) supervise(p *proc, sources []outputSource, timeout time.Duratio
 }
 
 // pump copies one output stream into events until EOF (or EIO on a PTY
-// whose last slave closed), draining past the output cap.
+// whose last slave closed); it keeps draining the pipe even while output
+// is being dropped, so the process never blocks on a reader.
 func pump(p *proc, src outputSource) {
 	buf := make([]byte, readChunk)
 	for {
