@@ -273,6 +273,20 @@ func (s *sandbox) teardown(ctx context.Context) error {
 	if s.transport != nil {
 		s.transport.CloseIdleConnections()
 	}
+	if s.proc != nil && !s.proc.exited() {
+		// The tree may still run as its host uid: handing the uid to a new
+		// sandbox would let the two signal and read each other, and its
+		// files are still being written. Finish once it is gone.
+		s.rt.busy.Add(1)
+		go s.releaseWhenGone()
+		return errors.Join(errs...)
+	}
+	return errors.Join(append(errs, s.release(ctx))...)
+}
+
+// release frees what a dead tree held: its cgroup, files and host uid.
+func (s *sandbox) release(ctx context.Context) error {
+	var errs []error
 	if s.cg != nil {
 		errs = append(errs, s.cg.destroy(ctx))
 	}
@@ -283,6 +297,23 @@ func (s *sandbox) teardown(ctx context.Context) error {
 	}
 	s.uid.release()
 	return errors.Join(errs...)
+}
+
+// releaseWhenGone finishes a teardown whose tree outlived it. If the runtime
+// closes first the uid stays locked until our process exits, which is the
+// safe side: the tree dies with us.
+func (s *sandbox) releaseWhenGone() {
+	defer s.rt.busy.Add(-1)
+	select {
+	case <-s.proc.done:
+	case <-s.rt.ctx.Done():
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.rt.ctx), 10*time.Second)
+	defer cancel()
+	if err := s.release(ctx); err != nil {
+		log.Printf("e2blocal: release sandbox %s after its tree exited: %v", s.id, err)
+	}
 }
 
 // watch reaps a sandbox whose tree died on its own (agent crash, OOM).
