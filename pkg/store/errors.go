@@ -1,17 +1,13 @@
 package store
 
 import (
-	"context"
 	"errors"
-	"fmt"
-	"net"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
-	smithyhttp "github.com/aws/smithy-go/transport/http"
 
+	"github.com/sessionbox/sessionbox/pkg/awserr"
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
 
@@ -31,49 +27,20 @@ var unavailableCodes = map[string]bool{
 // ErrConflict, throttling, 5xx answers and unreachable endpoints are
 // ErrUnavailable, an oversized item is ErrTooLarge. op says what was tried.
 func wrapErr(op string, err error) error {
-	if err == nil {
-		return nil
+	if _, ok := errors.AsType[*types.ConditionalCheckFailedException](err); ok {
+		return &session.Error{Kind: session.ErrConflict, Detail: "store: " + op, Err: err}
 	}
-	detail := "store: " + op
-	if errors.Is(err, context.DeadlineExceeded) {
-		return &session.Error{Kind: session.ErrTimeout, Detail: detail, Err: err}
-	}
-	if errors.Is(err, context.Canceled) {
-		return fmt.Errorf("%s: %w", detail, err)
-	}
-	if kind := classify(err); kind != nil {
-		return &session.Error{Kind: kind, Detail: detail, Err: err}
-	}
-	return fmt.Errorf("%s: %w", detail, err)
+	return awserr.Wrap("store: "+op, err, dynamoCodes)
 }
 
-func classify(err error) error {
-	if _, ok := errors.AsType[*types.ConditionalCheckFailedException](err); ok {
+func dynamoCodes(e smithy.APIError) error {
+	switch code := e.ErrorCode(); {
+	case code == "ConditionalCheckFailedException":
 		return session.ErrConflict
-	}
-	var apiErr smithy.APIError
-	if errors.As(err, &apiErr) {
-		code := apiErr.ErrorCode()
-		switch {
-		case code == "ConditionalCheckFailedException":
-			return session.ErrConflict
-		case unavailableCodes[code]:
-			return session.ErrUnavailable
-		case code == "ValidationException" && isSizeMessage(apiErr.ErrorMessage()):
-			return session.ErrTooLarge
-		}
-	}
-	var respErr *smithyhttp.ResponseError
-	if errors.As(err, &respErr) && respErr.HTTPStatusCode() >= 500 {
+	case unavailableCodes[code]:
 		return session.ErrUnavailable
-	}
-	var netErr net.Error
-	if errors.As(err, &netErr) {
-		return session.ErrUnavailable
-	}
-	var maxAttempts *retry.MaxAttemptsError
-	if errors.As(err, &maxAttempts) {
-		return session.ErrUnavailable
+	case code == "ValidationException" && isSizeMessage(e.ErrorMessage()):
+		return session.ErrTooLarge
 	}
 	return nil
 }
