@@ -60,6 +60,9 @@ func runExec(ctx context.Context, args []string) error {
 			fmt.Println(r.Text)
 		}
 	}
+	for _, a := range res.Artifacts {
+		fmt.Fprintf(os.Stderr, "artifact: %s (%d bytes) %s\n", a.Path, a.SizeBytes, a.DownloadURL)
+	}
 	if res.Restarted {
 		fmt.Fprintln(os.Stderr, "note: the session's sandbox was gone and a fresh one was started; earlier variables are lost")
 	}
