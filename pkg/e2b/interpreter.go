@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"path"
 	"time"
 )
 
@@ -82,6 +83,17 @@ type Execution struct {
 	// Truncated is set when Logs or Results lack output that went past the
 	// output limit (RunCodeOptions.MaxOutputBytes); the first output is kept.
 	Truncated bool
+	// ChangedFiles are the regular files the execution created or changed
+	// in ChangedFilesDir (its context's working directory) and the
+	// directories right below it, as an interpreter that tracks them
+	// reports in a "files_changed" line (a sessionbox extension; E2B's
+	// interpreter sends none). Dot files and directories are left out.
+	// Only meaningful when ChangedFilesReported is set.
+	ChangedFiles    []EntryInfo
+	ChangedFilesDir string
+	// ChangedFilesReported is set when the interpreter sent a complete
+	// files_changed line; otherwise the caller has to list the directory.
+	ChangedFilesReported bool
 }
 
 // Text returns the text of the main result (the value of the last
@@ -160,7 +172,19 @@ type executionLine struct {
 	Name           string `json:"name"`
 	Value          string `json:"value"`
 	Traceback      string `json:"traceback"`
+	// Files is decoded only for files_changed, so that a malformed list
+	// costs the report, not the execution.
+	Files    json.RawMessage `json:"files"`
+	Root     string          `json:"root"`
+	Complete bool            `json:"complete"`
 	Result
+}
+
+// changedFile is one entry of a files_changed line.
+type changedFile struct {
+	Path     string    `json:"path"`
+	Size     int64     `json:"size"`
+	Modified time.Time `json:"modified"`
 }
 
 // executionParser folds the NDJSON lines of one execution into an
@@ -235,7 +259,25 @@ func (p *executionParser) apply(line *executionLine, size int) {
 		}
 	case "number_of_executions":
 		exec.ExecutionCount = line.ExecutionCount
+	case "files_changed":
+		p.changedFiles(line)
 	}
+}
+
+// changedFiles records a complete files_changed line; an incomplete one
+// says nothing reliable, so it leaves the execution unreported.
+func (p *executionParser) changedFiles(line *executionLine) {
+	var list []changedFile
+	if !line.Complete || line.Root == "" || json.Unmarshal(line.Files, &list) != nil {
+		return
+	}
+	files := make([]EntryInfo, len(list))
+	for i, f := range list {
+		files[i] = EntryInfo{Name: path.Base(f.Path), Path: f.Path, Type: FileTypeFile, Size: f.Size, ModifiedTime: f.Modified}
+	}
+	p.exec.ChangedFiles = files
+	p.exec.ChangedFilesDir = line.Root
+	p.exec.ChangedFilesReported = true
 }
 
 // keepLog appends as much of msg's text as the log budget allows.

@@ -56,6 +56,15 @@ func (a *E2B) Execute(ctx context.Context, id string, req session.ExecRequest, o
 	if ex.Error != nil {
 		out.Error = &session.ExecError{Name: ex.Error.Name, Value: ex.Error.Value, Traceback: ex.Error.Traceback}
 	}
+	// A report for another directory (a context with its own cwd) says
+	// nothing about the working directory the session's artifacts come from.
+	if ex.ChangedFilesReported && ex.ChangedFilesDir == session.WorkDir {
+		out.ChangedFilesReported = true
+		out.ChangedFiles = make([]session.FileEntry, len(ex.ChangedFiles))
+		for i, e := range ex.ChangedFiles {
+			out.ChangedFiles[i] = entryFrom(e)
+		}
+	}
 	return out, nil
 }
 

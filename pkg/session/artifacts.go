@@ -17,26 +17,26 @@ const WorkDir = "/home/user"
 // artifactDepth is how deep below WorkDir artifacts are looked for.
 const artifactDepth = 2
 
-// collectArtifacts returns the files in the working directory that the
-// execution begun at start created or changed, each uploaded with a
-// download URL. It costs one listing after the execution (none before):
-// a file counts when its modified time is at or after the start, less the
-// configured clock skew. Failures lose artifacts, never the result.
+// collectArtifacts returns the artifacts of the execution begun at start,
+// found by listing the working directory.
 func (m *Manager) collectArtifacts(ctx context.Context, s *Session, start time.Time) []Artifact {
+	return m.artifactsOf(ctx, s, start, nil)
+}
+
+// artifactsOf returns the files in the working directory that the
+// execution begun at start created or changed, each uploaded with a
+// download URL. When the provider reported the changed files with res,
+// that list is used; otherwise it costs one listing after the execution
+// (none before): a file counts when its modified time is at or after the
+// start, less the configured clock skew. Failures lose artifacts, never
+// the result.
+func (m *Manager) artifactsOf(ctx context.Context, s *Session, start time.Time, res *ExecResult) []Artifact {
 	if m.blobs == nil || m.cfg.DisableArtifacts || m.cfg.MaxArtifacts == 0 {
 		return nil
 	}
-	entries, err := m.sandboxes.ListFiles(ctx, s.SandboxID, WorkDir, artifactDepth)
-	if err != nil {
-		m.log.WarnContext(ctx, "list files for artifacts", "sandbox", s.SandboxID, "err", err)
+	changed, ok := m.changedFiles(ctx, s, start, res)
+	if !ok {
 		return nil
-	}
-	since := start.Add(-m.cfg.ArtifactClockSkew)
-	var changed []FileEntry
-	for _, e := range entries {
-		if e.Type == "file" && !hidden(e.Path) && !e.ModifiedAt.Before(since) && e.Size <= m.cfg.MaxArtifactBytes {
-			changed = append(changed, e)
-		}
 	}
 	slices.SortFunc(changed, func(a, b FileEntry) int { return strings.Compare(a.Path, b.Path) })
 	if len(changed) > m.cfg.MaxArtifacts {
@@ -53,6 +53,42 @@ func (m *Manager) collectArtifacts(ctx context.Context, s *Session, start time.T
 		out = append(out, a)
 	}
 	return out
+}
+
+// changedFiles returns the candidate artifacts, filtered: from res when
+// the provider reported them (it compared the files before and after, so
+// no time filter applies), else from a listing. ok is false when the
+// listing failed.
+func (m *Manager) changedFiles(ctx context.Context, s *Session, start time.Time, res *ExecResult) (changed []FileEntry, ok bool) {
+	keep := func(e FileEntry) bool {
+		return e.Type == "file" && inWorkDir(e.Path) && !hidden(e.Path) && e.Size <= m.cfg.MaxArtifactBytes
+	}
+	if res != nil && res.ChangedFilesReported {
+		for _, e := range res.ChangedFiles {
+			if keep(e) {
+				changed = append(changed, e)
+			}
+		}
+		return changed, true
+	}
+	entries, err := m.sandboxes.ListFiles(ctx, s.SandboxID, WorkDir, artifactDepth)
+	if err != nil {
+		m.log.WarnContext(ctx, "list files for artifacts", "sandbox", s.SandboxID, "err", err)
+		return nil, false
+	}
+	since := start.Add(-m.cfg.ArtifactClockSkew)
+	for _, e := range entries {
+		if keep(e) && !e.ModifiedAt.Before(since) {
+			changed = append(changed, e)
+		}
+	}
+	return changed, true
+}
+
+// inWorkDir reports whether p lies in WorkDir no deeper than artifactDepth.
+func inWorkDir(p string) bool {
+	rel, ok := strings.CutPrefix(p, WorkDir+"/")
+	return ok && rel != "" && strings.Count(rel, "/") < artifactDepth
 }
 
 // uploadArtifact copies one file from the sandbox to blob storage and

@@ -26,6 +26,13 @@ type ExecResult struct {
 	// was started for this call: kernel state from before is lost.
 	Restarted bool       `json:"restarted"`
 	Artifacts []Artifact `json:"artifacts,omitempty"`
+	// ChangedFiles are the files the execution created or changed in
+	// WorkDir and the directories right below it (dot names left out), as
+	// a provider that tracks them reports with the result; set only when
+	// ChangedFilesReported. Artifacts then come from this list instead of a
+	// listing of WorkDir after the execution. Not part of the API.
+	ChangedFiles         []FileEntry `json:"-"`
+	ChangedFilesReported bool        `json:"-"`
 }
 
 // Result is one rich output of an execution: the last expression's value

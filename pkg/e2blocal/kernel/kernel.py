@@ -7,7 +7,8 @@
 # Commands (fd 3):  E  execute: u32 env length, env block ("k\0v\0"...), code (UTF-8)
 # Events (fd 4):    K ready, C execution count, O stdout, R stderr, T main result
 #                   as text/plain only, M main result bundle (JSON), D display data
-#                   bundle (JSON), X error (JSON), W stream truncated, F cell done.
+#                   bundle (JSON), X error (JSON), W stream truncated, A files the
+#                   cell created or changed (JSON {"root", "files"}), F cell done.
 import ast
 import builtins
 import linecache
@@ -30,6 +31,9 @@ _FLUSH_DELAY = 0.002
 # its newline (two writes) arrive as one chunk even on a busy machine.
 _PARTIAL_HOLD = 0.1
 _PLAIN_FAST = (int, float, complex, bool, str)
+# The working directory scan around a cell gives up past this many entries:
+# the caller then lists the directory itself rather than wait on a big tree.
+_SCAN_MAX = 2000
 _MIME_METHODS = (
     ("text/html", "_repr_html_"),
     ("text/markdown", "_repr_markdown_"),
@@ -132,6 +136,8 @@ class Kernel:
         self.stdout = _Stream(self, b"O", 1, "<stdout>")
         self.stderr = _Stream(self, b"R", 2, "<stderr>")
         self.ns = None
+        self.root = os.getcwd()
+        self.before = None
 
     # ---- frame output -------------------------------------------------
 
@@ -296,6 +302,7 @@ class Kernel:
         envlen = int.from_bytes(payload[:4], "little")
         env = payload[4 : 4 + envlen]
         code = payload[4 + envlen :].decode("utf-8", "replace")
+        self.before = _scan(self.root)
         self.state = _CELL
         self.count += 1
         n = self.count
@@ -373,8 +380,12 @@ class Kernel:
                 self.show_figures()
             except BaseException as e:
                 self.stderr.write("sessionbox: could not render figures: %r\n" % (e,))
+        changed = _changed_files(self.root, self.before, _scan(self.root))
+        self.before = None
         with self.lock:
             self._queue_streams_locked()
+            if changed is not None:
+                self.out.append(_frame(b"A", changed))
             self.out.append(_frame(b"F", b""))
             self._emit_locked()
 
@@ -464,6 +475,50 @@ class Kernel:
                 os._exit(0)
             if hdr[0] == 0x45:  # 'E'
                 self.run_cell(payload)
+
+
+def _scan(root):
+    """Maps each regular file in root and its subdirectories (depth 2, the
+    service's artifact depth) to (mtime_ns, size, inode), skipping dot names as
+    the service does. None when the tree is too big or unreadable."""
+    files = {}
+    seen = 0
+    dirs = [root]
+    try:
+        for _ in range(2):
+            below = []
+            for d in dirs:
+                with os.scandir(d) as it:
+                    for e in it:
+                        seen += 1
+                        if seen > _SCAN_MAX:
+                            return None
+                        if e.name.startswith("."):
+                            continue
+                        if e.is_dir(follow_symlinks=False):
+                            below.append(e.path)
+                        elif e.is_file(follow_symlinks=False):
+                            st = e.stat(follow_symlinks=False)
+                            files[e.path] = (st.st_mtime_ns, st.st_size, st.st_ino)
+            dirs = below
+    except OSError:
+        return None
+    return files
+
+
+def _changed_files(root, before, after):
+    """The JSON report of files new or different in after, or None when
+    either scan was incomplete (nothing is reported then, so the caller lists)."""
+    if before is None or after is None:
+        return None
+    items = []
+    for path, st in after.items():
+        if before.get(path) == st:
+            continue
+        sec, ns = divmod(st[0], 1_000_000_000)
+        modified = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec)) + ".%09dZ" % ns
+        items.append({"path": path, "size": st[1], "modified": modified})
+    return _dumps({"root": root, "files": items})
 
 
 def _block_sigint():

@@ -31,6 +31,7 @@ const (
 	frameDisplay   = 'D'
 	frameError     = 'X'
 	frameTruncated = 'W'
+	frameFiles     = 'A'
 	frameDone      = 'F'
 	frameExecute   = 'E'
 	// frameOversize is synthesised by the reader for a frame it had to drop.

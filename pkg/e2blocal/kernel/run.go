@@ -83,7 +83,7 @@ func (cr *cellRun) frame(f frame, ok bool, lazy *time.Timer) bool {
 		return true
 	}
 	if f.typ == frameDone {
-		cr.es.end()
+		cr.es.finish()
 		return true
 	}
 	if f.typ == frameCount && !cr.started {
@@ -93,7 +93,9 @@ func (cr *cellRun) frame(f frame, ok bool, lazy *time.Timer) bool {
 		}
 	}
 	cr.es.handle(f)
-	if len(cr.p.frames) == 0 {
+	// The files line waits for end_of_execution, which follows at once: no
+	// flush of its own.
+	if len(cr.p.frames) == 0 && f.typ != frameFiles {
 		if f.typ == frameCount {
 			lazy.Reset(lazyFlush)
 		} else {

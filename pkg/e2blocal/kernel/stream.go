@@ -27,6 +27,9 @@ type execStream struct {
 	sawError     bool
 	timedOut     bool
 	timeout      time.Duration
+	// changed is the cell's last files_changed line, sent only when the
+	// cell finishes normally.
+	changed []byte
 }
 
 func newExecStream(w http.ResponseWriter, capBytes, resultBudget int64, timeout time.Duration) *execStream {
@@ -58,6 +61,12 @@ func (es *execStream) flush() {
 
 func (es *execStream) keepalive() {
 	es.buf = append(es.buf, `{"type":"keepalive"}`+"\n"...)
+}
+
+// finish ends a cell the kernel completed, with its changed files if reported.
+func (es *execStream) finish() {
+	es.buf = append(es.buf, es.changed...)
+	es.end()
 }
 
 func (es *execStream) end() {
@@ -93,6 +102,8 @@ func (es *execStream) handle(f frame) {
 		} else {
 			es.noteTruncated(0)
 		}
+	case frameFiles:
+		es.changed = appendFilesChangedLine(es.changed[:0], f.data)
 	case frameText:
 		es.buf = appendTextResultLine(es.buf, string(f.data))
 	case frameMain, frameDisplay:
