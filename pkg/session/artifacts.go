@@ -17,12 +17,6 @@ const WorkDir = "/home/user"
 // artifactDepth is how deep below WorkDir artifacts are looked for.
 const artifactDepth = 2
 
-// collectArtifacts returns the artifacts of the execution begun at start,
-// found by listing the working directory.
-func (m *Manager) collectArtifacts(ctx context.Context, s *Session, start time.Time) []Artifact {
-	return m.artifactsOf(ctx, s, start, nil)
-}
-
 // artifactsOf returns the files in the working directory that the
 // execution begun at start created or changed, each uploaded with a
 // download URL. When the provider reported the changed files with res,

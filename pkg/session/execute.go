@@ -101,7 +101,7 @@ func (m *Manager) Execute(ctx context.Context, key Key, req ExecRequest, onEvent
 			return !sink.started(), fmt.Errorf("execute in sandbox %s: %w", s.SandboxID, err)
 		}
 		res = sink.finish(r)
-		res.Artifacts = m.collectArtifacts(ctx, s, start)
+		res.Artifacts = m.artifactsOf(ctx, s, start, res)
 		return false, nil
 	})
 	if err != nil {
