@@ -201,7 +201,7 @@ func (rt *Runtime) listed(s *sandbox) listedBody {
 	return listedBody{
 		TemplateID: s.templateID, SandboxID: s.id, ClientID: clientID, Alias: s.alias,
 		StartedAt: s.startedAt, EndAt: endAt.UTC(), CPUCount: rt.cpuCount(),
-		MemoryMB: int(rt.cfg.MemoryBytes >> 20), DiskSizeMB: rt.cfg.DiskMB,
+		MemoryMB: int(rt.cfg.MemoryBytes >> 20), DiskSizeMB: rt.diskMB(),
 		State: st.String(), EnvdVersion: rt.envdVer, Metadata: md, VolumeMounts: []struct{}{},
 	}
 }

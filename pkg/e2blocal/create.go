@@ -148,12 +148,19 @@ func (rt *Runtime) provision(s *sandbox, withNet bool) error {
 	if err := rt.makeDirs(s); err != nil {
 		return err
 	}
+	// The home image is formatted and mounted while the cgroup is made;
+	// bwrap binds the home, so both must be done before it starts.
+	homeErr := make(chan error, 1)
+	go func() { homeErr <- rt.mountHome(s) }()
+	var cgErr error
 	if rt.cgroups != nil {
-		cg, err := rt.cgroups.create(s.id, limits{MemoryBytes: rt.cfg.MemoryBytes, Pids: rt.cfg.Pids, CPUPercent: rt.cfg.CPUPercent})
-		if err != nil {
-			return err
+		var cg cgroup
+		if cg, cgErr = rt.cgroups.create(s.id, limits{MemoryBytes: rt.cfg.MemoryBytes, Pids: rt.cfg.Pids, CPUPercent: rt.cfg.CPUPercent}); cgErr == nil {
+			s.cg = cg
 		}
-		s.cg = cg
+	}
+	if err := errors.Join(cgErr, <-homeErr); err != nil {
+		return err
 	}
 	spec := launchSpec{
 		bwrap: rt.cfg.Bwrap, agentBin: rt.fs.agentBin(), etcDir: rt.fs.etcDir(),
@@ -206,12 +213,26 @@ func (rt *Runtime) makeDirs(s *sandbox) error {
 	if err := os.Chmod(rt.fs.sandboxDir(s.id), 0o711); err != nil {
 		return fmt.Errorf("chmod sandbox dir: %w", err)
 	}
-	if s.hostUID < 0 {
+	if s.hostUID >= 0 {
+		if err := os.Chown(rt.fs.homeDir(s.id), s.hostUID, s.hostUID); err != nil {
+			return fmt.Errorf("chown home: %w", err)
+		}
+	}
+	return nil
+}
+
+// mountHome puts the sandbox's size-limited image on its home dir, when
+// the runtime makes images.
+func (rt *Runtime) mountHome(s *sandbox) error {
+	if rt.homes == nil {
 		return nil
 	}
-	if err := os.Chown(rt.fs.homeDir(s.id), s.hostUID, s.hostUID); err != nil {
-		return fmt.Errorf("chown home: %w", err)
+	ctx, cancel := context.WithTimeout(rt.ctx, homeMountTimeout)
+	defer cancel()
+	if err := rt.homes.mount(ctx, rt.fs.homeImage(s.id), rt.fs.homeDir(s.id), s.hostUID); err != nil {
+		return fmt.Errorf("sandbox %s home: %w", s.id, err)
 	}
+	s.homeMounted = true
 	return nil
 }
 

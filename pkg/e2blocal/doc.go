@@ -14,9 +14,17 @@
 // cgroups (v1 or v2) when the runtime can manage them, and always rlimits
 // (core 0, file size, open files, processes; data size without cgroups);
 // at most Config.MaxSandboxes live sandboxes, creates past it get 429.
-// There is no disk quota: /home/user is a plain host directory and only
-// RLIMIT_FSIZE bounds each file, so a sandbox can fill the file system that
-// holds DataDir.
+// Disk: when the runtime is root and has mkfs.ext4 and /dev/loop-control,
+// /home/user is the sandbox's own sparse ext4 image of Config.DiskMB,
+// owned by its host uid and loop-mounted (nosuid, nodev) on the host dir
+// bwrap binds, so filling it gets ENOSPC (507 on upload) inside the sandbox
+// and leaves the host's file system alone (homeimg.go). Images are made by
+// the warm pool ahead of demand, unmounted and deleted with the sandbox's
+// other files (once its tree is gone), at Close, and, for a runtime that
+// died, by the next runtime's start. Otherwise (not root, no mkfs.ext4, no
+// loop devices, or DiskMB < 0) /home/user is a plain host directory bounded
+// only per file by RLIMIT_FSIZE, so a sandbox can fill the file system that
+// holds DataDir; the runtime logs this once at start.
 // Pause freezes the tree (cgroup freezer, else SIGSTOP); kill kills it and
 // removes its data; the runtime dying takes every tree with it.
 //

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -96,11 +97,17 @@ func (l *layout) netResolvConf() string       { return filepath.Join(l.shared, "
 func (l *layout) agentBin() string            { return filepath.Join(l.shared, "bin", "agent") }
 func (l *layout) sandboxDir(id string) string { return filepath.Join(l.shared, "sandboxes", id) }
 func (l *layout) homeDir(id string) string    { return filepath.Join(l.sandboxDir(id), "home") }
+func (l *layout) homeImage(id string) string  { return filepath.Join(l.sandboxDir(id), "home.img") }
 func (l *layout) socketPath(id string) string { return filepath.Join(l.runRoot, id+".sock") }
 
 func (l *layout) close() error {
 	var errs []error
 	for _, d := range l.temp {
+		// A tree that outlived Close still has its home mounted.
+		if err := unmountBelow(d); err != nil {
+			errs = append(errs, err)
+			continue
+		}
 		if err := os.RemoveAll(d); err != nil {
 			errs = append(errs, fmt.Errorf("remove %s: %w", d, err))
 		}
@@ -127,6 +134,12 @@ func removeStale(pattern string, pidField int) {
 			continue
 		}
 		if _, err := os.Stat("/proc/" + parts[pidField]); errors.Is(err, os.ErrNotExist) {
+			// The dead runtime's sandbox homes are still mounted: removing
+			// their contents would not free their images.
+			if err := unmountBelow(d); err != nil {
+				log.Printf("e2blocal: leftovers of a dead runtime: %v", err)
+				continue
+			}
 			_ = os.RemoveAll(d)
 		}
 	}

@@ -19,12 +19,13 @@ type cpuSample struct {
 
 // metric samples the sandbox now: memory from its cgroup (or the RSS of its
 // tree), CPU from /proc (utime+stime of the tree since the last sample) and
-// disk from its home directory (a lower bound past diskScanEntries files).
+// disk from its home (statfs of its image, or a walk of its directory that
+// is a lower bound past diskScanEntries files).
 func (s *sandbox) metric() metricBody {
 	now := time.Now().UTC()
 	m := metricBody{
 		Timestamp: now, TimestampUnix: now.Unix(), CPUCount: s.rt.cpuCount(),
-		MemTotal: s.rt.cfg.MemoryBytes, DiskTotal: int64(s.rt.cfg.DiskMB) << 20,
+		MemTotal: s.rt.cfg.MemoryBytes, DiskTotal: int64(s.rt.diskMB()) << 20,
 	}
 	pids := processTree(s.proc.cmd.Process.Pid)
 	if s.cg != nil {
@@ -49,8 +50,20 @@ func (s *sandbox) metric() metricBody {
 			m.CPUUsedPct = float64(ticks-prev.ticks) / clockTicks / el / float64(m.CPUCount) * 100
 		}
 	}
-	m.DiskUsed, _ = dirSize(s.rt.fs.homeDir(s.id), diskScanEntries)
+	m.DiskUsed, m.DiskTotal = s.disk(m.DiskTotal)
 	return m
+}
+
+// disk is the home's use and size: exact and cheap from statfs when it is
+// an image, else a bounded walk against the advertised size.
+func (s *sandbox) disk(advertised int64) (used, total int64) {
+	if s.homeMounted {
+		if used, total, err := homeStatfs(s.rt.fs.homeDir(s.id)); err == nil {
+			return used, total
+		}
+	}
+	used, _ = dirSize(s.rt.fs.homeDir(s.id), diskScanEntries)
+	return used, advertised
 }
 
 func (rt *Runtime) cpuCount() int {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"math"
 	"net"
 	"net/http"
@@ -34,7 +35,7 @@ type Config struct {
 	MaxFileBytes     int64  // RLIMIT_FSIZE, default 1 GiB
 	MaxOpenFiles     uint64 // RLIMIT_NOFILE, default 4096
 	MaxOutputBytes   int64  // per process / execution output cap, default envd's and kernel's own
-	DiskMB           int    // advertised disk size, default 10240
+	DiskMB           int    // size of each sandbox's /home/user image (when root with mkfs.ext4 and loop devices), default 10240; negative keeps homes plain, unlimited dirs
 	WarmPool         int    // sandbox trees spawned ahead of demand, default 2; negative disables
 	MaxSandboxes     int    // live (running or paused) sandboxes at once, default 500; creates past it get 429
 	StartTimeout     time.Duration
@@ -74,7 +75,7 @@ func (c *Config) setDefaults() {
 		c.WarmPool = 2
 	}
 	if c.DiskMB == 0 {
-		c.DiskMB = 10240
+		c.DiskMB = defaultDiskMB
 	}
 	if c.MaxSandboxes == 0 {
 		c.MaxSandboxes = 500
@@ -99,6 +100,7 @@ type Runtime struct {
 	cgroups cgroupDriver // nil when cgroups are not manageable
 	uids    *uidPool     // nil when not root: sandboxes run as our own uid
 	slirp   string       // slirp4netns binary for internet access
+	homes   *homeImages  // nil when homes are plain, unlimited dirs
 	noNet   error        // why internet access is unavailable, nil when it is
 
 	ctx    context.Context // ends at Close; parent of timers' work
@@ -165,6 +167,12 @@ func (rt *Runtime) init() error {
 	rt.fs = fs
 	rt.spawn = newSpawner()
 	rt.slirp, rt.noNet = netSupport(rt.cfg)
+	var why string
+	if rt.cfg.DiskMB < 0 {
+		log.Printf("e2blocal: sandbox homes are not size-limited (DiskMB < 0)")
+	} else if rt.homes, why = detectHomeImages(root, rt.cfg.DiskMB); rt.homes == nil {
+		log.Printf("e2blocal: sandbox homes are not size-limited (%s): a sandbox can fill the file system holding %s", why, rt.cfg.DataDir)
+	}
 	if root {
 		dir, err := uidLockDir()
 		if err != nil {
@@ -269,6 +277,17 @@ func (rt *Runtime) killAll(ctx context.Context) error {
 	wg.Wait()
 	return errors.Join(errs...)
 }
+
+// diskMB is the disk size sandboxes are told they have; homes kept plain
+// on purpose (DiskMB < 0) advertise the default.
+func (rt *Runtime) diskMB() int {
+	if rt.cfg.DiskMB < 0 {
+		return defaultDiskMB
+	}
+	return rt.cfg.DiskMB
+}
+
+const defaultDiskMB = 10240
 
 func (rt *Runtime) lookup(id string) *sandbox {
 	rt.mu.Lock()

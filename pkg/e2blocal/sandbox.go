@@ -58,6 +58,7 @@ type sandbox struct {
 	proc        *agentProc
 	net         *slirpProc // nil without internet access
 	transport   *http.Transport
+	homeMounted bool // /home/user is a loop-mounted image (homeimg.go)
 
 	mu     sync.Mutex
 	state  sbState
@@ -290,7 +291,16 @@ func (s *sandbox) release(ctx context.Context) error {
 	if s.cg != nil {
 		errs = append(errs, s.cg.destroy(ctx))
 	}
-	for _, d := range []string{s.rt.fs.sandboxDir(s.id), s.rt.fs.socketPath(s.id)} {
+	dirs := []string{s.rt.fs.sandboxDir(s.id), s.rt.fs.socketPath(s.id)}
+	if s.homeMounted {
+		// Removing the dir while the image is mounted would empty the
+		// image instead of freeing it; keep the files if it stays mounted.
+		if err := unmountHome(s.rt.fs.homeDir(s.id)); err != nil {
+			errs = append(errs, err)
+			dirs = dirs[1:]
+		}
+	}
+	for _, d := range dirs {
 		if err := os.RemoveAll(d); err != nil {
 			errs = append(errs, fmt.Errorf("remove %s: %w", d, err))
 		}

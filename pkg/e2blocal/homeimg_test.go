@@ -1,0 +1,197 @@
+package e2blocal
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestHomeQuota: a home image of DiskMB stops writes with ENOSPC inside the
+// sandbox and 507 on upload, while the image on the host stays bounded;
+// the home belongs to the sandbox user and metrics report the image.
+func TestHomeQuota(t *testing.T) {
+	const diskMB = 64
+	rt := startRuntime(t, Config{DiskMB: diskMB})
+	if rt.homes == nil {
+		t.Fatal("a root runtime with mkfs.ext4 and loop devices must give homes images")
+	}
+	sb := createSandbox(t, rt, nil)
+	s := rt.lookup(sb.SandboxID)
+	home, img := rt.fs.homeDir(s.id), rt.fs.homeImage(s.id)
+	if !mounted(t, home) {
+		t.Fatalf("%s is not a mount point", home)
+	}
+	if got := strings.TrimSpace(mustRun(t, rt, sb, "stat -c %U:%u ~ && ls -A ~ | wc -l")); got != "user:1000\n0" {
+		t.Fatalf("home owner and entries: %q", got)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	r := runIn(ctx, rt, sb, "dd if=/dev/zero of=~/fill bs=1M count=100 status=none")
+	if r.err != nil || r.exit == 0 || !strings.Contains(r.stderr, "No space left on device") {
+		t.Fatalf("writing past the quota: exit %d err %v stderr %q", r.exit, r.err, r.stderr)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(img, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Size != diskMB<<20 || st.Blocks*512 > diskMB<<20 {
+		t.Fatalf("image size %d, allocated %d: want %d at most", st.Size, st.Blocks*512, diskMB<<20)
+	}
+	m := s.metric()
+	if m.DiskTotal > diskMB<<20 || m.DiskTotal < diskMB<<20*9/10 || m.DiskUsed < m.DiskTotal*9/10 {
+		t.Fatalf("metrics of a full home: used %d of %d", m.DiskUsed, m.DiskTotal)
+	}
+
+	mustRun(t, rt, sb, "rm ~/fill")
+	if got := upload(t, rt, sb, "/home/user/big", (diskMB+16)<<20); got != http.StatusInsufficientStorage {
+		t.Fatalf("upload past the quota: %d, want 507", got)
+	}
+	mustRun(t, rt, sb, "rm -f ~/big && echo still writable > ~/ok")
+
+	if r := api(t, rt, "DELETE", "/sandboxes/"+sb.SandboxID, nil); r.status != http.StatusNoContent {
+		t.Fatalf("kill: %d", r.status)
+	}
+	if mounted(t, home) || exists(img) {
+		t.Fatalf("after kill: mounted %v, image present %v", mounted(t, home), exists(img))
+	}
+}
+
+// upload posts size bytes to path through envd and returns the status.
+func upload(t testing.TB, rt *Runtime, sb sandboxBody, path string, size int) int {
+	t.Helper()
+	req, err := http.NewRequest("POST", rt.SandboxURL()+"/files?path="+path, strings.NewReader(strings.Repeat("x", size)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set(hdrSandboxID, sb.SandboxID)
+	req.Header.Set(hdrSandboxPort, "49983")
+	req.Header.Set("X-Access-Token", sb.EnvdAccessToken)
+	req.Header.Set("Content-Type", "application/octet-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestCloseUnmountsHomes: Close leaves no home mounted, whether a sandbox's
+// or a warm tree's, and no image.
+func TestCloseUnmountsHomes(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rt, err := Start(ctx, Config{APIAddr: "127.0.0.1:0", SandboxAddr: "127.0.0.1:0", DataDir: t.TempDir(), DiskMB: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var homes []string
+	for range 2 {
+		sb := createSandbox(t, rt, nil)
+		homes = append(homes, rt.fs.homeDir(sb.SandboxID))
+	}
+	shared := rt.fs.shared
+	if err := rt.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if left := mountsBelow(t, shared); len(left) > 0 || exists(shared) {
+		t.Fatalf("after Close: mounts %v, runtime dir present %v", left, exists(shared))
+	}
+	for _, h := range homes {
+		if mounted(t, h) {
+			t.Fatalf("%s still mounted", h)
+		}
+	}
+}
+
+// TestRuntimeDeathLeavesNoMounts: the homes of a runtime killed hard stay
+// mounted until the next runtime starts, which removes them.
+func TestRuntimeDeathLeavesNoMounts(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), childRuntimeEnv+"="+t.TempDir())
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bufio.NewReader(out).ReadBytes('\n'); err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("child runtime: %v", err)
+	}
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
+	marker := "/rt-" + strconv.Itoa(cmd.Process.Pid) + "-"
+	if left := mountsWith(t, marker); len(left) == 0 {
+		t.Fatal("the dead runtime left no mounted home: the test proves nothing")
+	}
+	startRuntime(t, Config{WarmPool: -1})
+	if left := mountsWith(t, marker); len(left) > 0 {
+		t.Fatalf("mounts of the dead runtime left after a new start: %v", left)
+	}
+}
+
+func mounted(t testing.TB, dir string) bool {
+	t.Helper()
+	for _, p := range mountsWith(t, dir) {
+		if p == dir {
+			return true
+		}
+	}
+	return false
+}
+
+func mountsBelow(t testing.TB, dir string) []string {
+	t.Helper()
+	var out []string
+	for _, p := range mountsWith(t, dir) {
+		if p == dir || strings.HasPrefix(p, dir+"/") {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func mountsWith(t testing.TB, part string) []string {
+	t.Helper()
+	points, err := mountPoints()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, p := range points {
+		if strings.Contains(p, part) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// TestUnescapeMount: mountinfo escapes spaces, tabs, newlines and
+// backslashes in paths.
+func TestUnescapeMount(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"/a/b", "/a/b"},
+		{`/a\040b`, "/a b"},
+		{`/a\134b\011`, "/a\\b\t"},
+		{`/a\04`, `/a\04`},
+	} {
+		if got := unescapeMount(c.in); got != c.want {
+			t.Errorf("unescapeMount(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
