@@ -56,7 +56,8 @@ func assert502(t testing.TB, rt *Runtime, id string) {
 func TestTimeoutExpiry(t *testing.T) {
 	rt := startRuntime(t, Config{})
 	t.Run("kill", func(t *testing.T) {
-		sb := createSandbox(t, rt, map[string]any{"templateID": "base", "timeout": 1})
+		// Long enough to look the sandbox up on a loaded machine before it expires.
+		sb := createSandbox(t, rt, map[string]any{"templateID": "base", "timeout": 3})
 		pids := processTree(rt.lookup(sb.SandboxID).proc.cmd.Process.Pid)
 		waitState(t, rt, sb.SandboxID, http.StatusNotFound, "")
 		assert502(t, rt, sb.SandboxID)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -21,8 +22,9 @@ type uidPool struct {
 }
 
 type uidLease struct {
-	uid  int
-	lock *os.File
+	uid      int
+	lock     *os.File
+	released atomic.Bool
 }
 
 // uidLockDir is where runtimes agree on uid leases. The pool exists only
@@ -96,7 +98,7 @@ func (p *uidPool) acquire() (*uidLease, error) {
 }
 
 func (l *uidLease) release() {
-	if l != nil && l.lock != nil {
+	if l != nil && l.lock != nil && l.released.CompareAndSwap(false, true) {
 		l.lock.Close()
 	}
 }
