@@ -52,7 +52,11 @@ func runChildRuntime(dir string) int {
 	select {} // killed by the test
 }
 
-func TestRuntimeDeathKillsSandboxes(t *testing.T) {
+// startChildRuntime runs a runtime in a child process (this test binary,
+// see childRuntimeEnv) and returns it with the first line it printed: the
+// pids of its sandboxes, once they run.
+func startChildRuntime(t *testing.T) (*exec.Cmd, []byte) {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -73,6 +77,11 @@ func TestRuntimeDeathKillsSandboxes(t *testing.T) {
 		_ = cmd.Wait()
 		t.Fatalf("child runtime: %v", err)
 	}
+	return cmd, line
+}
+
+func TestRuntimeDeathKillsSandboxes(t *testing.T) {
+	cmd, line := startChildRuntime(t)
 	var pids []int
 	if err := json.Unmarshal(line, &pids); err != nil || len(pids) < 3 {
 		t.Fatalf("child said %q", line)

@@ -1,11 +1,8 @@
 package e2blocal
 
 import (
-	"bufio"
 	"context"
 	"net/http"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -114,25 +111,7 @@ func TestCloseUnmountsHomes(t *testing.T) {
 // TestRuntimeDeathLeavesNoMounts: the homes of a runtime killed hard stay
 // mounted until the next runtime starts, which removes them.
 func TestRuntimeDeathLeavesNoMounts(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe, "-test.run=^$")
-	cmd.Env = append(os.Environ(), childRuntimeEnv+"="+t.TempDir())
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := bufio.NewReader(out).ReadBytes('\n'); err != nil {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		t.Fatalf("child runtime: %v", err)
-	}
+	cmd, _ := startChildRuntime(t)
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	_ = cmd.Wait()
 	marker := "/rt-" + strconv.Itoa(cmd.Process.Pid) + "-"
