@@ -87,17 +87,18 @@ func (rt *Runtime) create(ctx context.Context, p createParams) (*sandbox, error)
 			return nil, errors.Join(err, s.teardown(ctx))
 		}
 	}
-	// slirp4netns comes up while the agent starts; nothing runs in the
-	// sandbox before both are ready.
+	if err := s.proc.configure(rt.agentConfig(s), rt.cfg.StartTimeout); err != nil {
+		return nil, errors.Join(fmt.Errorf("start sandbox %s: %w", s.id, err), s.teardown(ctx))
+	}
+	// slirp4netns attaches only once the agent runs: until bwrap execs it,
+	// bwrap may still be configuring lo over netlink, and slirp adding tap0
+	// to the namespace meanwhile made that fail now and then ("loopback:
+	// Failed RTM_NEWADDR", 7 creates in 160 under load). Nothing runs in
+	// the sandbox before tap0 is up either way.
 	if p.wantsNet() {
 		if err := rt.attachNet(s, rt.cfg.StartTimeout); err != nil {
 			return nil, errors.Join(err, s.teardown(ctx))
 		}
-	}
-	if err := s.proc.configure(rt.agentConfig(s), rt.cfg.StartTimeout); err != nil {
-		return nil, errors.Join(fmt.Errorf("start sandbox %s: %w", s.id, err), s.teardown(ctx))
-	}
-	if s.net != nil {
 		if err := s.net.ready(rt.cfg.StartTimeout); err != nil {
 			return nil, errors.Join(fmt.Errorf("sandbox %s network: %w", s.id, err), s.teardown(ctx))
 		}

@@ -73,8 +73,8 @@ func netSupport(cfg Config) (string, error) {
 	return found, nil
 }
 
-// attachNet starts slirp4netns on a spawned tree's network namespace; the
-// agent starts meanwhile, and s.net.ready waits for tap0 afterwards.
+// attachNet starts slirp4netns on the network namespace of a sandbox whose
+// agent runs; s.net.ready then waits for tap0.
 func (rt *Runtime) attachNet(s *sandbox, timeout time.Duration) error {
 	netns, err := s.netns(timeout)
 	if err != nil {
@@ -193,10 +193,11 @@ func (p *slirpProc) ready(timeout time.Duration) error {
 const slirpGrace = 2 * time.Second
 
 // stop ends slirp and waits until it and its bwrap are gone. Closing the
-// exit pipe makes slirp exit, then bwrap's init and bwrap follow, each
-// reaping the one below: when bwrap is reaped nothing of it is left. Should
-// that stall, SIGKILL to bwrap takes the rest along through
-// --die-with-parent and the pid namespace.
+// exit pipe makes slirp exit; bwrap's init reaps it and reports its status
+// to bwrap, which exits at once, so when bwrap is reaped slirp is gone and
+// its init may be finishing its own exit (its memory and files already
+// released). Should that stall, SIGKILL to bwrap takes the rest along
+// through --die-with-parent and the pid namespace.
 func (p *slirpProc) stop(ctx context.Context) error {
 	p.stopping.Store(true)
 	p.exitW.Close()
