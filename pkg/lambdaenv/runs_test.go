@@ -228,3 +228,41 @@ func TestRunsFailuresReachTheDeadLetterPath(t *testing.T) {
 		})
 	}
 }
+
+// TestRunsEventWithoutIDsRunsOncePerEvent: an event a pipeline put on the
+// bus with neither runId nor idempotencyKey is keyed by its event id, so a
+// redelivery (same id) does not run the code again while another event
+// with the same detail (new id) is a run of its own.
+func TestRunsEventWithoutIDsRunsOncePerEvent(t *testing.T) {
+	s := newStack(t)
+	env, _ := s.env(lambdaenv.Runs)
+	h := env.Runs()
+	key := session.Key{Tenant: tenant, Principal: "dora", SessionID: "pipeline"}
+	ev := runEvent(t, session.RunRequested{Tenant: key.Tenant, Principal: key.Principal, SessionID: key.SessionID,
+		Code: "open('/home/user/ran.txt', 'a').write('x')"})
+	second := ev
+	second.ID = ev.ID + "-next"
+	for i, e := range []events.CloudWatchEvent{ev, ev, second, second} {
+		if err := h.Handle(lambdaCtx(t, fmt.Sprint("delivery-", i)), e); err != nil {
+			t.Fatalf("delivery %d: %v", i, err)
+		}
+	}
+	body, _, err := env.Manager.ReadFile(lambdaCtx(t, "read"), key, "ran.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer body.Close()
+	if b, _ := io.ReadAll(body); string(b) != "xx" {
+		t.Fatalf("two events delivered twice each ran the code %d times, want 2", len(b))
+	}
+	for _, id := range []string{ev.ID, second.ID} {
+		runID := session.RunID(tenant, key.Principal, "event:"+id)
+		r, err := s.store.GetRun(lambdaCtx(t, "check"), runID)
+		if err != nil || r.Status != session.RunSucceeded {
+			t.Fatalf("run of event %s: %+v (%v)", id, r, err)
+		}
+		if done := s.completed(t, runID); len(done) != 1 {
+			t.Fatalf("event %s: %d Run Completed events, want 1", id, len(done))
+		}
+	}
+}

@@ -19,6 +19,9 @@ type Running interface {
 	ProcessRun(ctx context.Context, ev session.RunRequested) (*session.Run, error)
 }
 
+// eventKeyPrefix marks idempotency keys taken from an event's id.
+const eventKeyPrefix = "event:"
+
 // RunsHandler carries out "Run Requested" events.
 type RunsHandler struct {
 	env *Env
@@ -32,8 +35,9 @@ func (e *Env) Runs() *RunsHandler { return e.RunsWith(e.Manager) }
 func (e *Env) RunsWith(r Running) *RunsHandler { return &RunsHandler{env: e, run: r} }
 
 // Handle runs the requested code once however often the event arrives
-// (ProcessRun is idempotent by run id; it stores the result and publishes
-// "Run Completed"). The function fails, naming the reason, when the run
+// (ProcessRun is idempotent by run id, or by idempotency key, which is the
+// event's id when the event names neither; it stores the result and
+// publishes "Run Completed"). The function fails, naming the reason, when the run
 // could not be carried out: EventBridge invokes it asynchronously, so
 // Lambda retries it and then sends it to the on-failure destination (the
 // stack's dead-letter queue) with that message. Code that raised is a
@@ -45,6 +49,12 @@ func (h *RunsHandler) Handle(ctx context.Context, ev events.CloudWatchEvent) err
 	var req session.RunRequested
 	if err := json.Unmarshal(ev.Detail, &req); err != nil {
 		return fmt.Errorf("event %s: detail is not a run request: %w", ev.ID, err)
+	}
+	if req.RunID == "" && req.IdempotencyKey == "" && ev.ID != "" {
+		// A pipeline's own event may name neither. EventBridge's and
+		// Lambda's retries redeliver it with the same id, so the id keys
+		// the run: a redelivery finds the first run instead of a second.
+		req.IdempotencyKey = eventKeyPrefix + ev.ID
 	}
 	sum := sha256.Sum256([]byte(req.Code))
 	log := h.env.Log.With("event", ev.ID, "runId", req.RunID, "session", req.SessionID, "principal", req.Principal,
