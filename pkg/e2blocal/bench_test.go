@@ -72,6 +72,44 @@ func benchCreate(b *testing.B, gap time.Duration, body map[string]any, diskMB in
 	reportPercentiles(b, lat)
 }
 
+// BenchmarkFirstExecute measures a session's first cell, `1+1`, right after
+// its sandbox was created ("now") or after 100 ms of think time ("think"):
+// in a base sandbox the kernel starts on that first use, in a
+// code-interpreter one it was started with the sandbox (Prewarm). Only the
+// execute is timed.
+func BenchmarkFirstExecute(b *testing.B) {
+	for _, bc := range []struct {
+		name     string
+		template string
+		gap      time.Duration
+	}{
+		{"base/now", "base", 0}, {"base/think", "base", 100 * time.Millisecond},
+		{"prewarmed/now", "code-interpreter-v1", 0}, {"prewarmed/think", "code-interpreter-v1", 100 * time.Millisecond},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			rt := startRuntime(b, Config{})
+			var lat []time.Duration
+			for range b.N {
+				b.StopTimer()
+				sb := createSandbox(b, rt, map[string]any{"templateID": bc.template})
+				time.Sleep(bc.gap)
+				b.StartTimer()
+				start := time.Now()
+				if out := execute(b, rt, sb, "1+1"); !strings.Contains(out, `"2"`) {
+					b.Fatalf("execute: %s", out)
+				}
+				lat = append(lat, time.Since(start))
+				b.StopTimer()
+				killAll(b, rt, []string{sb.SandboxID})
+				time.Sleep(50 * time.Millisecond) // the pool refills
+				b.StartTimer()
+			}
+			b.StopTimer()
+			reportPercentiles(b, lat)
+		})
+	}
+}
+
 func killAll(b testing.TB, rt *Runtime, ids []string) {
 	for _, id := range ids {
 		if r := api(b, rt, "DELETE", "/sandboxes/"+id, nil); r.status != http.StatusNoContent {

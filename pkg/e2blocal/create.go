@@ -263,5 +263,13 @@ func (rt *Runtime) agentConfig(s *sandbox) agent.Config {
 		User: "user", Home: insideHome, Shell: "/bin/bash",
 		Python: rt.cfg.Python, Env: s.envVars, AccessToken: s.accessToken,
 		MaxOutputBytes: rt.cfg.MaxOutputBytes, Rlimits: rl,
+		PrewarmKernel: interpreterTemplate(s.templateID),
 	}
+}
+
+// interpreterTemplate tells the templates whose sandboxes E2B starts with
+// Jupyter running (code-interpreter-v1 and its kin): their kernel starts
+// with the sandbox. Others start it on first use and idle without Python.
+func interpreterTemplate(id string) bool {
+	return strings.HasPrefix(id, "code-interpreter")
 }

@@ -22,7 +22,8 @@ type backend interface {
 
 // Run serves the sandbox on ln until ctx ends. It signals readiness as soon as the
 // socket listens; both servers are cheap to build (the interpreter starts
-// Python on first use), so create-to-first-command never waits for Python.
+// Python on first use, or right after readiness when PrewarmKernel is set),
+// so create-to-first-command never waits for Python.
 // ready must also release the readiness descriptor so sandboxed processes
 // never inherit it.
 func Run(ctx context.Context, cfg Config, ln net.Listener, ready func() error) error {
@@ -43,6 +44,10 @@ func Run(ctx context.Context, cfg Config, ln net.Listener, ready func() error) e
 	if err := ready(); err != nil {
 		err = fmt.Errorf("report readiness: %w", err)
 		return errors.Join(err, srv.Close(), envdSrv.Close(), kernelSrv.Close())
+	}
+	if cfg.PrewarmKernel {
+		// After readiness, so Python's start does not delay the create.
+		kernelSrv.Prewarm()
 	}
 	select {
 	case <-ctx.Done():

@@ -23,7 +23,7 @@ func newEnvd(cfg Config) (backend, error) {
 // newKernel builds the interpreter server; it starts Python on first use.
 // Kernel processes get the agent's clean environment plus the sandbox's
 // global env vars, like commands started through envd.
-func newKernel(cfg Config) (backend, error) {
+func newKernel(cfg Config) (*kernel.Server, error) {
 	env := os.Environ()
 	keys := make([]string, 0, len(cfg.Env))
 	for k := range cfg.Env {

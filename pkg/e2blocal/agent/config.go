@@ -20,6 +20,7 @@ type Config struct {
 	AccessToken    string            `json:"accessToken"`    // envd and interpreter token; empty = open
 	MaxOutputBytes int64             `json:"maxOutputBytes"` // per process / execution
 	Rlimits        []Rlimit          `json:"rlimits"`        // applied to the agent, inherited by everything it starts
+	PrewarmKernel  bool              `json:"prewarmKernel"`  // start Python once ready (code-interpreter templates)
 }
 
 // Rlimit is one resource limit (resource number from golang.org/x/sys/unix).

@@ -2,8 +2,8 @@
 // port 49999, e2b-protocol.md §3): /execute streams NDJSON from a lean
 // stdlib-only Python kernel (kernel.py, embedded), one process per context.
 //
-// A context's kernel starts on first use, so sandboxes that never run code pay
-// nothing for it. The server talks to a kernel over two pipes with a small
+// A context's kernel starts on first use, or ahead of it with Prewarm, so
+// sandboxes that never run code pay nothing for it. The server talks to a kernel over two pipes with a small
 // framed protocol described at the top of kernel.py. Beyond the E2B request
 // fields, /execute accepts "timeout" (seconds): the cell is interrupted when it
 // elapses, as it is when the client disconnects; a cell that ignores the
@@ -11,6 +11,7 @@
 package kernel
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -56,6 +57,8 @@ type Server struct {
 	order     []string
 	defaultID string
 	closed    bool
+
+	bg sync.WaitGroup // prewarm starts, which Close waits for
 }
 
 var errClosed = errors.New("kernel server closed")
@@ -93,6 +96,33 @@ func newServer(cfg Config, tune tuning) (*Server, error) {
 	return s, nil
 }
 
+// Prewarm starts the default context's kernel in the background when it has
+// none, as E2B's code-interpreter template has Jupyter running once the
+// sandbox is up, so the first execution does not wait for Python to start.
+// An execution that arrives meanwhile waits for this start rather than
+// beginning another; a start that fails is retried by the next execution,
+// which reports the error.
+func (s *Server) Prewarm() {
+	c, err := s.defaultContext()
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return // Close may be waiting on bg already
+	}
+	s.bg.Go(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), s.tune.startTimeout)
+		defer cancel()
+		if err := c.acquire(ctx); err != nil {
+			return
+		}
+		defer c.release()
+		_, _ = c.ensure(ctx)
+	})
+}
+
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
@@ -113,6 +143,8 @@ func (s *Server) Close() error {
 	for _, c := range all {
 		c.destroy()
 	}
+	// A start under way sees its context deleted and kills what it began.
+	s.bg.Wait()
 	return nil
 }
 
