@@ -132,13 +132,20 @@ func reportPercentiles(b *testing.B, lat []time.Duration) {
 
 // BenchmarkIdleSandboxMemory reports the memory of idle sandboxes: resident
 // set (RSS) and proportional set (PSS, shared pages split between sharers)
-// of each process tree (bwrap, its init, the agent), averaged.
+// of each process tree (bwrap, its init, the agent, and in a
+// code-interpreter sandbox its prewarmed kernel), averaged.
 func BenchmarkIdleSandboxMemory(b *testing.B) {
+	for _, template := range []string{"base", "code-interpreter-v1"} {
+		b.Run(template, func(b *testing.B) { benchIdleMemory(b, template) })
+	}
+}
+
+func benchIdleMemory(b *testing.B, template string) {
 	rt := startRuntime(b, Config{})
 	const n = 10
 	var ids []string
 	for range n {
-		sb := createSandbox(b, rt, nil)
+		sb := createSandbox(b, rt, map[string]any{"templateID": template})
 		mustRun(b, rt, sb, "true") // envd has served a command, as after real use
 		ids = append(ids, sb.SandboxID)
 	}
