@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,8 +18,9 @@ import (
 // Facts this file depends on (checked on the development machine, kernel
 // 6.18, running as root in a container):
 //   - The host has cgroup v1 with memory, pids, cpu, cpuacct and freezer each
-//     mounted at /sys/fs/cgroup/<controller>, and a v2 "unified" mount with no
-//     controllers. Root may mkdir child groups below its own group (read from
+//     mounted at /sys/fs/cgroup/<controller>, and a v2 "unified" mount at
+//     /sys/fs/cgroup/unified offering only hugetlb, on which the v2 code
+//     (groups, clone into a group, freeze, kill) is tested. Root may mkdir child groups below its own group (read from
 //     /proc/self/cgroup), so sandboxes get real limits there.
 //   - v1 memory has use_hierarchy=1, so a sandbox's group is charged for
 //     everything its tree allocates, tmpfs pages included.
@@ -61,18 +63,27 @@ type cgroup interface {
 }
 
 // detectCgroups returns a driver, or nil when this process cannot manage
-// cgroups (then callers use rlimits and signals only).
-func detectCgroups(runtimeTag string) cgroupDriver {
-	if _, err := os.Stat(filepath.Join(cgroupRoot, "cgroup.controllers")); err == nil {
-		if d, err := newV2Driver(runtimeTag); err == nil {
-			return d
+// cgroups (then callers use rlimits and signals only); v2Root, when set,
+// picks a unified hierarchy mounted elsewhere (hybrid hosts, tests).
+func detectCgroups(runtimeTag, v2Root string) (cgroupDriver, error) {
+	if v2Root == "" {
+		if _, err := os.Stat(filepath.Join(cgroupRoot, "cgroup.controllers")); err != nil {
+			d, err := newV1Driver(runtimeTag)
+			if err != nil {
+				return nil, err
+			}
+			return d, nil
 		}
-		return nil
+		v2Root = cgroupRoot
 	}
-	if d, err := newV1Driver(runtimeTag); err == nil {
-		return d
+	d, err := newV2Driver(v2Root, runtimeTag)
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	if len(d.missing) > 0 {
+		log.Printf("e2blocal: cgroup v2 at %s offers no %s controller: those sandbox limits are not enforced", v2Root, strings.Join(d.missing, ", "))
+	}
+	return d, nil
 }
 
 // ownCgroupPaths maps controller (or "" for v2) to this process's group path.

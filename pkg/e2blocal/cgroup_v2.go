@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -16,17 +17,26 @@ import (
 // own group only when that is possible (a delegated, otherwise empty
 // group); otherwise, as root, below the root group, whose controllers
 // systemd already enables. When neither works detectCgroups returns nil.
+// A controller the hierarchy does not offer leaves its limit unenforced;
+// missing names them so the runtime can say so.
 type v2Driver struct {
-	parent string
+	parent  string
+	enabled map[string]bool // of v2Controllers
+	missing []string
 }
 
-func newV2Driver(tag string) (*v2Driver, error) {
+// v2Controllers are the controllers behind the sandbox limits.
+var v2Controllers = []string{"memory", "pids", "cpu"}
+
+// newV2Driver manages groups on the unified hierarchy mounted at root
+// (/sys/fs/cgroup on a v2 host).
+func newV2Driver(root, tag string) (*v2Driver, error) {
 	own, err := ownCgroupPaths()
 	if err != nil {
 		return nil, err
 	}
 	var errs []error
-	for _, base := range []string{filepath.Join(cgroupRoot, own[""]), cgroupRoot} {
+	for _, base := range []string{filepath.Join(root, own[""]), root} {
 		d, err := tryV2(base, tag)
 		if err == nil {
 			return d, nil
@@ -37,20 +47,44 @@ func newV2Driver(tag string) (*v2Driver, error) {
 }
 
 func tryV2(base, tag string) (*v2Driver, error) {
-	const controllers = "+memory +pids +cpu"
-	if err := writeFile(filepath.Join(base, "cgroup.subtree_control"), controllers); err != nil {
-		return nil, fmt.Errorf("enable cgroup v2 controllers: %w", err)
+	offered, err := os.ReadFile(filepath.Join(base, "cgroup.controllers"))
+	if err != nil {
+		return nil, fmt.Errorf("read cgroup v2 controllers: %w", err)
+	}
+	d := &v2Driver{enabled: map[string]bool{}}
+	var enable []string
+	for _, c := range v2Controllers {
+		if slices.Contains(strings.Fields(string(offered)), c) {
+			d.enabled[c] = true
+			enable = append(enable, "+"+c)
+		} else {
+			d.missing = append(d.missing, c)
+		}
+	}
+	if err := d.enable(base, enable); err != nil {
+		return nil, err
 	}
 	removeStaleGroups(base)
-	parent := filepath.Join(base, cgroupTagPrefix+tag)
-	if err := os.Mkdir(parent, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-		return nil, fmt.Errorf("create cgroup %s: %w", parent, err)
+	d.parent = filepath.Join(base, cgroupTagPrefix+tag)
+	if err := os.Mkdir(d.parent, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, fmt.Errorf("create cgroup %s: %w", d.parent, err)
 	}
-	if err := writeFile(filepath.Join(parent, "cgroup.subtree_control"), controllers); err != nil {
-		_ = os.Remove(parent)
-		return nil, fmt.Errorf("enable cgroup v2 controllers: %w", err)
+	if err := d.enable(d.parent, enable); err != nil {
+		_ = os.Remove(d.parent)
+		return nil, err
 	}
-	return &v2Driver{parent: parent}, nil
+	return d, nil
+}
+
+// enable turns controllers on for dir's children.
+func (d *v2Driver) enable(dir string, controllers []string) error {
+	if len(controllers) == 0 {
+		return nil
+	}
+	if err := writeFile(filepath.Join(dir, "cgroup.subtree_control"), strings.Join(controllers, " ")); err != nil {
+		return fmt.Errorf("enable cgroup v2 controllers: %w", err)
+	}
+	return nil
 }
 
 func (d *v2Driver) create(id string, l limits) (cgroup, error) {
@@ -59,11 +93,25 @@ func (d *v2Driver) create(id string, l limits) (cgroup, error) {
 		return nil, fmt.Errorf("create cgroup %s: %w", dir, err)
 	}
 	g := &v2Group{dir: dir}
-	if err := g.setLimits(l); err != nil {
+	if err := g.setLimits(d.enforceable(l)); err != nil {
 		_ = g.destroy(context.Background())
 		return nil, err
 	}
 	return g, nil
+}
+
+// enforceable drops the limits of controllers the hierarchy lacks.
+func (d *v2Driver) enforceable(l limits) limits {
+	if !d.enabled["memory"] {
+		l.MemoryBytes = 0
+	}
+	if !d.enabled["pids"] {
+		l.Pids = 0
+	}
+	if !d.enabled["cpu"] {
+		l.CPUPercent = 0
+	}
+	return l
 }
 
 func (d *v2Driver) close() error {

@@ -112,7 +112,12 @@ func TestTimeoutExpiry(t *testing.T) {
 }
 
 func TestPauseResumeKeepsMemory(t *testing.T) {
-	rt := startRuntime(t, Config{})
+	pauseResumeKeepsMemory(t, startRuntime(t, Config{}))
+}
+
+// pauseResumeKeepsMemory pauses and resumes a sandbox of rt, whichever
+// way rt pauses (cgroup v1 or v2 freezer, SIGSTOP).
+func pauseResumeKeepsMemory(t *testing.T, rt *Runtime) {
 	sb := createSandbox(t, rt, nil)
 	id := sb.SandboxID
 	// A background process holds state only in memory: a counter it bumps

@@ -1,0 +1,163 @@
+package e2blocal
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// v2Root finds a unified hierarchy this process may manage: the host's own
+// on a v2 host, the "unified" mount of a hybrid one.
+func v2Root(t *testing.T) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("managing cgroup v2 groups here needs root")
+	}
+	for _, dir := range []string{cgroupRoot, filepath.Join(cgroupRoot, "unified")} {
+		var st unix.Statfs_t
+		if unix.Statfs(dir, &st) == nil && st.Type == unix.CGROUP2_SUPER_MAGIC {
+			return dir
+		}
+	}
+	t.Skip("no cgroup v2 hierarchy mounted")
+	return ""
+}
+
+// v2Member reports whether pid's unified-hierarchy group is dir.
+func v2Member(t testing.TB, root, dir string, pid int) bool {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	if err != nil {
+		t.Fatalf("pid %d: %v", pid, err)
+	}
+	want := "0::" + strings.TrimPrefix(dir, root) + "\n"
+	return strings.Contains(string(data), want)
+}
+
+// TestCgroupV2Group drives one group through what the runtime asks of it
+// on the kernel's own unified hierarchy: start a process inside it
+// (CLONE_INTO_CGROUP), add another, list, freeze, thaw, and destroy, which
+// kills every member and removes the group.
+func TestCgroupV2Group(t *testing.T) {
+	root := v2Root(t)
+	d, err := newV2Driver(root, fmt.Sprintf("%d-v2test", os.Getpid()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.close()
+	cg, err := d.create("sbx1", limits{MemoryBytes: 64 << 20, Pids: 32, CPUPercent: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := cg.(*v2Group)
+	for _, c := range v2Controllers {
+		_, err := os.Stat(filepath.Join(g.dir, c+".max"))
+		if d.enabled[c] != (err == nil) {
+			t.Errorf("controller %s enabled %v, but %s.max: %v", c, d.enabled[c], c, err)
+		}
+	}
+	born := exec.Command("sleep", "60")
+	born.SysProcAttr = &syscall.SysProcAttr{}
+	if err := g.startIn(born); err != nil {
+		t.Fatal(err)
+	}
+	defer born.Process.Kill()
+	added := exec.Command("sleep", "60")
+	if err := added.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer added.Process.Kill()
+	if err := g.add(added.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []*os.Process{born.Process, added.Process} {
+		if !v2Member(t, root, g.dir, p.Pid) {
+			t.Fatalf("pid %d is not in %s", p.Pid, g.dir)
+		}
+	}
+	if procs, err := g.procs(); err != nil || len(procs) != 2 {
+		t.Fatalf("procs %v (%v), want both", procs, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := g.freeze(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if readStatField(g.dir+"/cgroup.events", "frozen") != 1 {
+		t.Fatal("not frozen")
+	}
+	if err := g.thaw(); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitFor(ctx, "thaw", func() bool { return readStatField(g.dir+"/cgroup.events", "frozen") == 0 }); err != nil {
+		t.Fatal(err)
+	}
+	// destroy ends the members itself (cgroup.kill); reaping them is ours.
+	destroyed := make(chan error, 1)
+	go func() { destroyed <- g.destroy(ctx) }()
+	for _, c := range []*exec.Cmd{born, added} {
+		if err := c.Wait(); err == nil || !strings.Contains(err.Error(), "killed") {
+			t.Errorf("pid %d ended with %v, want killed", c.Process.Pid, err)
+		}
+	}
+	if err := <-destroyed; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(g.dir); !os.IsNotExist(err) {
+		t.Fatalf("group %s still there: %v", g.dir, err)
+	}
+	if err := d.close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(d.parent); !os.IsNotExist(err) {
+		t.Fatalf("parent %s still there: %v", d.parent, err)
+	}
+}
+
+// TestRuntimeOnCgroupV2 runs sandboxes with the v2 driver: every task of a
+// tree lives in the sandbox's group, pause freezes it and keeps memory,
+// kill removes the group, Close the runtime's parent.
+func TestRuntimeOnCgroupV2(t *testing.T) {
+	root := v2Root(t)
+	rt := startRuntime(t, Config{cgroupV2Root: root})
+	d, ok := rt.cgroups.(*v2Driver)
+	if !ok {
+		t.Fatalf("driver %T, want the v2 one", rt.cgroups)
+	}
+	sb := createSandbox(t, rt, nil)
+	s := rt.lookup(sb.SandboxID)
+	g := s.cg.(*v2Group)
+	mustRun(t, rt, sb, "sleep 30 >/dev/null 2>&1 &")
+	tree := processTree(s.proc.cmd.Process.Pid)
+	if len(tree) < 4 {
+		t.Fatalf("tree %v: want bwrap, its init, the agent and the sleep", tree)
+	}
+	for _, pid := range tree {
+		if !v2Member(t, root, g.dir, pid) {
+			t.Fatalf("pid %d of the tree is not in %s", pid, g.dir)
+		}
+	}
+	if r := api(t, rt, "DELETE", "/sandboxes/"+sb.SandboxID, nil); r.status != http.StatusNoContent {
+		t.Fatalf("kill: %d", r.status)
+	}
+	assertGone(t, tree)
+	if _, err := os.Stat(g.dir); !os.IsNotExist(err) {
+		t.Fatalf("group %s left after kill: %v", g.dir, err)
+	}
+	t.Run("pause keeps memory", func(t *testing.T) { pauseResumeKeepsMemory(t, rt) })
+	if err := rt.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(d.parent); !os.IsNotExist(err) {
+		t.Fatalf("runtime group %s left after Close: %v", d.parent, err)
+	}
+}
