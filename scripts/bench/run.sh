@@ -20,7 +20,7 @@ bench() { # package, regexp
 for g in "${groups[@]}"; do
   case "$g" in
     kernel)  bench ./pkg/e2blocal/kernel/ 'RoundTrip|SpawnPython|KernelStart' ;;
-    runtime) bench ./pkg/e2blocal/ 'CreateToFirstCommand|IdleSandboxMemory|InterpreterRoundTrip' ;;
+    runtime) bench ./pkg/e2blocal/ 'CreateToFirstCommand|FirstExecute|IdleSandboxMemory|InterpreterRoundTrip' ;;
     e2b)     bench ./pkg/e2b/ 'RunCode|FileWrite|FileRead' ;;
     api)     bench ./pkg/api/ 'ExecuteRoundTrip|SpawnIsolatedInterpreter|Transfer24MiB|ExecuteOverhead' ;;
     session) bench ./pkg/session/ 'Execute' ;;
