@@ -98,7 +98,7 @@ func (c *Commands) Start(ctx context.Context, cmd string, opts CommandOptions) (
 func (c *Commands) start(ctx context.Context, op string, msg *process.StartRequest, opts CommandOptions, sinks outputSinks) (*CommandHandle, error) {
 	streamCtx, cancel := c.sb.client.streamContext(ctx, commandTimeout(opts.Timeout))
 	req := connect.NewRequest(msg)
-	basicUser(req.Header(), opts.User)
+	basicUser(req.Header(), c.sb.user(opts.User))
 	req.Header().Set("Keepalive-Ping-Interval", keepaliveHeader(opts.KeepaliveInterval))
 	timer := c.sb.client.startStreamTimer(cancel)
 	stream, err := c.sb.envd.proc.Start(streamCtx, req)
@@ -160,6 +160,9 @@ func (c *Commands) SendStdin(ctx context.Context, pid uint32, data []byte) error
 
 // CloseStdin closes a process's stdin (EOF), needs envd >= 0.5.2.
 func (c *Commands) CloseStdin(ctx context.Context, pid uint32) error {
+	if err := c.sb.needEnvd("commands.closeStdin", envdCloseStdin); err != nil {
+		return err
+	}
 	_, err := c.sb.envd.proc.CloseStdin(ctx, connect.NewRequest(&process.CloseStdinRequest{Process: pidSelector(pid)}))
 	return wrapErr("commands.closeStdin", c.sb.ID, err)
 }

@@ -50,10 +50,20 @@
 // Failures are *Error values. Classify them with errors.Is against
 // ErrNotFound, ErrSandboxNotFound, ErrTimeout, ErrRateLimited,
 // ErrAuthentication, ErrInvalidArgument, ErrNotEnoughSpace, ErrUnavailable,
-// ErrConflict, ErrAlreadyExists and ErrOutputTooLarge, and read status,
+// ErrConflict, ErrAlreadyExists, ErrOutputTooLarge and ErrUnsupported, and read status,
 // code, message and RetryAfter with errors.As. Exceptions raised by executed code are not Go
 // errors: they are in Execution.Error. A command that exits non-zero returns
 // its result together with a *CommandExitError.
+//
+// # envd versions
+//
+// Like the official SDKs, the client reads the envd version a sandbox
+// reports and uses only what that envd has: Create kills a sandbox whose
+// envd predates 0.1.0 and fails with ErrUnsupported; before 0.4.0, which
+// has no default user, calls that name no user name "user"; CloseStdin
+// (0.5.2), recursive watches (0.1.4) and Sandbox.Metrics (0.1.5) fail with
+// ErrUnsupported, without a request, on older ones. A sandbox attached
+// without a version counts as current.
 //
 // # Retries and timeouts
 //

@@ -43,6 +43,9 @@ var (
 	// ErrOutputTooLarge: one message of a code execution's stream was longer
 	// than the client agreed to hold in memory (see RunCodeOptions.MaxOutputBytes).
 	ErrOutputTooLarge = errors.New("e2b: output too large")
+	// ErrUnsupported: the sandbox's envd is too old for the operation, or
+	// for this client at all; the sandbox's template needs a rebuild.
+	ErrUnsupported = errors.New("e2b: not supported by the sandbox's envd")
 )
 
 // Error describes a failed E2B call. Use errors.Is with the sentinel errors

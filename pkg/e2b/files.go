@@ -38,8 +38,8 @@ type ReadOptions struct {
 func (f *Filesystem) Read(ctx context.Context, path string, opts ReadOptions) (io.ReadCloser, error) {
 	const op = "files.read"
 	q := url.Values{"path": {path}}
-	if opts.User != "" {
-		q.Set("username", opts.User)
+	if u := f.sb.user(opts.User); u != "" {
+		q.Set("username", u)
 	}
 	var body io.ReadCloser
 	err := f.sb.client.withRetry(ctx, true, func(ctx context.Context) error {
@@ -133,8 +133,8 @@ func (f *Filesystem) Write(ctx context.Context, path string, r io.Reader, opts W
 		r = http.NoBody
 	}
 	q := url.Values{"path": {path}}
-	if opts.User != "" {
-		q.Set("username", opts.User)
+	if u := f.sb.user(opts.User); u != "" {
+		q.Set("username", u)
 	}
 	req, err := f.sb.envd.request(ctx, http.MethodPost, "/files?"+q.Encode(), r)
 	if err != nil {
@@ -166,8 +166,8 @@ func (f *Filesystem) WriteFiles(ctx context.Context, files []WriteEntry, opts Wr
 		return nil, &Error{Op: op, SandboxID: f.sb.ID, Message: err.Error(), kinds: []error{ErrInvalidArgument}}
 	}
 	q := url.Values{}
-	if opts.User != "" {
-		q.Set("username", opts.User)
+	if u := f.sb.user(opts.User); u != "" {
+		q.Set("username", u)
 	}
 	pr, pw := io.Pipe()
 	mw := multipart.NewWriter(pw)

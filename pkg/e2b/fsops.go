@@ -23,7 +23,7 @@ func (f *Filesystem) List(ctx context.Context, path string, opts ListOptions) ([
 		depth = 1
 	}
 	req := connect.NewRequest(&filesystem.ListDirRequest{Path: path, Depth: uint32(depth)})
-	basicUser(req.Header(), opts.User)
+	basicUser(req.Header(), f.sb.user(opts.User))
 	res, err := f.sb.envd.fs.ListDir(ctx, req)
 	if err != nil {
 		return nil, wrapErr("files.list", f.sb.ID, err)
@@ -41,7 +41,7 @@ func (f *Filesystem) List(ctx context.Context, path string, opts ListOptions) ([
 // Stat describes one path. Missing paths match ErrNotFound.
 func (f *Filesystem) Stat(ctx context.Context, path string, opts FileOptions) (*EntryInfo, error) {
 	req := connect.NewRequest(&filesystem.StatRequest{Path: path})
-	basicUser(req.Header(), opts.User)
+	basicUser(req.Header(), f.sb.user(opts.User))
 	res, err := f.sb.envd.fs.Stat(ctx, req)
 	if err != nil {
 		return nil, wrapErr("files.stat", f.sb.ID, err)
@@ -66,7 +66,7 @@ func (f *Filesystem) Exists(ctx context.Context, path string, opts FileOptions) 
 // error) when the directory already existed.
 func (f *Filesystem) MakeDir(ctx context.Context, path string, opts FileOptions) (bool, error) {
 	req := connect.NewRequest(&filesystem.MakeDirRequest{Path: path})
-	basicUser(req.Header(), opts.User)
+	basicUser(req.Header(), f.sb.user(opts.User))
 	if _, err := f.sb.envd.fs.MakeDir(ctx, req); err != nil {
 		if connect.CodeOf(err) == connect.CodeAlreadyExists {
 			return false, nil
@@ -79,7 +79,7 @@ func (f *Filesystem) MakeDir(ctx context.Context, path string, opts FileOptions)
 // Rename moves oldPath to newPath and describes the result.
 func (f *Filesystem) Rename(ctx context.Context, oldPath, newPath string, opts FileOptions) (*EntryInfo, error) {
 	req := connect.NewRequest(&filesystem.MoveRequest{Source: oldPath, Destination: newPath})
-	basicUser(req.Header(), opts.User)
+	basicUser(req.Header(), f.sb.user(opts.User))
 	res, err := f.sb.envd.fs.Move(ctx, req)
 	if err != nil {
 		return nil, wrapErr("files.rename", f.sb.ID, err)
@@ -91,7 +91,7 @@ func (f *Filesystem) Rename(ctx context.Context, oldPath, newPath string, opts F
 // Remove deletes a file or a directory tree.
 func (f *Filesystem) Remove(ctx context.Context, path string, opts FileOptions) error {
 	req := connect.NewRequest(&filesystem.RemoveRequest{Path: path})
-	basicUser(req.Header(), opts.User)
+	basicUser(req.Header(), f.sb.user(opts.User))
 	if _, err := f.sb.envd.fs.Remove(ctx, req); err != nil {
 		return wrapErr("files.remove", f.sb.ID, err)
 	}

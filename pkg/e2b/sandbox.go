@@ -102,6 +102,9 @@ func (s *Sandbox) Info(ctx context.Context) (*SandboxInfo, error) { return s.cli
 
 // Metrics returns the sandbox's resource-usage samples.
 func (s *Sandbox) Metrics(ctx context.Context, p MetricsParams) ([]Metric, error) {
+	if err := s.needEnvd("sandboxes.metrics", envdMetrics); err != nil {
+		return nil, err
+	}
 	return s.client.Metrics(ctx, s.ID, p)
 }
 

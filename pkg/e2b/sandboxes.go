@@ -87,7 +87,15 @@ func (c *Client) Create(ctx context.Context, p CreateParams) (*Sandbox, error) {
 	if out.SandboxID == "" {
 		return nil, &Error{Op: "sandboxes.create", Message: "response has no sandboxID"}
 	}
-	return c.attach(out), nil
+	sb := c.attach(out)
+	if err := sb.needEnvd("sandboxes.create", envdMinimum); err != nil {
+		// Nothing would work in it; as the SDKs do, do not leave it running.
+		if kerr := c.Kill(context.WithoutCancel(ctx), sb.ID); kerr != nil && !errors.Is(kerr, ErrNotFound) {
+			return nil, errors.Join(err, kerr)
+		}
+		return nil, err
+	}
+	return sb, nil
 }
 
 // ConnectParams tunes Connect.

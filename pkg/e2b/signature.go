@@ -34,8 +34,9 @@ func (s *Sandbox) UploadURL(path string, opts SignedURLOptions) (string, error) 
 
 func (s *Sandbox) fileURL(path, operation string, opts SignedURLOptions) (string, error) {
 	q := url.Values{"path": {path}}
-	if opts.User != "" {
-		q.Set("username", opts.User)
+	user := s.user(opts.User)
+	if user != "" {
+		q.Set("username", user)
 	}
 	if s.accessToken == "" && opts.Expires > 0 {
 		return "", errNoAccessToken
@@ -50,7 +51,7 @@ func (s *Sandbox) fileURL(path, operation string, opts SignedURLOptions) (string
 			exp = now.Add(opts.Expires).Unix()
 			q.Set("signature_expiration", strconv.FormatInt(exp, 10))
 		}
-		q.Set("signature", fileSignature(path, operation, opts.User, s.accessToken, exp))
+		q.Set("signature", fileSignature(path, operation, user, s.accessToken, exp))
 	}
 	base := s.client.cfg.sandboxBaseURL(s.ID, s.Domain, EnvdPort, true)
 	return base + "/files?" + q.Encode(), nil

@@ -35,12 +35,17 @@ type Watcher struct {
 // watch, so changes made after Watch returns are reported.
 func (f *Filesystem) Watch(ctx context.Context, path string, opts WatchOptions) (*Watcher, error) {
 	const op = "files.watch"
+	if opts.Recursive {
+		if err := f.sb.needEnvd(op, envdRecursiveWatch); err != nil {
+			return nil, err
+		}
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	if opts.Timeout > 0 {
 		ctx, cancel = withTimeoutCancel(ctx, cancel, opts.Timeout)
 	}
 	req := connect.NewRequest(&filesystem.WatchDirRequest{Path: path, Recursive: opts.Recursive, IncludeEntry: opts.IncludeEntry})
-	basicUser(req.Header(), opts.User)
+	basicUser(req.Header(), f.sb.user(opts.User))
 	req.Header().Set("Keepalive-Ping-Interval", keepaliveSeconds)
 	timer := f.sb.client.startStreamTimer(cancel)
 	stream, err := f.sb.envd.fs.WatchDir(ctx, req)
