@@ -92,9 +92,9 @@ func (rt *Runtime) create(ctx context.Context, p createParams) (*sandbox, error)
 	}
 	// slirp4netns attaches only once the agent runs: until bwrap execs it,
 	// bwrap may still be configuring lo over netlink, and slirp adding tap0
-	// to the namespace meanwhile made that fail now and then ("loopback:
-	// Failed RTM_NEWADDR", 7 creates in 160 under load). Nothing runs in
-	// the sandbox before tap0 is up either way.
+	// to the namespace meanwhile makes that fail now and then ("loopback:
+	// Failed RTM_NEWADDR"). Nothing runs in the sandbox before tap0 is up
+	// either way.
 	if p.wantsNet() {
 		if err := rt.attachNet(s, rt.cfg.StartTimeout); err != nil {
 			return nil, errors.Join(err, s.teardown(ctx))

@@ -3,11 +3,12 @@
 // stdlib-only Python kernel (kernel.py, embedded), one process per context.
 //
 // A context's kernel starts on first use, or ahead of it with Prewarm, so
-// sandboxes that never run code pay nothing for it. The server talks to a kernel over two pipes with a small
-// framed protocol described at the top of kernel.py. Beyond the E2B request
-// fields, /execute accepts "timeout" (seconds): the cell is interrupted when it
-// elapses, as it is when the client disconnects; a cell that ignores the
-// interrupt has its kernel killed after a grace period (variables are lost).
+// sandboxes that never run code pay nothing for it. The server talks to a
+// kernel over two pipes with a small framed protocol described at the top
+// of kernel.py. Beyond the E2B request fields, /execute accepts "timeout"
+// (seconds): the cell is interrupted when it elapses, as it is when the
+// client disconnects; a cell that ignores the interrupt has its kernel
+// killed after a grace period (variables are lost).
 package kernel
 
 import (
