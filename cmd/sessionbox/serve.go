@@ -9,10 +9,12 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/local"
+	"github.com/sessionbox/sessionbox/pkg/session"
 )
 
 func serveCommand() command {
@@ -30,8 +32,16 @@ func runServe(ctx context.Context, args []string) error {
 	keysEnv := fl.String("api-keys", os.Getenv("SESSIONBOX_API_KEYS"), "comma-separated API keys, each [principal=]sbx_...; default: one generated key [$SESSIONBOX_API_KEYS]")
 	reap := fl.Duration("reap-interval", 30*time.Second, "how often idle sandboxes are paused or killed")
 	jsonLogs := fl.Bool("json-logs", false, "log JSON lines instead of text")
+	internet := fl.Bool("internet", false, "let sandboxes reach the internet (pip from PyPI); needs root and slirp4netns [$SESSIONBOX_ALLOW_INTERNET_ACCESS=true]")
 	if err := fl.Parse(args); err != nil {
 		return err
+	}
+	if v := os.Getenv("SESSIONBOX_ALLOW_INTERNET_ACCESS"); v != "" && !flagSet(fl, "internet") {
+		on, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("SESSIONBOX_ALLOW_INTERNET_ACCESS: %q is neither true nor false", v)
+		}
+		*internet = on
 	}
 	if fl.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %v", fl.Args())
@@ -51,11 +61,12 @@ func runServe(ctx context.Context, args []string) error {
 	if *jsonLogs {
 		logger = slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	}
-	svc, err := local.Start(ctx, local.Config{Addr: *addr, DataDir: dir, Keys: keys, ReapInterval: *reap, Logger: logger})
+	svc, err := local.Start(ctx, local.Config{Addr: *addr, DataDir: dir, Keys: keys, ReapInterval: *reap, Logger: logger,
+		Session: session.Config{AllowInternetAccess: *internet}})
 	if err != nil {
 		return err
 	}
-	printWelcome(svc.URL, keys, generated)
+	printWelcome(svc.URL, keys, generated, *internet)
 	<-ctx.Done()
 	fmt.Fprintln(os.Stderr, "sessionbox: shutting down, killing sandboxes")
 	return svc.Close()
@@ -87,7 +98,7 @@ func serveKeys(given, dataDir string) (keys []local.Key, generated bool, err err
 	return []local.Key{k}, true, nil
 }
 
-func printWelcome(url string, keys []local.Key, generated bool) {
+func printWelcome(url string, keys []local.Key, generated, internet bool) {
 	w := os.Stderr
 	fmt.Fprintf(w, "\nsessionbox is serving on %s\n\n", url)
 	if generated {
@@ -97,4 +108,13 @@ func printWelcome(url string, keys []local.Key, generated bool) {
 	}
 	fmt.Fprintf(w, "Try it:\n  curl -s -X POST %s/v1/sessions/demo/execute \\\n    -H 'Authorization: Bearer %s' \\\n    -H 'Content-Type: application/json' \\\n    -d '{\"code\": \"import sys; print(sys.version); 6 * 7\"}'\n\n", url, keys[0].Secret)
 	fmt.Fprintf(w, "Or the client in this binary:\n  export SESSIONBOX_URL=%s SESSIONBOX_API_KEY=%s\n  sessionbox exec --session demo 'print(\"hello\")'\n\n", url, keys[0].Secret)
+	if !internet {
+		fmt.Fprintf(w, "Sandboxes are offline; serve with --internet (as root, with slirp4netns) to let them reach the internet.\n\n")
+	}
+}
+
+// flagSet reports whether name was given on the command line.
+func flagSet(fl *flag.FlagSet, name string) (set bool) {
+	fl.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

@@ -217,6 +217,10 @@ func (rt *Runtime) listen(ctx context.Context) error {
 	return nil
 }
 
+// InternetAccess says why sandboxes cannot be given internet access (the
+// runtime is not root, or slirp4netns is missing), nil when they can.
+func (rt *Runtime) InternetAccess() error { return rt.noNet }
+
 // APIURL is the control plane's base URL (E2B_API_URL).
 func (rt *Runtime) APIURL() string { return "http://" + rt.apiLn.Addr().String() }
 

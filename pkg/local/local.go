@@ -56,7 +56,9 @@ type Config struct {
 	Tenant string
 	// Keys are API keys to accept, each its own principal.
 	Keys []Key
-	// Session tunes the Manager; StackID defaults to "local".
+	// Session tunes the Manager; StackID defaults to "local". Unlike in
+	// production, sandboxes are offline unless Session.AllowInternetAccess
+	// is set, which the local runtime offers only as root with slirp4netns.
 	Session session.Config
 	// Runtime tunes the local E2B runtime; its addresses default to free
 	// loopback ports and its data dir to DataDir/runtime.
@@ -106,6 +108,12 @@ func (s *Service) start(ctx context.Context, cfg Config) error {
 	sbx, err := s.startSandboxes(ctx, cfg)
 	if err != nil {
 		return err
+	}
+	if cfg.Session.AllowInternetAccess && s.Runtime != nil {
+		// Every start would be refused; say so once, now.
+		if err := s.Runtime.InternetAccess(); err != nil {
+			return fmt.Errorf("sandboxes cannot have internet access here: %w", err)
+		}
 	}
 	st, err := s.startStore(ctx, cfg)
 	if err != nil {

@@ -203,3 +203,44 @@ func TestKeysFollowConfiguration(t *testing.T) {
 		t.Fatal("a stored key was given to another principal")
 	}
 }
+
+// TestInternetAccess: local sandboxes are offline unless asked; asked, they
+// get slirp's network (its DNS in resolv.conf); asked where the runtime
+// cannot offer it, Start fails saying why instead of every start failing.
+func TestInternetAccess(t *testing.T) {
+	key, err := local.NewKey("alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	resolver := func(t *testing.T, cfg local.Config) string {
+		t.Helper()
+		cfg.DataDir, cfg.Keys = t.TempDir(), []local.Key{key}
+		svc, err := local.Start(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer svc.Close()
+		code, res := call(t, "POST", svc.URL+"/v1/sessions/net/execute", key.Secret, `{"code":"open('/etc/resolv.conf').read().split()[-1]"}`)
+		if code != http.StatusOK || res["success"] != true {
+			t.Fatalf("execute = %d %v", code, res)
+		}
+		return res["results"].([]any)[0].(map[string]any)["text"].(string)
+	}
+	if got := resolver(t, local.Config{}); got != "127.0.0.1" {
+		t.Errorf("default sandbox resolves through %s, want offline 127.0.0.1", got)
+	}
+	online := local.Config{Session: session.Config{AllowInternetAccess: true}}
+	_, err = local.Start(ctx, local.Config{DataDir: t.TempDir(), Keys: []local.Key{key}, Session: online.Session,
+		Runtime: e2blocal.Config{Slirp4netns: "/nonexistent/slirp4netns"}})
+	if err == nil || !strings.Contains(err.Error(), "internet access") {
+		t.Fatalf("Start without slirp4netns but with internet access: %v", err)
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("internet access for local sandboxes needs root; the refusal above is what non-root gets")
+	}
+	if got := resolver(t, online); got != "10.0.2.3" {
+		t.Errorf("sandbox with internet access resolves through %s, want slirp's 10.0.2.3", got)
+	}
+}
