@@ -2,8 +2,10 @@ package e2blocal
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -38,10 +40,26 @@ func runIn(ctx context.Context, rt *Runtime, sb sandboxBody, script string) cmdR
 	return runStalled(ctx, rt, sb, script, func() {})
 }
 
+// smallWindowClient reads through a fixed 64 KiB socket receive buffer.
+// The kernel's autotuning (up to tcp_rmem's maximum, 32 MiB on some hosts)
+// would otherwise hold much of a flood for a reader that has stopped,
+// hiding how much the runtime itself queues.
+var smallWindowClient = &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{
+	Control: func(_, _ string, c syscall.RawConn) error {
+		var err error
+		if cerr := c.Control(func(fd uintptr) {
+			err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 64<<10)
+		}); cerr != nil {
+			return cerr
+		}
+		return err
+	},
+}).DialContext}}
+
 // runStalled is runIn with a reader that stops reading after the start
 // event until stall returns, as a slow client would.
 func runStalled(ctx context.Context, rt *Runtime, sb sandboxBody, script string, stall func()) cmdResult {
-	client := processconnect.NewProcessClient(http.DefaultClient, rt.SandboxURL())
+	client := processconnect.NewProcessClient(smallWindowClient, rt.SandboxURL())
 	req := connect.NewRequest(&process.StartRequest{Process: &process.ProcessConfig{
 		Cmd: "/bin/bash", Args: []string{"-l", "-c", script},
 	}})

@@ -210,9 +210,11 @@ while True: x.append(b"x" * (16 << 20))'`)
 	})
 	t.Run("output flood", func(t *testing.T) {
 		// The cap bounds output waiting for a reader, so the reader stalls
-		// until all 50 MB are written; what the transport buffers comes on top.
+		// until all 50 MB are written; what the transport buffers comes on
+		// top. The flood is random: Connect compresses messages, and a
+		// compressible one would fit many times over in the same buffers.
 		marker := rt.fs.homeDir(victim.SandboxID) + "/flood-done"
-		r := runStalled(ctx, rt, victim, `head -c 50000000 /dev/zero | tr '\0' x; touch ~/flood-done`, func() {
+		r := runStalled(ctx, rt, victim, `head -c 37500000 /dev/urandom | base64 -w0; touch ~/flood-done`, func() {
 			for _, err := os.Stat(marker); err != nil && ctx.Err() == nil; _, err = os.Stat(marker) {
 				time.Sleep(50 * time.Millisecond)
 			}
@@ -220,9 +222,12 @@ while True: x.append(b"x" * (16 << 20))'`)
 		if r.err != nil || r.exit != 0 {
 			t.Fatalf("flood command: exit %d err %v", r.exit, r.err)
 		}
+		// Held back: the 1 MiB cap, the batch being sent, and the socket
+		// buffers between agent and reader (a send buffer may autotune to
+		// tcp_wmem's 4 MiB): 7 MiB at most seen, 2 under -race.
 		t.Logf("received %d bytes of 50000000", len(r.stdout))
-		if len(r.stdout) > 8<<20 {
-			t.Fatalf("received %d bytes of a flood capped at 1 MiB", len(r.stdout))
+		if len(r.stdout) > 16<<20 {
+			t.Fatalf("a stalled reader received %d bytes of a flood capped at 1 MiB", len(r.stdout))
 		}
 		if !strings.Contains(r.stderr, "output dropped") {
 			t.Fatalf("no truncation notice on stderr: %q", r.stderr)
