@@ -35,7 +35,8 @@ const maxPackages = 100
 // nothing a caller sends can become an option or a shell word. Where the
 // system interpreter is externally managed (PEP 668), it installs for the
 // sandbox user instead; pip's refusal is then replaced, in the stream and
-// the result, by a one-line note.
+// the result, by a one-line note. A failed install from PyPI in a
+// deployment whose sandboxes are offline ends with a note saying so.
 func (m *Manager) Install(ctx context.Context, key Key, req InstallRequest, onEvent func(Event)) (*InstallResult, error) {
 	if err := validateKey(key); err != nil {
 		return nil, err
@@ -59,7 +60,13 @@ func (m *Manager) Install(ctx context.Context, key Key, req InstallRequest, onEv
 		if err != nil {
 			return !sink.started(), fmt.Errorf("pip install in sandbox %s: %w", s.SandboxID, err)
 		}
-		r := sink.finish(&ExecResult{Stdout: res.Stdout, Stderr: note + res.Stderr})
+		hint := ""
+		if res.ExitCode != 0 && req.IndexURL == "" && !m.cfg.AllowInternetAccess {
+			// pip's own words are retries and name-resolution errors.
+			hint = offlineNote
+			sink.event(Event{Stderr: hint})
+		}
+		r := sink.finish(&ExecResult{Stdout: res.Stdout, Stderr: note + res.Stderr + hint})
 		out = &InstallResult{Success: res.ExitCode == 0, ExitCode: res.ExitCode, Stdout: r.Stdout, Stderr: r.Stderr,
 			DurationMs: m.clock.Now().Sub(start).Milliseconds(), Truncated: r.Truncated}
 		return false, nil
@@ -148,6 +155,8 @@ func ValidateIndexURL(raw string) error {
 const (
 	pep668Marker = "externally-managed-environment"
 	pep668Note   = "note: the system Python is externally managed; installing for the sandbox user\n"
+	offlineNote  = "note: sandboxes here have no internet access, so PyPI is out of reach; " +
+		"pass an indexUrl the sandbox can reach, or turn internet access on\n"
 	// maxHeldStderr bounds the stderr held back before a first newline.
 	maxHeldStderr = 4 << 10
 )

@@ -107,7 +107,7 @@ func TestInstall(t *testing.T) {
 		}
 	})
 	t.Run("other stderr of the first attempt is streamed", func(t *testing.T) {
-		r := newRig(t, Config{})
+		r := newRig(t, Config{AllowInternetAccess: true})
 		msg := "ERROR: No matching distribution found for nope\n"
 		r.sbx.cmdFn = func(context.Context, string) (CommandResult, error) {
 			return CommandResult{ExitCode: 1, Stderr: msg}, nil
@@ -118,6 +118,42 @@ func TestInstall(t *testing.T) {
 		}
 		if streamed.String() != msg {
 			t.Fatalf("streamed %q", streamed.String())
+		}
+	})
+	t.Run("offline sandboxes say why PyPI failed", func(t *testing.T) {
+		pipErr := "ERROR: Could not find a version that satisfies the requirement nope\n"
+		for _, c := range []struct {
+			name     string
+			internet bool
+			index    string
+			exit     int
+			hint     bool
+		}{
+			{"offline, PyPI, failed", false, "", 1, true},
+			{"offline, PyPI, succeeded", false, "", 0, false},
+			{"offline, own index, failed", false, "http://127.0.0.1:8000/simple", 1, false},
+			{"online, PyPI, failed", true, "", 1, false},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				r := newRig(t, Config{AllowInternetAccess: c.internet})
+				r.sbx.cmdFn = func(context.Context, string) (CommandResult, error) {
+					return CommandResult{ExitCode: c.exit, Stderr: pipErr}, nil
+				}
+				var streamed strings.Builder
+				res, err := r.m.Install(ctx, testKey, InstallRequest{Packages: []string{"nope"}, IndexURL: c.index},
+					func(e Event) { streamed.WriteString(e.Stderr) })
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := pipErr
+				if c.hint {
+					want += "note: sandboxes here have no internet access, so PyPI is out of reach; " +
+						"pass an indexUrl the sandbox can reach, or turn internet access on\n"
+				}
+				if res.Stderr != want || streamed.String() != want {
+					t.Fatalf("stderr %q, streamed %q, want %q", res.Stderr, streamed.String(), want)
+				}
+			})
 		}
 	})
 	t.Run("a provider that stops answering times out", func(t *testing.T) {
