@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -198,6 +200,15 @@ func (m *Manager) startSandbox(ctx context.Context, s *Session, opts *StartOptio
 		m.release(ctx, s, StateError)
 		return nil, fmt.Errorf("start sandbox for session %q: %w", s.SessionID, err)
 	}
+	if err := m.confirmTenantCap(ctx, s.Tenant, info.ID); err != nil {
+		dctx, cancel := detach(ctx)
+		defer cancel()
+		if kerr := m.sandboxes.Kill(dctx, info.ID); kerr != nil {
+			m.log.WarnContext(ctx, "kill sandbox past the tenant cap", "sandbox", info.ID, "err", kerr)
+		}
+		m.release(ctx, s, StateStopped)
+		return nil, err
+	}
 	// The sandbox exists now: record it even if the caller gave up, or it
 	// would run unowned until the orphan sweep.
 	dctx, cancel := detach(ctx)
@@ -271,24 +282,57 @@ func (m *Manager) sandboxMetadata(s *Session) map[string]string {
 	return md
 }
 
-// checkTenantCap counts the tenant's sandboxes at the provider. The count is
-// not atomic with the create, so concurrent starts of different sessions can
-// pass the cap by a few; it bounds spend, it is not a lock.
+// checkTenantCap counts the tenant's sandboxes at the provider before a
+// create. Concurrent starts of different sessions all pass it together;
+// confirmTenantCap settles them once their sandboxes exist.
 func (m *Manager) checkTenantCap(ctx context.Context, tenant string) error {
-	filter := map[string]string{MetaTenant: tenant}
-	if m.cfg.StackID != "" {
-		filter[MetaStack] = m.cfg.StackID
-	}
-	live, err := m.sandboxes.List(ctx, filter)
+	live, err := m.sandboxes.List(ctx, m.tenantFilter(tenant))
 	if err != nil {
 		return fmt.Errorf("count the tenant's sandboxes: %w", err)
 	}
 	if len(live) >= m.cfg.MaxLiveSandboxesPerTenant {
-		return &Error{Kind: ErrLimit, RetryAfter: 30 * time.Second, Detail: fmt.Sprintf(
-			"the tenant has %d live sandboxes, the limit is %d: stop a session or wait for idle ones to be reaped",
-			len(live), m.cfg.MaxLiveSandboxesPerTenant)}
+		return m.tenantCapError(len(live))
 	}
 	return nil
+}
+
+// confirmTenantCap ranks the tenant's sandboxes, the new one among them, by
+// start time and then id: every racing start sees the same order, so each
+// gives back its new sandbox when it ranks at or past the cap, and only
+// those do. A List that fails, or does not show the new sandbox yet, keeps
+// it: the cap is then as soft as the first count.
+func (m *Manager) confirmTenantCap(ctx context.Context, tenant, id string) error {
+	live, err := m.sandboxes.List(ctx, m.tenantFilter(tenant))
+	if err != nil {
+		m.log.WarnContext(ctx, "recount the tenant's sandboxes", "tenant", tenant, "err", err)
+		return nil
+	}
+	slices.SortFunc(live, func(a, b SandboxInfo) int {
+		if c := a.StartedAt.Compare(b.StartedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	for rank, sb := range live {
+		if sb.ID == id && rank >= m.cfg.MaxLiveSandboxesPerTenant {
+			return m.tenantCapError(rank)
+		}
+	}
+	return nil
+}
+
+func (m *Manager) tenantFilter(tenant string) map[string]string {
+	filter := map[string]string{MetaTenant: tenant}
+	if m.cfg.StackID != "" {
+		filter[MetaStack] = m.cfg.StackID
+	}
+	return filter
+}
+
+func (m *Manager) tenantCapError(live int) error {
+	return &Error{Kind: ErrLimit, RetryAfter: 30 * time.Second, Detail: fmt.Sprintf(
+		"the tenant has %d live sandboxes, the limit is %d: stop a session or wait for idle ones to be reaped",
+		live, m.cfg.MaxLiveSandboxesPerTenant)}
 }
 
 // backoff paces polls of a lease someone else holds.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -348,6 +349,83 @@ func TestTenantCap(t *testing.T) {
 	}
 	if _, err := r.m.Execute(ctx, k, ExecRequest{Code: "print x"}, nil); err != nil {
 		t.Fatalf("after a stop: %v", err)
+	}
+}
+
+// TestTenantCapSettlesRacingStarts: starts that all passed the first count
+// together keep exactly the cap's worth of sandboxes; the others give theirs
+// back, answer ErrLimit and leave their sessions stopped. A recount that
+// fails keeps the new sandbox (the cap is then soft).
+func TestTenantCapSettlesRacingStarts(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, Config{MaxLiveSandboxesPerTenant: 3})
+	if _, err := r.m.Start(ctx, testKey, StartOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// No create proceeds before every racer has reached it, so all of
+	// them passed the first count, which saw one sandbox.
+	const racers = 8
+	var arrived atomic.Int32
+	all := make(chan struct{})
+	r.sbx.fail = func(op, _ string) error {
+		if op == "Create" {
+			if arrived.Add(1) == racers {
+				close(all)
+			}
+			select {
+			case <-all:
+			case <-time.After(10 * time.Second):
+				return errors.New("not every racer reached Create")
+			}
+		}
+		return nil
+	}
+	errs := make([]error, racers)
+	var wg sync.WaitGroup
+	for i := range racers {
+		wg.Go(func() {
+			k := testKey
+			k.SessionID = fmt.Sprint("race-", i)
+			_, errs[i] = r.m.Start(ctx, k, StartOptions{})
+		})
+	}
+	wg.Wait()
+	started := 0
+	for i, err := range errs {
+		k := testKey
+		k.SessionID = fmt.Sprint("race-", i)
+		switch {
+		case err == nil:
+			started++
+		case errors.Is(err, ErrLimit):
+			if s := r.store.session(k); s.State != StateStopped || s.SandboxID != "" {
+				t.Errorf("capped session %s: %+v", k.SessionID, s)
+			}
+		default:
+			t.Fatalf("start %d: %v", i, err)
+		}
+	}
+	if started != 2 || len(r.sbx.live()) != 3 || r.sbx.count("Create") != 1+racers {
+		t.Fatalf("%d started, live %v, %d creates: want 2 started, 3 live, %d creates",
+			started, r.sbx.live(), r.sbx.count("Create"), 1+racers)
+	}
+
+	// A recount that fails keeps what it cannot judge.
+	r2 := newRig(t, Config{MaxLiveSandboxesPerTenant: 1})
+	lists := 0
+	r2.sbx.fail = func(op, _ string) error {
+		if op == "List" {
+			if lists++; lists == 2 {
+				return errors.New("list unavailable")
+			}
+		}
+		return nil
+	}
+	if _, err := r2.m.Start(ctx, testKey, StartOptions{}); err != nil {
+		t.Fatalf("start with a failing recount: %v", err)
+	}
+	if live := r2.sbx.live(); len(live) != 1 {
+		t.Fatalf("live %v", live)
 	}
 }
 

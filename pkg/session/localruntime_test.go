@@ -2,11 +2,14 @@ package session_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,7 +31,7 @@ func TestMain(m *testing.M) {
 // newLocalRuntimeManager runs the Manager on every real part: the local
 // E2B-compatible runtime through the E2B adapter, the DynamoDB store and
 // the S3 adapter on their emulators, and the system clock.
-func newLocalRuntimeManager(t *testing.T) (*session.Manager, *sandboxes.E2B) {
+func newLocalRuntimeManager(t *testing.T, cfg session.Config) (*session.Manager, *sandboxes.E2B) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
@@ -54,7 +57,8 @@ func newLocalRuntimeManager(t *testing.T) (*session.Manager, *sandboxes.E2B) {
 	if err := localaws.EnsureBucket(ctx, s3c, "artifacts"); err != nil {
 		t.Fatal(err)
 	}
-	m, err := session.NewManager(session.Config{StackID: "local-e2e"}, session.Deps{
+	cfg.StackID = "local-e2e"
+	m, err := session.NewManager(cfg, session.Deps{
 		Store: r.store.Store, Sandboxes: sbx, Blobs: blob.New(s3c, "artifacts"), Bus: r.bus,
 		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
@@ -64,7 +68,7 @@ func newLocalRuntimeManager(t *testing.T) (*session.Manager, *sandboxes.E2B) {
 }
 
 func TestLocalRuntimeArtifactsAndRestart(t *testing.T) {
-	m, sbx := newLocalRuntimeManager(t)
+	m, sbx := newLocalRuntimeManager(t, session.Config{})
 	ctx := t.Context()
 	exec := func(code string) *session.ExecResult {
 		t.Helper()
@@ -147,5 +151,40 @@ func waitPastSkew(t *testing.T, m *session.Manager, p string) {
 	past := es[i].ModifiedAt.Add(m.Config().ArtifactClockSkew + time.Millisecond)
 	for d := time.Until(past); d > 0; d = time.Until(past) {
 		time.Sleep(d)
+	}
+}
+
+// TestLocalRuntimeTenantCapUnderBurst starts many sessions of one tenant at
+// once against the local runtime: they all pass the first count together,
+// and exactly the cap's worth of sandboxes stays.
+func TestLocalRuntimeTenantCapUnderBurst(t *testing.T) {
+	const limit, starts = 4, 16
+	m, sbx := newLocalRuntimeManager(t, session.Config{MaxLiveSandboxesPerTenant: limit})
+	errs := make(chan error, starts)
+	var wg sync.WaitGroup
+	for i := range starts {
+		wg.Go(func() {
+			k := session.Key{Tenant: "acme", Principal: "alice", SessionID: fmt.Sprint("burst-", i)}
+			_, err := m.Start(t.Context(), k, session.StartOptions{})
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	started := 0
+	for err := range errs {
+		switch {
+		case err == nil:
+			started++
+		case !errors.Is(err, session.ErrLimit):
+			t.Fatalf("start: %v", err)
+		}
+	}
+	live, err := sbx.List(t.Context(), map[string]string{session.MetaTenant: "acme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if started != limit || len(live) != limit {
+		t.Fatalf("%d starts succeeded and %d sandboxes are live, want %d of each", started, len(live), limit)
 	}
 }
