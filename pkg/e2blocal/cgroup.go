@@ -20,8 +20,9 @@ import (
 //   - The host has cgroup v1 with memory, pids, cpu, cpuacct and freezer each
 //     mounted at /sys/fs/cgroup/<controller>, and a v2 "unified" mount at
 //     /sys/fs/cgroup/unified offering only hugetlb, on which the v2 code
-//     (groups, clone into a group, freeze, kill) is tested. Root may mkdir child groups below its own group (read from
-//     /proc/self/cgroup), so sandboxes get real limits there.
+//     (groups, clone into a group, freeze, kill) is tested. Root may mkdir
+//     child groups below its own group (read from /proc/self/cgroup), so
+//     sandboxes get real limits there.
 //   - v1 memory has use_hierarchy=1, so a sandbox's group is charged for
 //     everything its tree allocates, tmpfs pages included.
 //   - An unprivileged runtime usually cannot create groups (no delegation):
