@@ -164,7 +164,7 @@ func (rt *Runtime) provision(s *sandbox, withNet bool) error {
 		return err
 	}
 	spec := launchSpec{
-		bwrap: rt.cfg.Bwrap, agentBin: rt.fs.agentBin(), etcDir: rt.fs.etcDir(),
+		bwrap: rt.cfg.Bwrap, agentBin: rt.fs.agentBin(), kernel: rt.kernel, etcDir: rt.fs.etcDir(),
 		homeDir: rt.fs.homeDir(s.id), socket: rt.fs.socketPath(s.id), hostUID: s.hostUID,
 		tmpBytes: rt.cfg.TmpBytes,
 	}
@@ -259,12 +259,16 @@ func (rt *Runtime) agentConfig(s *sandbox) agent.Config {
 		m := uint64(rt.cfg.MemoryBytes) + 1<<30
 		rl = append(rl, agent.Rlimit{Resource: unix.RLIMIT_DATA, Cur: m, Max: m})
 	}
-	return agent.Config{
+	cfg := agent.Config{
 		User: "user", Home: insideHome, Shell: "/bin/bash",
 		Python: rt.cfg.Python, Env: s.envVars, AccessToken: s.accessToken,
 		MaxOutputBytes: rt.cfg.MaxOutputBytes, Rlimits: rl,
 		PrewarmKernel: interpreterTemplate(s.templateID),
 	}
+	if rt.kernel != "" {
+		cfg.KernelCompiled = insideKernel
+	}
+	return cfg
 }
 
 // interpreterTemplate tells the templates whose sandboxes E2B starts with

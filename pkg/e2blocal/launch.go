@@ -19,15 +19,18 @@ import (
 const (
 	insideHome  = "/home/user"
 	insideAgent = "/opt/e2b/agent"
-	insideUID   = 1000
-	agentEnvVar = "E2BLOCAL_AGENT"
-	sandboxPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	// insideKernel is where the compiled kernel is bound, when there is one.
+	insideKernel = "/opt/e2b/kernel.pyc"
+	insideUID    = 1000
+	agentEnvVar  = "E2BLOCAL_AGENT"
+	sandboxPath  = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 )
 
 // launchSpec is everything bwrap needs to build one sandbox.
 type launchSpec struct {
 	bwrap    string
 	agentBin string // host path of the executable re-run as the agent
+	kernel   string // host path of the compiled kernel; "" binds none
 	etcDir   string // generated /etc
 	homeDir  string // host dir bound at /home/user
 	socket   string // host path of the agent's unix socket (never bound inside)
@@ -85,6 +88,11 @@ func (s launchSpec) bwrapArgs(inner ...string) []string {
 		"--symlink", "/tmp", "/var/tmp",
 		"--bind", s.homeDir, insideHome,
 		"--ro-bind", s.agentBin, insideAgent,
+	)
+	if s.kernel != "" {
+		a = append(a, "--ro-bind", s.kernel, insideKernel)
+	}
+	a = append(a,
 		"--clearenv",
 		"--setenv", "PATH", sandboxPath,
 		"--setenv", "HOME", insideHome,

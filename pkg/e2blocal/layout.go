@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/sessionbox/sessionbox/pkg/e2blocal/kernel"
 )
 
 // layout is where a runtime keeps its files.
@@ -90,6 +92,19 @@ func (l *layout) prepare() error {
 		return fmt.Errorf("chmod sandboxes dir: %w", err)
 	}
 	return installAgent(l.agentBin())
+}
+
+// compileKernel compiles the code interpreter's kernel for python into a
+// directory every sandbox uid may read, returning the .pyc.
+func (l *layout) compileKernel(python string) (string, error) {
+	dir := filepath.Join(l.shared, "kernel")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("create kernel dir: %w", err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return "", fmt.Errorf("chmod kernel dir: %w", err)
+	}
+	return kernel.Compile(python, dir)
 }
 
 func (l *layout) etcDir() string              { return filepath.Join(l.shared, "etc") }

@@ -8,14 +8,19 @@ import (
 	"time"
 )
 
-// kernelPids lists the sandbox's Python kernels (kernel.py runs as
-// `python3 - <cap>`, reading its source from stdin).
+// kernelPids lists the sandbox's Python kernels: `python3 <kernel> <cap>`,
+// where kernel is the compiled kernel the runtime binds, or "-" when it
+// reads its source from stdin.
 func kernelPids(rt *Runtime, id string) []int {
+	want := "-"
+	if rt.kernel != "" {
+		want = insideKernel
+	}
 	var out []int
 	for _, pid := range processTree(rt.lookup(id).proc.cmd.Process.Pid) {
 		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 		args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
-		if len(args) == 3 && strings.HasPrefix(args[0], "/usr/bin/python3") && args[1] == "-" {
+		if len(args) == 3 && strings.HasPrefix(args[0], "/usr/bin/python3") && args[1] == want {
 			out = append(out, pid)
 		}
 	}
@@ -27,6 +32,9 @@ func kernelPids(rt *Runtime, id string) []int {
 // runs in it; a base sandbox starts no Python until asked.
 func TestPrewarmedKernel(t *testing.T) {
 	rt := startRuntime(t, Config{})
+	if rt.kernel == "" {
+		t.Fatal("the runtime did not compile the kernel")
+	}
 	ci := createSandbox(t, rt, map[string]any{"templateID": "code-interpreter-v1", "envVars": map[string]string{"STAGE": "warm"}})
 	base := createSandbox(t, rt, map[string]any{"templateID": "base"})
 	var pids []int

@@ -104,6 +104,7 @@ type Runtime struct {
 	slirp   string       // slirp4netns binary for internet access
 	homes   *homeImages  // nil when homes are plain, unlimited dirs
 	noNet   error        // why internet access is unavailable, nil when it is
+	kernel  string       // host path of the compiled kernel; "" when kernels compile their source
 
 	ctx    context.Context // ends at Close; parent of timers' work
 	cancel context.CancelFunc
@@ -168,6 +169,11 @@ func (rt *Runtime) init() error {
 	}
 	rt.fs = fs
 	rt.spawn = newSpawner()
+	// Kernels run bytecode compiled once here rather than compiling their
+	// source at every start.
+	if rt.kernel, err = fs.compileKernel(rt.cfg.Python); err != nil {
+		log.Printf("e2blocal: kernels compile their source at every start: %v", err)
+	}
 	rt.slirp, rt.noNet = netSupport(rt.cfg)
 	var why string
 	if rt.cfg.DiskMB < 0 {

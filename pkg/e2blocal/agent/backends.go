@@ -35,7 +35,7 @@ func newKernel(cfg Config) (*kernel.Server, error) {
 	}
 	srv, err := kernel.New(kernel.Config{
 		Python: cfg.Python, Workdir: cfg.Home, Env: env, MaxOutputBytes: cfg.MaxOutputBytes,
-		AccessToken: cfg.AccessToken,
+		AccessToken: cfg.AccessToken, Compiled: cfg.KernelCompiled,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("build kernel server: %w", err)

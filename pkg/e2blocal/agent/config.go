@@ -21,6 +21,7 @@ type Config struct {
 	MaxOutputBytes int64             `json:"maxOutputBytes"` // per process / execution
 	Rlimits        []Rlimit          `json:"rlimits"`        // applied to the agent, inherited by everything it starts
 	PrewarmKernel  bool              `json:"prewarmKernel"`  // start Python once ready (code-interpreter templates)
+	KernelCompiled string            `json:"kernelCompiled"` // the kernel as a .pyc; "" feeds Python its source
 }
 
 // Rlimit is one resource limit (resource number from golang.org/x/sys/unix).

@@ -83,7 +83,18 @@ func BenchmarkSpawnPythonBaseline(b *testing.B) {
 
 // BenchmarkKernelStart measures starting a kernel until it reports ready (first use of a context).
 func BenchmarkKernelStart(b *testing.B) {
-	spec := procSpec{python: testPython, dir: b.TempDir(), env: []string{"PATH=/usr/bin:/bin"}, cap: DefaultMaxOutputBytes, maxFrame: defaultMaxFrame}
+	pyc, err := Compile(testPython, b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct{ name, compiled string }{{"source", ""}, {"compiled", pyc}} {
+		b.Run(bc.name, func(b *testing.B) { benchKernelStart(b, bc.compiled) })
+	}
+}
+
+func benchKernelStart(b *testing.B, compiled string) {
+	spec := procSpec{python: testPython, compiled: compiled, dir: b.TempDir(), env: []string{"PATH=/usr/bin:/bin"},
+		cap: DefaultMaxOutputBytes, maxFrame: defaultMaxFrame}
 	durs := make([]time.Duration, 0, b.N)
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {

@@ -35,6 +35,10 @@ type Config struct {
 	// AccessToken is the sandbox's envd access token; when set, /execute
 	// requires it in X-Access-Token and /contexts* reject a wrong one.
 	AccessToken string
+	// Compiled is the path of Source compiled by Python into a .pyc it
+	// can run; empty sends the source on stdin, which Python compiles at
+	// every kernel start (~12 ms of a ~50 ms start).
+	Compiled string
 }
 
 // tuning holds intervals that tests shorten.
@@ -150,7 +154,7 @@ func (s *Server) Close() error {
 }
 
 func (s *Server) procSpec(cwd string) procSpec {
-	return procSpec{python: s.cfg.Python, dir: cwd, env: s.cfg.Env, cap: s.cfg.MaxOutputBytes, maxFrame: s.maxFrame()}
+	return procSpec{python: s.cfg.Python, compiled: s.cfg.Compiled, dir: cwd, env: s.cfg.Env, cap: s.cfg.MaxOutputBytes, maxFrame: s.maxFrame()}
 }
 
 func (s *Server) maxFrame() uint32 {

@@ -912,6 +912,9 @@ def main():
     k.capture_fds()
     sys.stdout = sys.__stdout__ = k.stdout
     sys.stderr = sys.__stderr__ = k.stderr
+    if sys.argv[0] not in ("", "-") and sys.path and sys.path[0] == os.path.dirname(os.path.abspath(sys.argv[0])):
+        # Run from a compiled file: its directory is ours, not the user's.
+        del sys.path[0]
     sys.argv = [""]
     if "" not in sys.path:
         sys.path.insert(0, "")

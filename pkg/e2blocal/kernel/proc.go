@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +20,24 @@ import (
 
 //go:embed kernel.py
 var kernelSource string
+
+// Compile writes the kernel's source into dir and has python compile it
+// there, returning the .pyc for Config.Compiled. It runs the interpreter the
+// kernels will run (the same file), so the bytecode's version matches.
+func Compile(python, dir string) (string, error) {
+	src, pyc := filepath.Join(dir, "kernel.py"), filepath.Join(dir, "kernel.pyc")
+	if err := os.WriteFile(src, []byte(kernelSource), 0o644); err != nil {
+		return "", fmt.Errorf("write kernel source: %w", err)
+	}
+	const script = "import py_compile, sys; py_compile.compile(sys.argv[1], cfile=sys.argv[2], doraise=True)"
+	if out, err := exec.Command(python, "-c", script, src, pyc).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("compile kernel with %s: %w: %s", python, err, out)
+	}
+	if err := os.Chmod(pyc, 0o644); err != nil {
+		return "", fmt.Errorf("compile kernel: %w", err)
+	}
+	return pyc, nil
+}
 
 // Frame types of the kernel pipe protocol (see kernel.py).
 const (
@@ -65,6 +84,7 @@ type proc struct {
 
 type procSpec struct {
 	python   string
+	compiled string // kernel.py compiled for python; "" sends the source on stdin
 	dir      string
 	env      []string
 	cap      int64
@@ -84,9 +104,12 @@ func startProc(ctx context.Context, spec procSpec, timeout time.Duration) (*proc
 		return nil, fmt.Errorf("kernel event pipe: %w", err)
 	}
 	cmd := exec.Command(spec.python, "-", strconv.FormatInt(spec.cap, 10))
+	cmd.Stdin = strings.NewReader(kernelSource)
+	if spec.compiled != "" {
+		cmd = exec.Command(spec.python, spec.compiled, strconv.FormatInt(spec.cap, 10))
+	}
 	cmd.Dir = spec.dir
 	cmd.Env = spec.env
-	cmd.Stdin = strings.NewReader(kernelSource)
 	tail := &tailBuffer{max: 4096}
 	cmd.Stdout = tail
 	cmd.Stderr = tail
