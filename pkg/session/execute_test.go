@@ -13,9 +13,7 @@ import (
 func TestActivityWritesThrottled(t *testing.T) {
 	r := newRig(t, Config{})
 	ctx := context.Background()
-	if _, err := r.m.Start(ctx, testKey, StartOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	r.mustStart(t, ctx, testKey, StartOptions{})
 	exec := func() {
 		t.Helper()
 		if _, err := r.m.Execute(ctx, testKey, ExecRequest{Code: "print x"}, nil); err != nil {
@@ -64,9 +62,7 @@ func TestActivityWriteLosesToReaper(t *testing.T) {
 	// write: the write fails, we re-read, and resume instead.
 	r := newRig(t, Config{})
 	ctx := context.Background()
-	if _, err := r.m.Start(ctx, testKey, StartOptions{Pause: true}); err != nil {
-		t.Fatal(err)
-	}
+	r.mustStart(t, ctx, testKey, StartOptions{Pause: true})
 	r.clock.Advance(31 * time.Minute)
 	var fired atomic.Bool
 	r.store.fail = func(op string) error {

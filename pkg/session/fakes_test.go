@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 )
 
@@ -756,3 +757,13 @@ func newRig(t interface{ Fatal(...any) }, cfg Config) *rig {
 }
 
 var testKey = Key{Tenant: "acme", Principal: "alice", SessionID: "chat-1"}
+
+// mustStart starts key's sandbox, failing the test if it cannot.
+func (r *rig) mustStart(t testing.TB, ctx context.Context, key Key, opts StartOptions) *Session {
+	t.Helper()
+	s, err := r.m.Start(ctx, key, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}

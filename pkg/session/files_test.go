@@ -65,10 +65,7 @@ func TestInlineFiles(t *testing.T) {
 func TestWriteFileRetriedOnFreshSandbox(t *testing.T) {
 	r := newRig(t, Config{})
 	ctx := context.Background()
-	s, err := r.m.Start(ctx, testKey, StartOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := r.mustStart(t, ctx, testKey, StartOptions{})
 	r.sbx.vanish(s.SandboxID)
 	if _, err := r.m.WriteFile(ctx, testKey, "a.txt", strings.NewReader("data")); err != nil {
 		t.Fatal(err)
@@ -217,10 +214,7 @@ func TestFileReadsStartNoSandbox(t *testing.T) {
 			}
 		}, "has no sandbox; run code or start it first"},
 		{"sandbox gone", func(t *testing.T, r *rig) {
-			s, err := r.m.Start(ctx, testKey, StartOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := r.mustStart(t, ctx, testKey, StartOptions{})
 			r.sbx.vanish(s.SandboxID)
 		}, "has no sandbox; run code or start it first"},
 	}
@@ -245,9 +239,7 @@ func TestFileReadsStartNoSandbox(t *testing.T) {
 	}
 	t.Run("paused session is resumed", func(t *testing.T) {
 		r := newRig(t, Config{})
-		if _, err := r.m.Start(ctx, testKey, StartOptions{Pause: true}); err != nil {
-			t.Fatal(err)
-		}
+		r.mustStart(t, ctx, testKey, StartOptions{Pause: true})
 		if _, err := r.m.WriteFile(ctx, testKey, "b.txt", strings.NewReader("y")); err != nil {
 			t.Fatal(err)
 		}

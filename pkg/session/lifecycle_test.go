@@ -15,10 +15,7 @@ func TestStartStopStatusTransitions(t *testing.T) {
 	r := newRig(t, Config{})
 	ctx := context.Background()
 
-	s, err := r.m.Start(ctx, testKey, StartOptions{Metadata: map[string]string{"stack": "evil", "team": "x"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := r.mustStart(t, ctx, testKey, StartOptions{Metadata: map[string]string{"stack": "evil", "team": "x"}})
 	if s.State != StateRunning || s.SandboxID == "" || s.Template != "code-interpreter-v1" || s.Type != TypeCodeInterpreter {
 		t.Fatalf("after start: %+v", s)
 	}
@@ -86,9 +83,7 @@ func TestStatusAppliesDeadlines(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newRig(t, Config{})
 			ctx := context.Background()
-			if _, err := r.m.Start(ctx, testKey, StartOptions{Pause: tt.pause}); err != nil {
-				t.Fatal(err)
-			}
+			r.mustStart(t, ctx, testKey, StartOptions{Pause: tt.pause})
 			r.clock.Advance(tt.advance)
 			s, err := r.m.Status(ctx, testKey)
 			if err != nil || s.State != tt.want {
@@ -99,9 +94,7 @@ func TestStatusAppliesDeadlines(t *testing.T) {
 	t.Run("stopped past retention is not found", func(t *testing.T) {
 		r := newRig(t, Config{})
 		ctx := context.Background()
-		if _, err := r.m.Start(ctx, testKey, StartOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		r.mustStart(t, ctx, testKey, StartOptions{})
 		if _, err := r.m.Stop(ctx, testKey); err != nil {
 			t.Fatal(err)
 		}
@@ -194,10 +187,7 @@ func TestRestartWhenSandboxGone(t *testing.T) {
 	ctx := context.Background()
 	t.Run("gone before execute", func(t *testing.T) {
 		r := newRig(t, Config{})
-		s, err := r.m.Start(ctx, testKey, StartOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := r.mustStart(t, ctx, testKey, StartOptions{})
 		r.sbx.vanish(s.SandboxID)
 		res, err := r.m.Execute(ctx, testKey, ExecRequest{Code: "print again"}, nil)
 		if err != nil {
@@ -219,9 +209,7 @@ func TestRestartWhenSandboxGone(t *testing.T) {
 	})
 	t.Run("gone after output is not re-sent", func(t *testing.T) {
 		r := newRig(t, Config{})
-		if _, err := r.m.Start(ctx, testKey, StartOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		r.mustStart(t, ctx, testKey, StartOptions{})
 		r.sbx.execFn = func(ctx context.Context, id string, req ExecRequest, onEvent func(Event)) (*ExecResult, error) {
 			onEvent(Event{Stdout: "partial"})
 			return nil, ErrSandboxGone
@@ -236,9 +224,7 @@ func TestRestartWhenSandboxGone(t *testing.T) {
 	})
 	t.Run("provider unavailable is an error, not a restart", func(t *testing.T) {
 		r := newRig(t, Config{})
-		if _, err := r.m.Start(ctx, testKey, StartOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		r.mustStart(t, ctx, testKey, StartOptions{})
 		r.sbx.fail = func(op, id string) error {
 			if op == "Execute" {
 				return Errorf(ErrUnavailable, "502 from provider")
@@ -257,9 +243,7 @@ func TestRestartWhenSandboxGone(t *testing.T) {
 func TestResumePaused(t *testing.T) {
 	r := newRig(t, Config{})
 	ctx := context.Background()
-	if _, err := r.m.Start(ctx, testKey, StartOptions{Pause: true}); err != nil {
-		t.Fatal(err)
-	}
+	r.mustStart(t, ctx, testKey, StartOptions{Pause: true})
 	r.clock.Advance(31 * time.Minute)
 	if rep, err := r.m.Reap(ctx); err != nil || rep.Paused != 1 {
 		t.Fatalf("reap %+v %v", rep, err)
@@ -283,10 +267,7 @@ func TestResumePaused(t *testing.T) {
 func TestResumeGonePausedRestarts(t *testing.T) {
 	r := newRig(t, Config{})
 	ctx := context.Background()
-	s, err := r.m.Start(ctx, testKey, StartOptions{Pause: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := r.mustStart(t, ctx, testKey, StartOptions{Pause: true})
 	r.clock.Advance(31 * time.Minute)
 	if _, err := r.m.Reap(ctx); err != nil {
 		t.Fatal(err)
@@ -301,10 +282,7 @@ func TestResumeGonePausedRestarts(t *testing.T) {
 func TestExpiredLifetimeStartsFresh(t *testing.T) {
 	r := newRig(t, Config{})
 	ctx := context.Background()
-	s, err := r.m.Start(ctx, testKey, StartOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := r.mustStart(t, ctx, testKey, StartOptions{})
 	for range 5 { // keep it active past its lifetime
 		r.clock.Advance(25 * time.Minute)
 		if _, err := r.m.Execute(ctx, testKey, ExecRequest{Code: "print x"}, nil); err != nil {
@@ -326,9 +304,7 @@ func TestTenantCap(t *testing.T) {
 	for i := range 2 {
 		k := testKey
 		k.SessionID = fmt.Sprint("s", i)
-		if _, err := r.m.Start(ctx, k, StartOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		r.mustStart(t, ctx, k, StartOptions{})
 	}
 	other := Key{Tenant: "globex", Principal: "bob", SessionID: "s0"}
 	if _, err := r.m.Start(ctx, other, StartOptions{}); err != nil {
@@ -359,9 +335,7 @@ func TestTenantCap(t *testing.T) {
 func TestTenantCapSettlesRacingStarts(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, Config{MaxLiveSandboxesPerTenant: 3})
-	if _, err := r.m.Start(ctx, testKey, StartOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	r.mustStart(t, ctx, testKey, StartOptions{})
 	// No create proceeds before every racer has reached it, so all of
 	// them passed the first count, which saw one sandbox.
 	const racers = 8
@@ -517,13 +491,9 @@ func TestListPages(t *testing.T) {
 	for i := range 5 {
 		k := testKey
 		k.SessionID = fmt.Sprintf("s%d", i)
-		if _, err := r.m.Start(ctx, k, StartOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		r.mustStart(t, ctx, k, StartOptions{})
 	}
-	if _, err := r.m.Start(ctx, Key{Tenant: "acme", Principal: "bob", SessionID: "b"}, StartOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	r.mustStart(t, ctx, Key{Tenant: "acme", Principal: "bob", SessionID: "b"}, StartOptions{})
 	var ids []string
 	cursor := ""
 	for {
@@ -550,10 +520,7 @@ func TestListPages(t *testing.T) {
 func TestStartResumesPaused(t *testing.T) {
 	r := newRig(t, Config{})
 	ctx := context.Background()
-	first, err := r.m.Start(ctx, testKey, StartOptions{Pause: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	first := r.mustStart(t, ctx, testKey, StartOptions{Pause: true})
 	r.clock.Advance(31 * time.Minute)
 	if rep, _ := r.m.Reap(ctx); rep.Paused != 1 {
 		t.Fatalf("%+v", rep)
@@ -591,9 +558,7 @@ func TestStopFaults(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newRig(t, Config{})
 			ctx := context.Background()
-			if _, err := r.m.Start(ctx, testKey, StartOptions{}); err != nil {
-				t.Fatal(err)
-			}
+			r.mustStart(t, ctx, testKey, StartOptions{})
 			var mu sync.Mutex
 			n := 0
 			if tt.storeFail != nil {

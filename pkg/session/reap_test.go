@@ -66,9 +66,7 @@ func TestReap(t *testing.T) {
 func TestReapPausedAtLifetime(t *testing.T) {
 	r := newRig(t, Config{})
 	ctx := context.Background()
-	if _, err := r.m.Start(ctx, testKey, StartOptions{Pause: true}); err != nil {
-		t.Fatal(err)
-	}
+	r.mustStart(t, ctx, testKey, StartOptions{Pause: true})
 	r.clock.Advance(31 * time.Minute)
 	if rep, _ := r.m.Reap(ctx); rep.Paused != 1 {
 		t.Fatalf("%+v", rep)
@@ -89,9 +87,7 @@ func TestReapPausedAtLifetime(t *testing.T) {
 func TestReapLifetimeKillsEvenWithPause(t *testing.T) {
 	r := newRig(t, Config{IdleTimeout: 2 * time.Hour, Lifetime: 2 * time.Hour})
 	ctx := context.Background()
-	if _, err := r.m.Start(ctx, testKey, StartOptions{Pause: true}); err != nil {
-		t.Fatal(err)
-	}
+	r.mustStart(t, ctx, testKey, StartOptions{Pause: true})
 	r.clock.Advance(2*time.Hour + time.Second)
 	if rep, _ := r.m.Reap(ctx); rep.Killed != 1 || rep.Paused != 0 {
 		t.Fatalf("%+v", rep)
@@ -104,9 +100,7 @@ func TestReapOverlappingTicks(t *testing.T) {
 	for i := range 20 {
 		k := testKey
 		k.SessionID = fmt.Sprint("s", i)
-		if _, err := r.m.Start(ctx, k, StartOptions{Pause: i%2 == 0}); err != nil {
-			t.Fatal(err)
-		}
+		r.mustStart(t, ctx, k, StartOptions{Pause: i%2 == 0})
 	}
 	r.clock.Advance(31 * time.Minute)
 	reports := make([]ReapReport, 4)
@@ -142,9 +136,7 @@ func TestReapRacingUserCall(t *testing.T) {
 	// session alone.
 	r := newRig(t, Config{})
 	ctx := context.Background()
-	if _, err := r.m.Start(ctx, testKey, StartOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	r.mustStart(t, ctx, testKey, StartOptions{})
 	r.clock.Advance(31 * time.Minute)
 	due, err := r.store.DueSessions(ctx, r.clock.Now(), 10)
 	if err != nil || len(due) != 1 {
@@ -164,9 +156,7 @@ func TestReapRacingUserCall(t *testing.T) {
 func TestReapProviderErrors(t *testing.T) {
 	r := newRig(t, Config{})
 	ctx := context.Background()
-	if _, err := r.m.Start(ctx, testKey, StartOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	r.mustStart(t, ctx, testKey, StartOptions{})
 	r.clock.Advance(31 * time.Minute)
 	r.sbx.fail = func(op, id string) error {
 		if op == "Kill" {
@@ -198,10 +188,7 @@ func TestReapProviderErrors(t *testing.T) {
 func TestReapPauseOfGoneSandbox(t *testing.T) {
 	r := newRig(t, Config{})
 	ctx := context.Background()
-	s, err := r.m.Start(ctx, testKey, StartOptions{Pause: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := r.mustStart(t, ctx, testKey, StartOptions{Pause: true})
 	r.sbx.vanish(s.SandboxID)
 	r.clock.Advance(31 * time.Minute)
 	if rep, err := r.m.Reap(ctx); err != nil || rep.Killed != 1 {
@@ -248,10 +235,7 @@ func TestReapStaleStartingLease(t *testing.T) {
 func TestReapOrphans(t *testing.T) {
 	r := newRig(t, Config{})
 	ctx := context.Background()
-	owned, err := r.m.Start(ctx, testKey, StartOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	owned := r.mustStart(t, ctx, testKey, StartOptions{})
 	start := r.clock.Now()
 	md := func(session string) map[string]string {
 		return map[string]string{MetaStack: "stack-test", MetaTenant: "acme", MetaPrincipal: "alice", MetaSession: session}
@@ -282,9 +266,7 @@ func TestReapOrphans(t *testing.T) {
 func TestShortIdleTimeoutWritesActivityOften(t *testing.T) {
 	r := newRig(t, Config{})
 	ctx := context.Background()
-	if _, err := r.m.Start(ctx, testKey, StartOptions{IdleTimeoutSecs: 20}); err != nil {
-		t.Fatal(err)
-	}
+	r.mustStart(t, ctx, testKey, StartOptions{IdleTimeoutSecs: 20})
 	// Busy every 8s for a minute: each 10s (half the idle timeout) records
 	// activity, so the reaper never finds it idle.
 	for range 8 {
@@ -308,9 +290,7 @@ func TestReapCancelledLeavesNoGoroutines(t *testing.T) {
 		for i := range 30 {
 			k := testKey
 			k.SessionID = fmt.Sprint("s", i)
-			if _, err := r.m.Start(ctx, k, StartOptions{}); err != nil {
-				t.Fatal(err)
-			}
+			r.mustStart(t, ctx, k, StartOptions{})
 		}
 		r.clock.Advance(31 * time.Minute)
 		cctx, cancel := context.WithCancel(ctx)
@@ -364,10 +344,7 @@ func TestReapPauseRacingUserCall(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig(t, Config{})
 		ctx := t.Context()
-		s, err := r.m.Start(ctx, testKey, StartOptions{Pause: true})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := r.mustStart(t, ctx, testKey, StartOptions{Pause: true})
 		r.clock.Advance(31 * time.Minute)
 		entered, gate := make(chan struct{}), make(chan struct{})
 		var once sync.Once
@@ -422,9 +399,7 @@ func TestReapPauseFaults(t *testing.T) {
 	ctx := context.Background()
 	t.Run("a pause that fails is recorded paused and resumed on use", func(t *testing.T) {
 		r := newRig(t, Config{})
-		if _, err := r.m.Start(ctx, testKey, StartOptions{Pause: true}); err != nil {
-			t.Fatal(err)
-		}
+		r.mustStart(t, ctx, testKey, StartOptions{Pause: true})
 		r.clock.Advance(31 * time.Minute)
 		r.sbx.fail = func(op, id string) error {
 			if op == "Pause" {
@@ -445,10 +420,7 @@ func TestReapPauseFaults(t *testing.T) {
 	})
 	t.Run("a reaper that died mid-pause: its lease runs out, a user call resumes", func(t *testing.T) {
 		r := newRig(t, Config{})
-		s, err := r.m.Start(ctx, testKey, StartOptions{Pause: true})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := r.mustStart(t, ctx, testKey, StartOptions{Pause: true})
 		cur := r.store.session(testKey)
 		now := r.clock.Now()
 		cur.State, cur.LeaseOwner, cur.LeaseUntil, cur.DueAt = StatePausing, "dead", now.Add(time.Minute), now.Add(time.Minute)
@@ -467,9 +439,7 @@ func TestReapPauseFaults(t *testing.T) {
 	})
 	t.Run("a reaper that died mid-pause: the next tick pauses", func(t *testing.T) {
 		r := newRig(t, Config{})
-		if _, err := r.m.Start(ctx, testKey, StartOptions{Pause: true}); err != nil {
-			t.Fatal(err)
-		}
+		r.mustStart(t, ctx, testKey, StartOptions{Pause: true})
 		r.clock.Advance(31 * time.Minute)
 		cur := r.store.session(testKey)
 		now := r.clock.Now()
@@ -496,10 +466,7 @@ func TestReapPauseOutlastingItsLease(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig(t, Config{})
 		ctx := t.Context()
-		s, err := r.m.Start(ctx, testKey, StartOptions{Pause: true})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := r.mustStart(t, ctx, testKey, StartOptions{Pause: true})
 		r.clock.Advance(31 * time.Minute)
 		entered, gate := make(chan struct{}), make(chan struct{})
 		var once sync.Once
