@@ -316,6 +316,21 @@ func (f *fakeSandboxes) enter(ctx context.Context, op, id string) error {
 	return nil
 }
 
+// holdPauses makes every Pause wait inside the provider until gate is
+// closed; entered closes when the first one arrives.
+func (f *fakeSandboxes) holdPauses() (entered <-chan struct{}, gate chan struct{}) {
+	in, gate := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	f.fail = func(op, _ string) error {
+		if op == "Pause" {
+			once.Do(func() { close(in) })
+			<-gate
+		}
+		return nil
+	}
+	return in, gate
+}
+
 // box returns a sandbox or ErrSandboxGone; the caller holds mu.
 func (f *fakeSandboxes) box(id string) (*fakeBox, error) {
 	b, ok := f.boxes[id]

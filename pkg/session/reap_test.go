@@ -346,15 +346,7 @@ func TestReapPauseRacingUserCall(t *testing.T) {
 		ctx := t.Context()
 		s := r.mustStart(t, ctx, testKey, StartOptions{Pause: true})
 		r.clock.Advance(31 * time.Minute)
-		entered, gate := make(chan struct{}), make(chan struct{})
-		var once sync.Once
-		r.sbx.fail = func(op, id string) error {
-			if op == "Pause" {
-				once.Do(func() { close(entered) })
-				<-gate
-			}
-			return nil
-		}
+		entered, gate := r.sbx.holdPauses()
 		reaped := make(chan ReapReport, 1)
 		go func() {
 			rep, err := r.m.Reap(ctx)
@@ -468,15 +460,7 @@ func TestReapPauseOutlastingItsLease(t *testing.T) {
 		ctx := t.Context()
 		s := r.mustStart(t, ctx, testKey, StartOptions{Pause: true})
 		r.clock.Advance(31 * time.Minute)
-		entered, gate := make(chan struct{}), make(chan struct{})
-		var once sync.Once
-		r.sbx.fail = func(op, id string) error {
-			if op == "Pause" {
-				once.Do(func() { close(entered) })
-				<-gate
-			}
-			return nil
-		}
+		entered, gate := r.sbx.holdPauses()
 		reaped := make(chan ReapReport, 1)
 		go func() {
 			rep, _ := r.m.Reap(ctx)
