@@ -6,7 +6,6 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 
 FUNCTIONS := start stop status execute files install runs reaper authorizer
-STATICCHECK := honnef.co/go/tools/cmd/staticcheck@2025.1.1
 ADDR     ?= 127.0.0.1:8080
 DATA_DIR ?= .data
 
@@ -52,17 +51,19 @@ bench: setup
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./...
 	@if [ -x scripts/bench/run.sh ]; then scripts/bench/run.sh; fi
 
-## lint: gofmt, go vet, staticcheck (pinned)
+## lint: gofmt, go vet, staticcheck (pinned as a tool in go.mod)
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt: $$out"; exit 1; fi
 	$(GO) vet ./...
-	$(GO) run $(STATICCHECK) ./...
+	$(GO) tool staticcheck ./...
 
-## proto: regenerate pkg/envdpb from proto/ (protoc from apt, generators pinned)
+## proto: regenerate pkg/envdpb from proto/ (protoc from apt; the generators are
+## tools pinned in go.mod, built at those versions onto PATH for protoc)
+proto: PROTO_BIN = $(CURDIR)/bin/proto
 proto:
-	$(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
-	$(GO) install connectrpc.com/connect/cmd/protoc-gen-connect-go@v1.21.1
-	protoc -I proto -I /usr/include \
+	@mkdir -p $(PROTO_BIN)
+	$(GO) build -o $(PROTO_BIN)/ google.golang.org/protobuf/cmd/protoc-gen-go connectrpc.com/connect/cmd/protoc-gen-connect-go
+	PATH="$(PROTO_BIN):$$PATH" protoc -I proto -I /usr/include \
 	  --go_out=. --go_opt=module=github.com/sessionbox/sessionbox \
 	  --connect-go_out=. --connect-go_opt=module=github.com/sessionbox/sessionbox \
 	  proto/process/process.proto proto/filesystem/filesystem.proto
