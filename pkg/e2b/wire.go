@@ -1,5 +1,8 @@
 package e2b
 
+// Small conversions that put values on the wire, and the draining that takes
+// a finished response off it so its connection can be reused.
+
 import (
 	"encoding/base64"
 	"io"
