@@ -62,5 +62,15 @@ test('code interpreter', async (t) => {
       await sbx.runCode('open("from_code.txt", "w").write("written by code")')
       assert.equal(await sbx.files.read('/home/user/from_code.txt'), 'written by code')
     })
+
+    await t.test('indented cells run as IPython runs them', async () => {
+      const ex = await sbx.runCode(`
+        def add(a, b):
+            return a + b
+        add(40, 2)
+      `)
+      assert.equal(ex.error, undefined)
+      assert.equal(ex.text, '42')
+    })
   }, { kind: 'code' })
 })

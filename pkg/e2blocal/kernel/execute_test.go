@@ -135,7 +135,7 @@ func TestErrors(t *testing.T) {
 		{"print('before')\nboom()", "ValueError", "bad value", []string{"<cell-1>", "raise ValueError", "boom()"}},
 		{"undefined_name", "NameError", "name 'undefined_name' is not defined", []string{"NameError"}},
 		{"def f(:\n  pass", "SyntaxError", "invalid syntax", []string{"<cell-5>", "def f(:"}},
-		{"  x = 1", "IndentationError", "unexpected indent", []string{"IndentationError"}},
+		{"x = 1\n  y = 2", "IndentationError", "unexpected indent", []string{"IndentationError"}},
 		{"raise SystemExit(3)", "SystemExit", "3", []string{"SystemExit"}},
 		{"raise KeyError('k') from OSError('inner')", "KeyError", "'k'", []string{"OSError: inner", "direct cause"}},
 	}
@@ -392,5 +392,36 @@ func TestUserSiteInstallImportable(t *testing.T) {
 	}
 	if r := env.run(t, "import sbx_user_pkg\nsbx_user_pkg.VALUE"); r.mainText() != "42" {
 		t.Fatalf("import after a user install: %+v", r)
+	}
+}
+
+// TestIndentedCells: the indentation every line of a cell shares is removed
+// before compiling, as IPython does, so cells from indented template literals
+// and triple-quoted strings run.
+func TestIndentedCells(t *testing.T) {
+	e := defaultEnv(t)
+	cases := []struct {
+		name, code, want, stdout string
+	}{
+		{name: "issue example", code: "\n    x = 1\n    x\n    ", want: "1"},
+		{name: "tabs", code: "\tv = 2\n\tv * 3", want: "6"},
+		{name: "nested block", code: "\n        def f(n):\n            return n + 1\n        f(41)\n", want: "42"},
+		{name: "blank lines inside", code: "  a = 1\n\n  b = 2\n  a + b", want: "3"},
+		{name: "leading blank lines only", code: "\n\n7 * 6", want: "42"},
+		{name: "print", code: "\n    print('hi')\n", stdout: "hi\n"},
+	}
+	for _, c := range cases {
+		r := e.run(t, c.code).mustNoError(t)
+		if c.want != "" && r.mainText() != c.want {
+			t.Errorf("%s: result %q, want %q (%v)", c.name, r.mainText(), c.want, r.lines)
+		}
+		if c.stdout != "" && r.text("stdout") != c.stdout {
+			t.Errorf("%s: stdout %q, want %q", c.name, r.text("stdout"), c.stdout)
+		}
+	}
+	// Lines indented less than the first keep failing as Python would.
+	r := e.run(t, "    x = 1\n  y = 2")
+	if er := r.err(); er == nil || er["name"] != "IndentationError" {
+		t.Errorf("inconsistent indentation: %v", r.lines)
 	}
 }

@@ -547,8 +547,23 @@ def _restore_env(saved):
 _FLAGS = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if hasattr(ast, "PyCF_ALLOW_TOP_LEVEL_AWAIT") else 0
 
 
+def _dedent(code):
+    """Drops leading blank lines and the indentation every line shares, as
+    IPython does before compiling: cells sent from template literals and
+    triple-quoted strings are indented as a whole."""
+    if not code or code[0] not in " \t\r\n":
+        return code
+    import textwrap
+
+    lines = code.splitlines(True)
+    while lines and not lines[0].strip():
+        del lines[0]
+    return textwrap.dedent("".join(lines))
+
+
 def _compile_cell(code, fn):
     """Splits the cell into its body and a trailing expression (REPL semantics)."""
+    code = _dedent(code)
     try:
         tree = ast.parse(code, fn, "exec")
     except SyntaxError:
