@@ -74,6 +74,28 @@ test('files', async (t) => {
       }
     })
 
+    await t.test('getInfo of a symlink gives the resolved absolute target', async () => {
+      await sbx.files.write('/home/user/links/target.txt', 't')
+      await sbx.commands.run('ln -s target.txt links/rel && ln -s rel links/chain')
+      for (const name of ['rel', 'chain']) {
+        const info = await sbx.files.getInfo(`/home/user/links/${name}`)
+        assert.equal(info.symlinkTarget, '/home/user/links/target.txt')
+      }
+    })
+
+    await t.test('a write without metadata clears the old metadata', async () => {
+      await sbx.files.write('/home/user/meta.txt', 'v1', { metadata: { owner: 'alice' } })
+      assert.deepEqual((await sbx.files.getInfo('/home/user/meta.txt')).metadata, { owner: 'alice' })
+      await sbx.files.write('/home/user/meta.txt', 'v2')
+      assert.equal((await sbx.files.getInfo('/home/user/meta.txt')).metadata, undefined)
+    })
+
+    await t.test('removing a missing path succeeds', async () => {
+      await sbx.files.remove('/home/user/never-there.txt')
+      await sbx.files.remove('/home/user/never/there/either')
+      assert.equal(await sbx.files.exists('/home/user/never'), false)
+    })
+
     await t.test('signed download and upload URLs', async () => {
       await sbx.files.write('/home/user/url.txt', 'via url')
       const dl = await sbx.downloadUrl('/home/user/url.txt')

@@ -92,7 +92,7 @@ func (s *Server) entryFromInfo(path, shownPath string, info fs.FileInfo) *filesy
 		e.Group = s.ids.group(st.Gid)
 	}
 	if info.Mode()&fs.ModeSymlink != 0 {
-		if target, err := os.Readlink(path); err == nil {
+		if target, ok := symlinkTarget(path); ok {
 			e.SymlinkTarget = &target
 		}
 		return e
@@ -101,4 +101,21 @@ func (s *Server) entryFromInfo(path, shownPath string, info fs.FileInfo) *filesy
 		e.Metadata = md
 	}
 	return e
+}
+
+// symlinkTarget is where the link at path leads, as E2B reports it: the
+// absolute path with every link resolved. A dangling or looping link has no
+// resolved path; its own text, made absolute, still says where it points.
+func symlinkTarget(path string) (string, bool) {
+	if target, err := filepath.EvalSymlinks(path); err == nil {
+		return target, true
+	}
+	target, err := os.Readlink(path)
+	if err != nil {
+		return "", false
+	}
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(filepath.Dir(path), target)
+	}
+	return filepath.Clean(target), true
 }

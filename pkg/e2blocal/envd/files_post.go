@@ -234,10 +234,10 @@ func (s *Server) writeUpload(p string, src io.Reader, md map[string]string) (upl
 	case closeErr != nil:
 		return uploadedEntry{}, &httpError{fsStatus(closeErr), fmt.Errorf("close %s: %w", path, closeErr)}
 	}
-	if md != nil {
-		if err := replaceMetadata(path, md); err != nil {
-			return uploadedEntry{}, &httpError{fsStatus(err), err}
-		}
+	// The upload's metadata replaces the file's, as in E2B: an upload
+	// without any clears what an earlier one set.
+	if err := replaceMetadata(path, md); err != nil {
+		return uploadedEntry{}, &httpError{fsStatus(err), err}
 	}
 	return uploadedEntry{Path: path, Name: filepath.Base(path), Type: "file", Metadata: md}, nil
 }

@@ -101,9 +101,7 @@ func (f *filesystemService) Remove(_ context.Context, req *connect.Request[files
 	if path == "/" {
 		return nil, connect.NewError(connect.CodeInvalidArgument, errors.New("refusing to remove /"))
 	}
-	if _, err := os.Lstat(path); err != nil {
-		return nil, fsError(fmt.Errorf("remove %s: %w", path, err))
-	}
+	// As in E2B, removing what is not there succeeds: the path is gone either way.
 	if err := os.RemoveAll(path); err != nil {
 		return nil, fsError(fmt.Errorf("remove %s: %w", path, err))
 	}

@@ -50,25 +50,34 @@ func readPid(t testing.TB, path string) int {
 func TestStat(t *testing.T) {
 	e := newEnv(t)
 	mustWrite(t, filepath.Join(e.home, "dir", "f.txt"), "hello")
-	if err := os.Symlink("dir/f.txt", filepath.Join(e.home, "link")); err != nil {
+	for link, target := range map[string]string{"link": "dir/f.txt", "link2": "link", "dangling": "gone/x"} {
+		if err := os.Symlink(target, filepath.Join(e.home, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	realHome, err := filepath.EvalSymlinks(e.home)
+	if err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {
-		path  string
-		code  connect.Code
-		want  string
-		ftype filesystem.FileType
-		size  int64
+		path   string
+		code   connect.Code
+		want   string
+		ftype  filesystem.FileType
+		size   int64
+		target string // a symlink's symlinkTarget: resolved and absolute, as E2B reports it
 	}{
-		{"dir/f.txt", 0, filepath.Join(e.home, "dir", "f.txt"), filesystem.FileType_FILE_TYPE_FILE, 5},
-		{"~/dir", 0, filepath.Join(e.home, "dir"), filesystem.FileType_FILE_TYPE_DIRECTORY, -1},
-		{filepath.Join(e.home, "dir", "..", "dir", "f.txt"), 0, filepath.Join(e.home, "dir", "f.txt"), filesystem.FileType_FILE_TYPE_FILE, 5},
-		{"link", 0, filepath.Join(e.home, "link"), filesystem.FileType_FILE_TYPE_SYMLINK, -1},
-		{"", 0, e.home, filesystem.FileType_FILE_TYPE_DIRECTORY, -1},
-		{"missing", connect.CodeNotFound, "", 0, 0},
-		{"dir/f.txt/below", connect.CodeNotFound, "", 0, 0},
-		{"~other/x", connect.CodeInvalidArgument, "", 0, 0},
-		{"bad\x00path", connect.CodeInvalidArgument, "", 0, 0},
+		{path: "link2", want: filepath.Join(e.home, "link2"), ftype: filesystem.FileType_FILE_TYPE_SYMLINK, size: -1, target: filepath.Join(realHome, "dir", "f.txt")},
+		{path: "dangling", want: filepath.Join(e.home, "dangling"), ftype: filesystem.FileType_FILE_TYPE_SYMLINK, size: -1, target: filepath.Join(e.home, "gone", "x")},
+		{"dir/f.txt", 0, filepath.Join(e.home, "dir", "f.txt"), filesystem.FileType_FILE_TYPE_FILE, 5, ""},
+		{"~/dir", 0, filepath.Join(e.home, "dir"), filesystem.FileType_FILE_TYPE_DIRECTORY, -1, ""},
+		{filepath.Join(e.home, "dir", "..", "dir", "f.txt"), 0, filepath.Join(e.home, "dir", "f.txt"), filesystem.FileType_FILE_TYPE_FILE, 5, ""},
+		{"link", 0, filepath.Join(e.home, "link"), filesystem.FileType_FILE_TYPE_SYMLINK, -1, filepath.Join(realHome, "dir", "f.txt")},
+		{"", 0, e.home, filesystem.FileType_FILE_TYPE_DIRECTORY, -1, ""},
+		{"missing", connect.CodeNotFound, "", 0, 0, ""},
+		{"dir/f.txt/below", connect.CodeNotFound, "", 0, 0, ""},
+		{"~other/x", connect.CodeInvalidArgument, "", 0, 0, ""},
+		{"bad\x00path", connect.CodeInvalidArgument, "", 0, 0, ""},
 	}
 	for _, codec := range codecs {
 		c := e.fs(codec.opts...)
@@ -92,8 +101,8 @@ func TestStat(t *testing.T) {
 				if got.GetModifiedTime() == nil || got.GetPermissions() == "" || got.GetOwner() == "" {
 					t.Errorf("incomplete entry %v", got)
 				}
-				if tc.ftype == filesystem.FileType_FILE_TYPE_SYMLINK && got.GetSymlinkTarget() != "dir/f.txt" {
-					t.Errorf("symlink target %q", got.GetSymlinkTarget())
+				if got.GetSymlinkTarget() != tc.target {
+					t.Errorf("symlink target %q, want %q", got.GetSymlinkTarget(), tc.target)
 				}
 			})
 		}
@@ -142,8 +151,18 @@ func TestMakeDirMoveRemove(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(e.home, base)); !os.IsNotExist(err) {
 				t.Errorf("still there after Remove: %v", err)
 			}
-			_, err = c.Remove(ctx, connect.NewRequest(&filesystem.RemoveRequest{Path: base}))
-			wantCode(t, err, connect.CodeNotFound)
+			// Removing what is not there succeeds, as in E2B.
+			for _, gone := range []string{base, base + "/never/was"} {
+				if _, err := c.Remove(ctx, connect.NewRequest(&filesystem.RemoveRequest{Path: gone})); err != nil {
+					t.Errorf("remove missing %s: %v", gone, err)
+				}
+			}
+			// A path below a file still fails.
+			mustWrite(t, filepath.Join(e.home, base+"-file"), "x")
+			_, err = c.Remove(ctx, connect.NewRequest(&filesystem.RemoveRequest{Path: base + "-file/below"}))
+			if err == nil {
+				t.Errorf("remove below a file succeeded")
+			}
 		})
 	}
 }

@@ -420,6 +420,20 @@ func TestOctetStreamGzipAndMetadata(t *testing.T) {
 	if md := st.Msg.GetEntry().GetMetadata(); md["owner"] != "bob" || len(md) != 1 {
 		t.Errorf("Stat metadata after rewrite %v", md)
 	}
+	// A write without metadata clears it, as in E2B.
+	status, _, raw = do(t, "POST", filesURL(e.url, map[string]string{"path": "z/data.txt"}), strings.NewReader("v3"), map[string]string{
+		"Content-Type": "application/octet-stream",
+	})
+	if status != 200 {
+		t.Fatalf("plain rewrite %d %s", status, raw)
+	}
+	st, err = e.fs().Stat(testCtx(t), connect.NewRequest(&filesystem.StatRequest{Path: "z/data.txt"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md := st.Msg.GetEntry().GetMetadata(); len(md) != 0 {
+		t.Errorf("Stat metadata after a write without metadata %v", md)
+	}
 }
 
 func TestDownload(t *testing.T) {
