@@ -9,7 +9,7 @@ FUNCTIONS := start stop status execute files install runs reaper authorizer
 ADDR     ?= 127.0.0.1:8080
 DATA_DIR ?= .data
 
-.PHONY: all setup run runtime test test-go test-conformance test-infra build bench lint proto synth deploy diff clean
+.PHONY: all setup run runtime test test-go test-conformance test-infra test-cloud build bench lint proto synth deploy diff clean
 
 all: build
 
@@ -35,6 +35,20 @@ test-conformance:
 
 test-infra:
 	@if [ -f infra/go.mod ]; then cd infra && $(GO) test -count=1 -timeout 20m ./...; fi
+
+## test-cloud: the E2B client's integration tests and the end-to-end tests
+## against real E2B (E2B_API_KEY; E2B_DOMAIN or E2B_API_URL/E2B_SANDBOX_URL for
+## a self-hosted one). Without a key it says so and succeeds. The same tests
+## run against the local runtime in `make test`; e2btest.Env switches them.
+CLOUD_TESTS := './pkg/e2b/=^(TestLocal|Example)' \
+  './pkg/api/=^(TestEndToEnd|TestEndToEndLargeRunResult)$$' \
+  './pkg/session/=^TestLocalRuntime' 
+test-cloud:
+	@if [ -z "$$E2B_API_KEY" ]; then \
+	  echo "test-cloud: E2B_API_KEY is not set; SKIPPED the tests against real E2B (nothing was run)"; exit 0; fi; \
+	for t in $(CLOUD_TESTS); do \
+	  SESSIONBOX_TEST_E2B=cloud $(GO) test -count=1 -timeout 30m -v -run "$${t#*=}" "$${t%%=*}" || exit 1; \
+	done
 
 ## build: one bootstrap per Lambda function under dist/<name>/, zipped, and bin/sessionbox
 build:

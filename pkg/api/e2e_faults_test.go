@@ -111,6 +111,7 @@ func newStoreFaultStack(t *testing.T, cfg session.Config) *stack {
 	}
 	st := store.New(db, local.Table)
 	cfg.StackID = "api-e2e"
+	s.stackID = cfg.StackID
 	mgr, err := session.NewManager(cfg, session.Deps{Store: st, Sandboxes: s.sandboxes, Logger: logger})
 	if err != nil {
 		t.Fatal(err)

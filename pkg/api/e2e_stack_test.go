@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/e2b"
+	"github.com/sessionbox/sessionbox/pkg/e2b/e2btest"
 	"github.com/sessionbox/sessionbox/pkg/e2blocal"
 	"github.com/sessionbox/sessionbox/pkg/local"
 	"github.com/sessionbox/sessionbox/pkg/sandboxes"
@@ -47,6 +48,8 @@ type stack struct {
 	// sandboxes reaches the runtime behind the service's back, to count
 	// and kill sandboxes.
 	sandboxes *sandboxes.E2B
+	// stackID tags every sandbox the service starts.
+	stackID string
 	// fault, when the stack has one, sits in front of E2B's control plane
 	// to fail or stall it; dbFault in front of DynamoDB.
 	fault, dbFault *faultProxy
@@ -115,14 +118,28 @@ func newStack(t testing.TB) *stack { return newStackWith(t, 0, session.Config{})
 // newStackWith builds a stack whose Manager is configured by cfg. With
 // e2bTimeout set, the runtime is started here and the service reaches it as
 // an external E2B through s.fault, giving up on a call after e2bTimeout;
-// without, local mode starts its own runtime, exactly as serve does.
+// without, local mode starts its own runtime, exactly as serve does, unless
+// the tests target real E2B (e2btest.Env), which the service then uses.
 func newStackWith(t testing.TB, e2bTimeout time.Duration, cfg session.Config) *stack {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	s, logger := newBareStack(t)
 	var e2bCfg e2b.Config
-	if e2bTimeout > 0 {
+	cloud, isCloud, err := e2btest.Cloud()
+	if err != nil {
+		t.Fatal(err)
+	}
+	switch {
+	case isCloud && e2bTimeout == 0:
+		// Real E2B, as a deployment reaches it, shared with others: the
+		// stack's sandboxes carry a stack id of their own and are killed
+		// at the end.
+		e2bCfg = cloud
+		s.sandboxes = sandboxesFor(t, cloud)
+		cfg.StackID = e2btest.StackID(t)
+		e2btest.KillTaggedAtCleanup(t, cloud, map[string]string{session.MetaStack: cfg.StackID})
+	case e2bTimeout > 0:
 		rt := startRuntime(t)
 		var proxied string
 		s.fault, proxied = newFaultProxy(t, rt.APIURL())
@@ -137,6 +154,7 @@ func newStackWith(t testing.TB, e2bTimeout time.Duration, cfg session.Config) *s
 	if err != nil {
 		t.Fatalf("start local mode: %v", err)
 	}
+	s.stackID = svc.Manager.Config().StackID
 	t.Cleanup(func() { _ = svc.Close() })
 	if svc.Runtime != nil {
 		s.sandboxes = sandboxesOf(t, svc.Runtime)
@@ -211,7 +229,13 @@ func startRuntime(t testing.TB) *e2blocal.Runtime {
 // sandboxesOf is a client of rt of its own, past any fault proxy.
 func sandboxesOf(t testing.TB, rt *e2blocal.Runtime) *sandboxes.E2B {
 	t.Helper()
-	c, err := e2b.New(e2b.Config{APIKey: testE2BKey, APIURL: rt.APIURL(), SandboxURL: rt.SandboxURL()})
+	return sandboxesFor(t, e2b.Config{APIKey: testE2BKey, APIURL: rt.APIURL(), SandboxURL: rt.SandboxURL()})
+}
+
+// sandboxesFor is a client of the E2B cfg points at.
+func sandboxesFor(t testing.TB, cfg e2b.Config) *sandboxes.E2B {
+	t.Helper()
+	c, err := e2b.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +364,7 @@ func (l *lockedWriter) String() string {
 func (s *stack) sessionSandboxes(principal, sid string) []string {
 	s.t.Helper()
 	infos, err := s.sandboxes.List(context.Background(), map[string]string{
-		session.MetaTenant: "t1", session.MetaPrincipal: principal, session.MetaSession: sid})
+		session.MetaStack: s.stackID, session.MetaTenant: "t1", session.MetaPrincipal: principal, session.MetaSession: sid})
 	if err != nil {
 		s.t.Fatalf("list sandboxes: %v", err)
 	}

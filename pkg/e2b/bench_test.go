@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/sessionbox/sessionbox/pkg/e2b"
+	"github.com/sessionbox/sessionbox/pkg/e2b/e2btest"
 )
 
 // rawSandbox sends hand-built requests to the local runtime's sandbox URL:
@@ -23,6 +24,7 @@ type rawSandbox struct {
 }
 
 func newRaw(b *testing.B, sb *e2b.Sandbox) *rawSandbox {
+	e2btest.LocalOnly(b, "the baseline sends requests straight to the local runtime")
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	b.Cleanup(tr.CloseIdleConnections)
 	return &rawSandbox{hc: &http.Client{Transport: tr}, base: local.SandboxURL(), id: sb.ID, token: sb.AccessToken()}

@@ -14,11 +14,12 @@ import (
 	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/e2b"
+	"github.com/sessionbox/sessionbox/pkg/e2b/e2btest"
 )
 
 func newClient(t testing.TB) *e2b.Client {
 	t.Helper()
-	c, err := e2b.New(e2b.Config{})
+	c, err := e2b.New(target)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,13 +146,18 @@ func TestLocalLifecycle(t *testing.T) {
 
 func TestLocalAuthentication(t *testing.T) {
 	ctx := testCtx(t)
-	bad, err := e2b.New(e2b.Config{APIKey: "e2b_ffff"})
+	wrongKey := target
+	wrongKey.APIKey = "e2b_ffff"
+	bad, err := e2b.New(wrongKey)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer bad.Close()
-	if _, err := bad.Create(ctx, e2b.CreateParams{}); !errors.Is(err, e2b.ErrAuthentication) {
+	if sb, err := bad.Create(ctx, e2b.CreateParams{}); !errors.Is(err, e2b.ErrAuthentication) {
 		t.Errorf("create with a wrong key: %v", err)
+		if err == nil {
+			_ = sb.Kill(ctx)
+		}
 	}
 	c := newClient(t)
 	sb := newSandbox(t, c, e2b.CreateParams{})
@@ -570,6 +576,7 @@ func TestLocalRunCode(t *testing.T) {
 // TestLocalPathRouting checks the local runtime's path form of routing,
 // which signed URLs rely on, for the shapes a URL can take.
 func TestLocalPathRouting(t *testing.T) {
+	e2btest.LocalOnly(t, "routing by path is how the local runtime serves signed URLs")
 	c := newClient(t)
 	sb := newSandbox(t, c, e2b.CreateParams{})
 	ctx := testCtx(t)

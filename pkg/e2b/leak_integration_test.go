@@ -26,7 +26,7 @@ func TestLocalNoLeaksWhenCallersCancel(t *testing.T) {
 	setup.Close()
 	before := e2b.Goroutines()
 
-	c, err := e2b.New(e2b.Config{})
+	c, err := e2b.New(target)
 	if err != nil {
 		t.Fatal(err)
 	}

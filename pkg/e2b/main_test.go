@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionbox/sessionbox/pkg/e2b"
+	"github.com/sessionbox/sessionbox/pkg/e2b/e2btest"
 	"github.com/sessionbox/sessionbox/pkg/e2blocal"
 )
 
@@ -14,9 +16,13 @@ import (
 const testAPIKey = "e2b_00112233445566778899aabbccddeeff"
 
 // local is the in-process E2B runtime every integration test, benchmark and
-// example talks to. Examples find it through the E2B_* variables, exactly
-// as a user's program would.
+// example talks to, unless e2btest.Env points them at real E2B; then it is
+// nil. Examples find their E2B through the E2B_* variables, exactly as a
+// user's program would.
 var local *e2blocal.Runtime
+
+// target is the configuration of the E2B the integration tests use.
+var target e2b.Config
 
 func TestMain(m *testing.M) {
 	e2blocal.RunAgentIfRequested()
@@ -24,6 +30,15 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	cloud, ok, err := e2btest.Cloud()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if ok {
+		target = cloud
+		return m.Run()
+	}
 	dir, err := os.MkdirTemp("", "e2b-test-*")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -38,6 +53,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer local.Close()
+	target = e2b.Config{APIKey: testAPIKey, APIURL: local.APIURL(), SandboxURL: local.SandboxURL()}
 	for k, v := range map[string]string{"E2B_API_KEY": testAPIKey, "E2B_API_URL": local.APIURL(),
 		"E2B_SANDBOX_URL": local.SandboxURL(), "E2B_DEBUG": ""} {
 		os.Setenv(k, v)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sessionbox/sessionbox/pkg/blob"
 	"github.com/sessionbox/sessionbox/pkg/e2b"
+	"github.com/sessionbox/sessionbox/pkg/e2b/e2btest"
 	"github.com/sessionbox/sessionbox/pkg/e2blocal"
 	"github.com/sessionbox/sessionbox/pkg/localaws"
 	"github.com/sessionbox/sessionbox/pkg/sandboxes"
@@ -29,18 +30,21 @@ func TestMain(m *testing.M) {
 }
 
 // newLocalRuntimeManager runs the Manager on every real part: the local
-// E2B-compatible runtime through the E2B adapter, the DynamoDB store and
+// E2B-compatible runtime (or real E2B, see e2btest.Env) through the E2B adapter, the DynamoDB store and
 // the S3 adapter on their emulators, and the system clock.
 func newLocalRuntimeManager(t *testing.T, cfg session.Config) (*session.Manager, *sandboxes.E2B) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	rt, err := e2blocal.Start(ctx, e2blocal.Config{APIAddr: "127.0.0.1:0", SandboxAddr: "127.0.0.1:0", DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatalf("start local runtime: %v", err)
-	}
-	t.Cleanup(func() { _ = rt.Close() })
-	client, err := e2b.New(e2b.Config{APIKey: "e2b_0123456789abcdef", APIURL: rt.APIURL(), SandboxURL: rt.SandboxURL()})
+	e2bCfg := e2btest.Config(t, func() e2b.Config {
+		rt, err := e2blocal.Start(ctx, e2blocal.Config{APIAddr: "127.0.0.1:0", SandboxAddr: "127.0.0.1:0", DataDir: t.TempDir()})
+		if err != nil {
+			t.Fatalf("start local runtime: %v", err)
+		}
+		t.Cleanup(func() { _ = rt.Close() })
+		return e2b.Config{APIKey: "e2b_0123456789abcdef", APIURL: rt.APIURL(), SandboxURL: rt.SandboxURL()}
+	})
+	client, err := e2b.New(e2bCfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +61,8 @@ func newLocalRuntimeManager(t *testing.T, cfg session.Config) (*session.Manager,
 	if err := localaws.EnsureBucket(ctx, s3c, "artifacts"); err != nil {
 		t.Fatal(err)
 	}
-	cfg.StackID = "local-e2e"
+	cfg.StackID = e2btest.StackID(t)
+	e2btest.KillTaggedAtCleanup(t, e2bCfg, map[string]string{session.MetaStack: cfg.StackID})
 	m, err := session.NewManager(cfg, session.Deps{
 		Store: r.store.Store, Sandboxes: sbx, Blobs: blob.New(s3c, "artifacts"), Bus: r.bus,
 		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))})
@@ -180,7 +185,7 @@ func TestLocalRuntimeTenantCapUnderBurst(t *testing.T) {
 			t.Fatalf("start: %v", err)
 		}
 	}
-	live, err := sbx.List(t.Context(), map[string]string{session.MetaTenant: "acme"})
+	live, err := sbx.List(t.Context(), map[string]string{session.MetaTenant: "acme", session.MetaStack: m.Config().StackID})
 	if err != nil {
 		t.Fatal(err)
 	}
