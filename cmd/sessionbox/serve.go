@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -66,7 +67,7 @@ func runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	printWelcome(svc.URL, keys, generated, *internet)
+	printWelcome(os.Stderr, svc.URL, keys, generated, *internet)
 	<-ctx.Done()
 	fmt.Fprintln(os.Stderr, "sessionbox: shutting down, killing sandboxes")
 	return svc.Close()
@@ -98,16 +99,24 @@ func serveKeys(given, dataDir string) (keys []local.Key, generated bool, err err
 	return []local.Key{k}, true, nil
 }
 
-func printWelcome(url string, keys []local.Key, generated, internet bool) {
-	w := os.Stderr
+// printWelcome tells the user how to call the service. It shows a key only
+// when serve made it: keys given through SESSIONBOX_API_KEYS or --api-keys
+// are the operator's secrets, and the banner often ends up in logs.
+func printWelcome(w io.Writer, url string, keys []local.Key, generated, internet bool) {
 	fmt.Fprintf(w, "\nsessionbox is serving on %s\n\n", url)
+	key := "$SESSIONBOX_API_KEY"
 	if generated {
-		fmt.Fprintf(w, "API key (principal %q):\n  %s\n\n", keys[0].Principal, keys[0].Secret)
+		key = keys[0].Secret
+		fmt.Fprintf(w, "API key (principal %q):\n  %s\n\n", keys[0].Principal, key)
 	} else {
-		fmt.Fprintf(w, "%d API key(s) from SESSIONBOX_API_KEYS\n\n", len(keys))
+		fmt.Fprintf(w, "%d API key(s) from SESSIONBOX_API_KEYS or --api-keys (not shown)\n\n", len(keys))
 	}
-	fmt.Fprintf(w, "Try it:\n  curl -s -X POST %s/v1/sessions/demo/execute \\\n    -H 'Authorization: Bearer %s' \\\n    -H 'Content-Type: application/json' \\\n    -d '{\"code\": \"import sys; print(sys.version); 6 * 7\"}'\n\n", url, keys[0].Secret)
-	fmt.Fprintf(w, "Or the client in this binary:\n  export SESSIONBOX_URL=%s SESSIONBOX_API_KEY=%s\n  sessionbox exec --session demo 'print(\"hello\")'\n\n", url, keys[0].Secret)
+	fmt.Fprintf(w, "Try it:\n  curl -s -X POST %s/v1/sessions/demo/execute \\\n    -H \"Authorization: Bearer %s\" \\\n    -H 'Content-Type: application/json' \\\n    -d '{\"code\": \"import sys; print(sys.version); 6 * 7\"}'\n\n", url, key)
+	if generated {
+		fmt.Fprintf(w, "Or the client in this binary:\n  export SESSIONBOX_URL=%s SESSIONBOX_API_KEY=%s\n  sessionbox exec --session demo 'print(\"hello\")'\n\n", url, key)
+	} else {
+		fmt.Fprintf(w, "Or the client in this binary:\n  export SESSIONBOX_URL=%s SESSIONBOX_API_KEY=<one of your keys>\n  sessionbox exec --session demo 'print(\"hello\")'\n\n", url)
+	}
 	if !internet {
 		fmt.Fprintf(w, "Sandboxes are offline; serve with --internet (as root, with slirp4netns) to let them reach the internet.\n\n")
 	}
