@@ -2,7 +2,9 @@ package e2blocal
 
 import (
 	"errors"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -118,8 +120,34 @@ func (rt *Runtime) respondConnect(w http.ResponseWriter, s *sandbox, d time.Dura
 	}
 }
 
-func (rt *Runtime) handleMetrics(w http.ResponseWriter, _ *http.Request, s *sandbox) {
-	writeJSON(w, http.StatusOK, []metricBody{s.metric()})
+// handleMetrics answers the samples taken in [start, end] (unix seconds, as
+// E2B's API takes them; both optional), oldest first, after taking a fresh
+// one when the newest is older than the sampling interval.
+func (rt *Runtime) handleMetrics(w http.ResponseWriter, r *http.Request, s *sandbox) {
+	q := r.URL.Query()
+	start, ok := unixParam(w, "start", q.Get("start"), 0)
+	if !ok {
+		return
+	}
+	end, ok := unixParam(w, "end", q.Get("end"), math.MaxInt64)
+	if !ok {
+		return
+	}
+	s.sampleIfStale(rt.cfg.metricsInterval)
+	writeJSON(w, http.StatusOK, s.metrics.between(start, end))
+}
+
+// unixParam parses an optional unix-seconds query parameter.
+func unixParam(w http.ResponseWriter, name, raw string, def int64) (int64, bool) {
+	if raw == "" {
+		return def, true
+	}
+	v, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || v < 0 {
+		writeError(w, http.StatusBadRequest, "%s must be a unix timestamp in seconds, got %q", name, raw)
+		return 0, false
+	}
+	return v, true
 }
 
 func (rt *Runtime) handleMetricsMany(w http.ResponseWriter, r *http.Request) {
@@ -136,7 +164,7 @@ func (rt *Runtime) handleMetricsMany(w http.ResponseWriter, r *http.Request) {
 	out := map[string]metricBody{}
 	for _, id := range ids {
 		if s := rt.lookup(strings.TrimSpace(id)); s != nil {
-			out[s.id] = s.metric()
+			out[s.id] = s.sampleIfStale(rt.cfg.metricsInterval)
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"sandboxes": out})

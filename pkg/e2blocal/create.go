@@ -129,7 +129,7 @@ func (rt *Runtime) prepare(withNet bool) (*sandbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &sandbox{rt: rt, id: id, hostUID: -1}
+	s := &sandbox{rt: rt, id: id, hostUID: -1, metrics: newMetricRing(int(metricsWindow / rt.cfg.metricsInterval))}
 	if err := rt.provision(s, withNet); err != nil {
 		return nil, errors.Join(err, s.teardown(context.Background()))
 	}

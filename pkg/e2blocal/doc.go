@@ -26,7 +26,13 @@
 // only per file by RLIMIT_FSIZE, so a sandbox can fill the file system that
 // holds DataDir; the runtime logs this once at start.
 // Pause freezes the tree (cgroup freezer, else SIGSTOP); kill kills it and
-// removes its data; the runtime dying takes every tree with it.
+// removes its data; the runtime dying takes every tree with it. Connect only
+// ever extends a running sandbox's life, as E2B's does.
+// Metrics: every running sandbox is sampled every 5 s into a ring holding
+// the last 30 minutes (metrics_ring.go); GET /sandboxes/{id}/metrics answers
+// the samples in [start, end] (unix seconds, both optional), taking a fresh
+// one first when the newest is older than the interval. A home that is not
+// an image is walked for its disk use at most every 30 s.
 //
 // Facts about the host this relies on, checked on Debian bookworm with
 // kernel 6.18 and bubblewrap 0.8 (each is repeated where the code uses it):

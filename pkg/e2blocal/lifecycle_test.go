@@ -207,10 +207,10 @@ func TestMetrics(t *testing.T) {
 	r := api(t, rt, "GET", "/sandboxes/"+sb.SandboxID+"/metrics", nil)
 	var ms []metricBody
 	r.decode(t, &ms)
-	if r.status != http.StatusOK || len(ms) != 1 {
+	if r.status != http.StatusOK || len(ms) == 0 {
 		t.Fatalf("metrics: %d %s", r.status, r.body)
 	}
-	m := ms[0]
+	m := ms[len(ms)-1]
 	if m.MemUsed <= 0 || m.MemTotal != 256<<20 || m.DiskUsed < 100000 || m.DiskTotal <= 0 || m.CPUCount < 1 || m.TimestampUnix == 0 {
 		t.Fatalf("metric %+v", m)
 	}
@@ -351,6 +351,29 @@ func TestKillPausedAndConnectRearms(t *testing.T) {
 	}
 	sleepPast(firstEnd)
 	waitState(t, rt, sb.SandboxID, http.StatusOK, "running")
+
+	// A shorter timeout on connect leaves the later end in place (E2B only
+	// extends on connect); a longer one extends it.
+	endAt := func() time.Time {
+		var d detailBody
+		api(t, rt, "GET", "/sandboxes/"+sb.SandboxID, nil).decode(t, &d)
+		return d.EndAt
+	}
+	before := endAt()
+	for _, path := range []string{"/sandboxes/", "/v2/sandboxes/"} {
+		if r := api(t, rt, "POST", path+sb.SandboxID+"/connect", map[string]any{"timeout": 5}); r.status != http.StatusOK {
+			t.Fatalf("connect %s with a shorter timeout: %d %s", path, r.status, r.body)
+		}
+		if got := endAt(); !got.Equal(before) {
+			t.Fatalf("connect %s with a shorter timeout moved endAt from %v to %v", path, before, got)
+		}
+	}
+	if r := api(t, rt, "POST", "/sandboxes/"+sb.SandboxID+"/connect", map[string]any{"timeout": 300}); r.status != http.StatusOK {
+		t.Fatalf("connect with a longer timeout: %d %s", r.status, r.body)
+	}
+	if left := time.Until(endAt()); left < 250*time.Second {
+		t.Fatalf("connect with a longer timeout left %v, want about 300s", left)
+	}
 }
 
 // assertFrozen checks that no task of a paused sandbox can run.

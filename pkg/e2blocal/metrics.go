@@ -55,14 +55,19 @@ func (s *sandbox) metric() metricBody {
 }
 
 // disk is the home's use and size: exact and cheap from statfs when it is
-// an image, else a bounded walk against the advertised size.
+// an image, else a bounded walk against the advertised size, reused for
+// diskSampleAge. Callers hold s.metrics.mu.
 func (s *sandbox) disk(advertised int64) (used, total int64) {
 	if s.homeMounted {
 		if used, total, err := homeStatfs(s.rt.fs.homeDir(s.id)); err == nil {
 			return used, total
 		}
 	}
+	if !s.diskAt.IsZero() && time.Since(s.diskAt) < diskSampleAge {
+		return s.diskUsedCached, advertised
+	}
 	used, _ = dirSize(s.rt.fs.homeDir(s.id), diskScanEntries)
+	s.diskAt, s.diskUsedCached = time.Now(), used
 	return used, advertised
 }
 

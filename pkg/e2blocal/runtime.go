@@ -42,7 +42,8 @@ type Config struct {
 	DefaultV1Timeout time.Duration // create v1 without timeout, default 15 s
 	DefaultV2Timeout time.Duration // create v2 and connect v2 without timeout, default 300 s
 
-	cgroupV2Root string // a unified hierarchy to use instead of the host's own (tests on hybrid hosts)
+	cgroupV2Root    string        // a unified hierarchy to use instead of the host's own (tests on hybrid hosts)
+	metricsInterval time.Duration // how often running sandboxes are sampled, default 5 s (tests shorten it)
 }
 
 func (c *Config) setDefaults() {
@@ -91,6 +92,9 @@ func (c *Config) setDefaults() {
 	if c.DefaultV2Timeout == 0 {
 		c.DefaultV2Timeout = 300 * time.Second
 	}
+	if c.metricsInterval == 0 {
+		c.metricsInterval = defaultMetricsInterval
+	}
 }
 
 // Runtime is a running local E2B runtime.
@@ -123,6 +127,7 @@ type Runtime struct {
 	apiLn, sbLn   net.Listener
 	apiSrv, sbSrv *http.Server
 	serveWG       sync.WaitGroup
+	samplerWG     sync.WaitGroup
 }
 
 // Start builds the runtime and serves both addresses until Close.
@@ -145,6 +150,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		return nil, err
 	}
 	rt.startPool()
+	rt.samplerWG.Go(func() { rt.sampleMetrics(rt.cfg.metricsInterval) })
 	return rt, nil
 }
 
@@ -257,6 +263,7 @@ func (rt *Runtime) shutdown() error {
 	}
 	rt.serveWG.Wait()
 	rt.cancel()
+	rt.samplerWG.Wait()
 	rt.drainPool()
 	errs = append(errs, rt.killAll(ctx))
 	// Expiries and creates that were under way when Close began end on

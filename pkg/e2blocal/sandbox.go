@@ -66,6 +66,12 @@ type sandbox struct {
 	timer  *time.Timer
 	timerN uint64 // generation: a stale timer's callback does nothing
 	cpu    cpuSample
+
+	metrics *metricRing
+	// The last walked disk figure (homes that are not images), reused for
+	// diskSampleAge; guarded by metrics.mu or only used by metric's callers.
+	diskAt         time.Time
+	diskUsedCached int64
 }
 
 func (s *sandbox) snapshot() (sbState, time.Time) {
@@ -218,7 +224,10 @@ func (s *sandbox) resume(timeout time.Duration) (bool, error) {
 	case stateKilled:
 		return false, errGone
 	case stateRunning:
-		s.armLocked(timeout)
+		// As in E2B, connecting never shortens a running sandbox's life.
+		if time.Now().Add(timeout).After(s.endAt) {
+			s.armLocked(timeout)
+		}
 		return false, nil
 	}
 	if err := s.thaw(); err != nil {

@@ -62,6 +62,37 @@ test('lifecycle', async (t) => {
     }
   })
 
+  await t.test('connect with a shorter timeout never shortens the life', async () => {
+    const s = await Sandbox.create('base', { timeoutMs: 120_000 })
+    try {
+      const before = (await s.getInfo()).endAt.getTime()
+      await Sandbox.connect(s.sandboxId, { timeoutMs: 5_000 })
+      assert.equal((await s.getInfo()).endAt.getTime(), before)
+      await Sandbox.connect(s.sandboxId, { timeoutMs: 600_000 })
+      assert.ok((await s.getInfo()).endAt.getTime() > before + 300_000)
+    } finally {
+      await s.kill().catch(() => {})
+    }
+  })
+
+  await t.test('metrics in a time range', async () => {
+    const s = await Sandbox.create('base', { timeoutMs: 60_000 })
+    try {
+      const created = new Date(Date.now() - 1_000)
+      const now = await s.getMetrics()
+      assert.ok(now.length >= 1)
+      const last = now[now.length - 1]
+      assert.ok(last.memUsed > 0 && last.cpuCount >= 1)
+      const inRange = await s.getMetrics({ start: created, end: new Date(Date.now() + 1_000) })
+      assert.ok(inRange.length >= 1)
+      for (const m of inRange) assert.ok(m.timestamp.getTime() >= Math.floor(created.getTime() / 1000) * 1000)
+      const before = await s.getMetrics({ start: new Date(Date.now() - 3_600_000), end: new Date(Date.now() - 1_800_000) })
+      assert.deepEqual(before, [])
+    } finally {
+      await s.kill().catch(() => {})
+    }
+  })
+
   await t.test('connect to an unknown sandbox fails clearly', async () => {
     await assert.rejects(Sandbox.connect('doesnotexist000000000'), SandboxNotFoundError)
   })
