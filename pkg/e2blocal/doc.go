@@ -33,6 +33,10 @@
 // the samples in [start, end] (unix seconds, both optional), taking a fresh
 // one first when the newest is older than the interval. A home that is not
 // an image is walked for its disk use at most every 30 s.
+// Signed file URLs on the bare routing address (the SDK builds them so when
+// E2B_SANDBOX_URL is set) name no sandbox: they go to the sandbox whose
+// access token verifies the signature, 401 when none does (signedroute.go,
+// which bounds the cost of that search).
 //
 // Facts about the host this relies on, checked on Debian bookworm with
 // kernel 6.18 and bubblewrap 0.8 (each is repeated where the code uses it):

@@ -80,6 +80,20 @@ func (rt *Runtime) proxyHandler() http.Handler {
 			id, port = pid, pport
 			stripPath(r.URL, rest)
 		}
+		if id == "" {
+			if sig, op, ok := signedFileRequest(r); ok {
+				s, limited := rt.signedTarget(r, sig, op)
+				switch {
+				case limited:
+					signedUnauthorized(w, http.StatusTooManyRequests, "too many signed file requests without a sandbox id; retry shortly or send E2b-Sandbox-Id")
+					return
+				case s == nil:
+					signedUnauthorized(w, http.StatusUnauthorized, "the signature matches no sandbox's access token")
+					return
+				}
+				id, port = s.id, envdPort
+			}
+		}
 		s := rt.lookup(id)
 		if s == nil || !rt.ensureRunning(r.Context(), s) {
 			proxyNotFound(w, id)

@@ -119,6 +119,8 @@ type Runtime struct {
 	lastCreate atomic.Int64 // unix nanos of the last create's end
 	busy       atomic.Int32 // creates and teardowns under way
 
+	signed *signedRouter // routes signed file URLs that name no sandbox
+
 	mu        sync.Mutex
 	sandboxes map[string]*sandbox
 	admitted  int // creates past the MaxSandboxes check, not registered yet
@@ -140,7 +142,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		return nil, fmt.Errorf("e2blocal: bubblewrap not found: %w", err)
 	}
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	rt := &Runtime{cfg: cfg, envdVer: envdVersion, ctx: rctx, cancel: cancel, sandboxes: map[string]*sandbox{}}
+	rt := &Runtime{cfg: cfg, envdVer: envdVersion, ctx: rctx, cancel: cancel, sandboxes: map[string]*sandbox{}, signed: newSignedRouter()}
 	if err := rt.init(); err != nil {
 		rt.shutdown()
 		return nil, err

@@ -79,8 +79,10 @@ func (s *Server) checkUser(name string) error {
 	return fmt.Errorf("invalid username: '%s' (this sandbox has only the user '%s')", name, s.cfg.User)
 }
 
-// signature computes E2B's file URL signature.
-func signature(path, op, user, token string, expiration *int64) string {
+// FileSignature computes E2B's file URL signature: the operation ("read"
+// or "write") on path as user, keyed by the sandbox's access token, with
+// the expiration (unix seconds) when the URL has one.
+func FileSignature(path, op, user, token string, expiration *int64) string {
 	parts := []string{path, op, user, token}
 	if expiration != nil {
 		parts = append(parts, strconv.FormatInt(*expiration, 10))
@@ -115,7 +117,7 @@ func (s *Server) fileAuth(r *http.Request, op string, now time.Time) error {
 		}
 		exp = &v
 	}
-	want := signature(q.Get("path"), op, q.Get("username"), s.cfg.AccessToken, exp)
+	want := FileSignature(q.Get("path"), op, q.Get("username"), s.cfg.AccessToken, exp)
 	if subtle.ConstantTimeCompare([]byte(want), []byte(sig)) != 1 {
 		return errors.New("invalid signature")
 	}

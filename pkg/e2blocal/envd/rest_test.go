@@ -169,7 +169,7 @@ func TestSignedURLs(t *testing.T) {
 	future := time.Now().Add(time.Hour).Unix()
 	past := time.Now().Add(-time.Minute).Unix()
 	sign := func(path, op, user string, exp *int64) map[string]string {
-		q := map[string]string{"path": path, "signature": signature(path, op, user, token, exp)}
+		q := map[string]string{"path": path, "signature": FileSignature(path, op, user, token, exp)}
 		if user != "" {
 			q["username"] = user
 		}
@@ -227,7 +227,7 @@ func TestSignatureFormat(t *testing.T) {
 	sum := sha256.Sum256([]byte("/a b:read::tok:42"))
 	want := "v1_" + strings.TrimRight(base64.StdEncoding.EncodeToString(sum[:]), "=")
 	exp := int64(42)
-	if got := signature("/a b", "read", "", "tok", &exp); got != want {
+	if got := FileSignature("/a b", "read", "", "tok", &exp); got != want {
 		t.Errorf("signature %q, want %q", got, want)
 	}
 }
