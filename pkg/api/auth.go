@@ -4,9 +4,9 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
+	"github.com/sessionbox/sessionbox/pkg/credential"
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
 
@@ -20,9 +20,6 @@ type IdentityFunc func(*http.Request) (tenant, principal string, ok bool)
 type identity struct {
 	tenant, principal string
 }
-
-// maxKeyLen bounds what is hashed for a lookup; real keys are far shorter.
-const maxKeyLen = 512
 
 // authenticate resolves the caller or answers the request itself (401, or
 // the store's failure) and returns ok=false.
@@ -50,24 +47,26 @@ func (s *Server) identify(r *http.Request) (identity, error) {
 		}
 		return identity{tenant: tenant, principal: principal}, nil
 	}
-	key, err := apiKeyFrom(r)
+	key, err := credential.FromHeader(r.Header)
 	if err != nil {
-		return identity{}, err
+		return identity{}, session.Errorf(session.ErrUnauthorized, "%s", err.Error())
 	}
 	if s.keys != nil {
 		if id, ok := s.keys.get(key, time.Now()); ok {
 			return id, nil
 		}
 	}
+	// Authenticate is session.VerifyAPIKey, the authorizer's check: shape,
+	// record by hash, revocation, tenant and principal.
 	k, err := s.mgr.Authenticate(r.Context(), key)
 	if err != nil {
 		if errors.Is(err, session.ErrUnauthorized) || errors.Is(err, session.ErrNotFound) {
+			s.log.InfoContext(r.Context(), "API key refused", slog.String("requestId", requestID(r.Context())),
+				slog.String("reason", err.Error()))
 			return identity{}, session.Errorf(session.ErrUnauthorized, "the API key is not valid")
 		}
 		return identity{}, err
 	}
-	// Authenticate looked the key up by its hash and refused unknown and
-	// revoked keys; what it returns is the caller.
 	if k == nil || k.Tenant == "" || k.Principal == "" {
 		s.log.WarnContext(r.Context(), "API key record without an identity", slog.String("requestId", requestID(r.Context())))
 		return identity{}, session.Errorf(session.ErrUnauthorized, "the API key is not valid")
@@ -77,25 +76,4 @@ func (s *Server) identify(r *http.Request) (identity, error) {
 		s.keys.put(key, id, time.Now())
 	}
 	return id, nil
-}
-
-// apiKeyFrom reads the key from Authorization: Bearer or X-API-Key.
-func apiKeyFrom(r *http.Request) (string, error) {
-	key := ""
-	if h := r.Header.Get("Authorization"); h != "" {
-		scheme, rest, _ := strings.Cut(h, " ")
-		if !strings.EqualFold(scheme, "Bearer") {
-			return "", session.Errorf(session.ErrUnauthorized, "use Authorization: Bearer <key> or X-API-Key: <key>")
-		}
-		key = strings.TrimSpace(rest)
-	} else {
-		key = strings.TrimSpace(r.Header.Get("X-API-Key"))
-	}
-	if key == "" {
-		return "", session.Errorf(session.ErrUnauthorized, "an API key is required: Authorization: Bearer <key> or X-API-Key: <key>")
-	}
-	if len(key) > maxKeyLen {
-		return "", session.Errorf(session.ErrUnauthorized, "the API key is not valid")
-	}
-	return key, nil
 }

@@ -110,7 +110,7 @@ func newStoreFaultStack(t *testing.T, cfg session.Config) *stack {
 		t.Fatal(err)
 	}
 	st := store.New(db, local.Table)
-	cfg.StackID = "api-e2e"
+	cfg.StackID, cfg.Tenant = "api-e2e", "t1"
 	s.stackID = cfg.StackID
 	mgr, err := session.NewManager(cfg, session.Deps{Store: st, Sandboxes: s.sandboxes, Logger: logger})
 	if err != nil {

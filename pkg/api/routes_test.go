@@ -187,6 +187,8 @@ func TestAuth(t *testing.T) {
 		{"bearer lower-case scheme", map[string]string{"Authorization": "bearer " + keyAlice}, 200},
 		{"x-api-key", map[string]string{"X-API-Key": keyBob}, 200},
 		{"basic scheme", map[string]string{"Authorization": "Basic YWxpY2U6cHc="}, 401},
+		{"basic scheme beside x-api-key", map[string]string{"Authorization": "Basic YWxpY2U6cHc=", "X-API-Key": keyBob}, 200},
+		{"bearer before x-api-key", map[string]string{"Authorization": "Bearer sbx_nope", "X-API-Key": keyBob}, 401},
 		{"empty bearer", map[string]string{"Authorization": "Bearer "}, 401},
 		{"unknown key", map[string]string{"Authorization": "Bearer sbx_nope"}, 401},
 		{"revoked key", map[string]string{"X-API-Key": revoked}, 401},

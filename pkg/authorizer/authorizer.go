@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/sessionbox/sessionbox/pkg/credential"
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
 
@@ -21,9 +22,7 @@ import (
 var ErrUnauthorized = errors.New("Unauthorized")
 
 // Keys looks up stored API keys by hash; session.Store satisfies it.
-type Keys interface {
-	GetAPIKey(ctx context.Context, hash string) (*session.APIKey, error)
-}
+type Keys = session.APIKeyGetter
 
 // Config is the authorizer's configuration.
 type Config struct {
@@ -101,11 +100,13 @@ func (a *Authorizer) Handle(ctx context.Context, ev events.APIGatewayCustomAutho
 	}, nil
 }
 
-// Authenticate resolves the credential in the request headers.
+// Authenticate resolves the credential in the request headers, taken by
+// the precedence of pkg/credential and checked by session.VerifyAPIKey, as
+// the API served locally does.
 func (a *Authorizer) Authenticate(ctx context.Context, headers map[string]string) (Identity, error) {
-	token := credential(headers)
-	if token == "" {
-		return Identity{}, fmt.Errorf("no credential: %w", ErrUnauthorized)
+	token, err := credential.FromMap(headers)
+	if err != nil {
+		return Identity{}, fmt.Errorf("%v: %w", err, ErrUnauthorized)
 	}
 	if a.jwt != nil && looksLikeJWT(token) {
 		sub, err := a.jwt.verify(ctx, token)
@@ -120,36 +121,14 @@ func (a *Authorizer) Authenticate(ctx context.Context, headers map[string]string
 		// subject is "alice" must not see the sessions of the key "alice".
 		return Identity{Tenant: a.tenant, Principal: JWTPrincipalPrefix + sub, Method: "jwt"}, nil
 	}
-	key, err := a.keys.GetAPIKey(ctx, session.HashAPIKey(token))
+	key, err := session.VerifyAPIKey(ctx, a.keys, a.tenant, token)
 	switch {
-	case errors.Is(err, session.ErrNotFound):
-		return Identity{}, fmt.Errorf("unknown key: %w", ErrUnauthorized)
+	case errors.Is(err, session.ErrUnauthorized):
+		return Identity{}, fmt.Errorf("%v: %w", err, ErrUnauthorized)
 	case err != nil:
-		return Identity{}, fmt.Errorf("look up key: %w", err)
-	case key.Revoked():
-		return Identity{}, fmt.Errorf("revoked key %s: %w", key.Prefix, ErrUnauthorized)
-	case key.Tenant != a.tenant:
-		return Identity{}, fmt.Errorf("key %s is for another tenant: %w", key.Prefix, ErrUnauthorized)
+		return Identity{}, err
 	}
 	return Identity{Tenant: key.Tenant, Principal: key.Principal, Method: "apiKey"}, nil
-}
-
-// credential takes the key from `Authorization: Bearer <key>` or
-// `X-API-Key: <key>`. API Gateway passes header names as the client sent
-// them, so the lookup ignores case.
-func credential(headers map[string]string) string {
-	for name, v := range headers {
-		switch strings.ToLower(name) {
-		case "authorization":
-			scheme, rest, ok := strings.Cut(strings.TrimSpace(v), " ")
-			if ok && strings.EqualFold(scheme, "bearer") {
-				return strings.TrimSpace(rest)
-			}
-		case "x-api-key":
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
 }
 
 func looksLikeJWT(token string) bool { return strings.Count(token, ".") == 2 }

@@ -84,6 +84,13 @@ func TestAPIKeys(t *testing.T) {
 		{"no credential", map[string]string{"Accept": "*/*"}, ""},
 		{"unknown key", map[string]string{"Authorization": "Bearer sbx_nope"}, ""},
 		{"basic scheme", map[string]string{"Authorization": "Basic " + good}, ""},
+		{"basic scheme beside x-api-key", map[string]string{"Authorization": "Basic dXNlcjpwdw==", "X-API-Key": good}, "alice"},
+		{"bearer before x-api-key", map[string]string{"Authorization": "Bearer " + good, "X-API-Key": foreign}, "alice"},
+		{"bearer before a valid x-api-key", map[string]string{"Authorization": "Bearer " + foreign, "X-API-Key": good}, ""},
+		{"empty bearer beside x-api-key", map[string]string{"Authorization": "Bearer ", "X-API-Key": good}, "alice"},
+		{"two spellings agreeing", map[string]string{"X-API-Key": good, "x-api-key": good}, "alice"},
+		{"two spellings differing", map[string]string{"X-API-Key": good, "x-api-key": foreign}, ""},
+		{"malformed key", map[string]string{"X-API-Key": "sbx_" + strings.Repeat("a", 300)}, ""},
 		{"revoked key", map[string]string{"X-API-Key": revoked}, ""},
 		{"another tenant's key", map[string]string{"X-API-Key": foreign}, ""},
 		{"key with extra text", map[string]string{"X-API-Key": good + "x"}, ""},
@@ -124,7 +131,7 @@ func TestStoreOutageIsNotUnauthorized(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = a.Handle(context.Background(), request(map[string]string{"X-API-Key": "sbx_anything"}))
+	_, err = a.Handle(context.Background(), request(map[string]string{"X-API-Key": "sbx_anything_0123456789"}))
 	if err == nil || errors.Is(err, authorizer.ErrUnauthorized) {
 		t.Fatalf("err = %v: an outage must not be cached as a bad key", err)
 	}

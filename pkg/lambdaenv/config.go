@@ -121,6 +121,7 @@ func Load(getenv func(string) string, needs Needs) (Config, error) {
 	c.JWT = jwt
 	c.Session, err = loadSession(get, c.StackID)
 	errs = append(errs, err)
+	c.Session.Tenant = c.Tenant
 	c.LogLevel, err = parseLevel(get(EnvLogLevel))
 	errs = append(errs, err)
 	if err := errors.Join(errs...); err != nil {

@@ -29,7 +29,7 @@ func TestLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.Session.IdleTimeout != 10*time.Minute || c.Session.Lifetime != time.Hour || c.Session.MaxLiveSandboxesPerTenant != 5 ||
-		c.StackID != "sessionbox-acme" || c.Session.StackID != "sessionbox-acme" || c.LogLevel != slog.LevelWarn ||
+		c.StackID != "sessionbox-acme" || c.Session.StackID != "sessionbox-acme" || c.Session.Tenant != "acme" || c.LogLevel != slog.LevelWarn ||
 		len(c.AllowedOrigins) != 2 || c.AllowedOrigins[1] != "https://b.example" || c.JWT != nil || !c.Session.AllowInternetAccess {
 		t.Fatalf("config %+v", c)
 	}

@@ -27,8 +27,11 @@ func ParseKeys(s string) ([]Key, error) {
 		if name, secret, ok := strings.Cut(part, "="); ok {
 			k = Key{Principal: strings.TrimSpace(name), Secret: strings.TrimSpace(secret)}
 		}
-		if k.Principal == "" || !strings.HasPrefix(k.Secret, session.APIKeyPrefix) || len(k.Secret) < len(session.APIKeyPrefix)+16 {
-			return nil, fmt.Errorf("API key %d: want [principal=]%s<at least 16 characters>", i+1, session.APIKeyPrefix)
+		if k.Principal == "" {
+			return nil, fmt.Errorf("API key %d: want [principal=]%s<key>", i+1, session.APIKeyPrefix)
+		}
+		if err := session.CheckAPIKeyShape(k.Secret); err != nil {
+			return nil, fmt.Errorf("API key %d: %w", i+1, err)
 		}
 		if seen[k.Secret] {
 			return nil, fmt.Errorf("API key %d is given twice", i+1)

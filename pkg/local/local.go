@@ -156,6 +156,8 @@ func (c Config) withDefaults() Config {
 	if c.Session.StackID == "" {
 		c.Session.StackID = "local"
 	}
+	// Every local key is seeded under Tenant; the Manager checks keys against it.
+	c.Session.Tenant = c.Tenant
 	if c.ReapInterval == 0 {
 		c.ReapInterval = 30 * time.Second
 	}

@@ -35,6 +35,9 @@ func TestParseKeys(t *testing.T) {
 		{in: "alice=notsbx_aaaaaaaaaaaaaaaaaaaa", wantErr: true},
 		{in: "=" + a, wantErr: true},
 		{in: a + "," + a, wantErr: true},
+		// Held to the shape session.VerifyAPIKey accepts, or it would never work.
+		{in: "sbx_aaaaaaaaaaaaaaaa.aaaa", wantErr: true},
+		{in: "sbx_" + strings.Repeat("a", session.MaxAPIKeyLen), wantErr: true},
 	}
 	for _, c := range cases {
 		got, err := local.ParseKeys(c.in)

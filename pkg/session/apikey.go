@@ -49,24 +49,78 @@ func HashAPIKey(plaintext string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Authenticate finds the valid key for plaintext; ErrUnauthorized for an
-// unknown, malformed or revoked key, with the same detail for each.
-func (m *Manager) Authenticate(ctx context.Context, plaintext string) (*APIKey, error) {
-	denied := Errorf(ErrUnauthorized, "invalid or revoked API key")
-	if !strings.HasPrefix(plaintext, APIKeyPrefix) || len(plaintext) > 256 {
-		return nil, denied
+// Shape of an API key: APIKeyPrefix, then MinAPIKeySecret to
+// MaxAPIKeyLen-len(APIKeyPrefix) characters of the base64url alphabet
+// (A-Z a-z 0-9 - _). Generated keys have 43 after the prefix.
+const (
+	MinAPIKeySecret = 16
+	MaxAPIKeyLen    = 256
+)
+
+// CheckAPIKeyShape says why plaintext cannot be an API key, or nil. Keys
+// configured by hand (serve's SESSIONBOX_API_KEYS) are held to it, so no key
+// is accepted at configuration that VerifyAPIKey would refuse.
+func CheckAPIKeyShape(plaintext string) error {
+	secret, ok := strings.CutPrefix(plaintext, APIKeyPrefix)
+	switch {
+	case !ok:
+		return fmt.Errorf("an API key starts with %s", APIKeyPrefix)
+	case len(secret) < MinAPIKeySecret || len(plaintext) > MaxAPIKeyLen:
+		return fmt.Errorf("an API key is %s and %d to %d characters", APIKeyPrefix, MinAPIKeySecret, MaxAPIKeyLen-len(APIKeyPrefix))
+	case strings.ContainsFunc(secret, notBase64URL):
+		return fmt.Errorf("an API key is %s and characters of A-Z a-z 0-9 - _", APIKeyPrefix)
+	}
+	return nil
+}
+
+func notBase64URL(r rune) bool {
+	return !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_')
+}
+
+// APIKeyGetter looks stored API keys up by hash; Store satisfies it.
+type APIKeyGetter interface {
+	GetAPIKey(ctx context.Context, hash string) (*APIKey, error)
+}
+
+// VerifyAPIKey is the one check of an API key, shared by the Lambda
+// authorizer and the API served locally (through Manager.Authenticate): its
+// shape, then its stored record by hash, which must be unrevoked, of tenant
+// and name a principal. Every refusal is ErrUnauthorized with the same
+// detail, so a caller learns nothing about other tenants' keys; the reason
+// is in the error's cause, for logs. A failed lookup is returned as it is:
+// an outage is not a bad key.
+func VerifyAPIKey(ctx context.Context, keys APIKeyGetter, tenant, plaintext string) (*APIKey, error) {
+	if tenant == "" {
+		return nil, errors.New("verify API key: no tenant configured")
+	}
+	deny := func(reason error) error {
+		return &Error{Kind: ErrUnauthorized, Detail: "invalid or revoked API key", Err: reason}
+	}
+	if err := CheckAPIKeyShape(plaintext); err != nil {
+		return nil, deny(err)
 	}
 	hash := HashAPIKey(plaintext)
-	k, err := m.store.GetAPIKey(ctx, hash)
-	if errors.Is(err, ErrNotFound) {
-		return nil, denied
-	} else if err != nil {
+	k, err := keys.GetAPIKey(ctx, hash)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil, deny(fmt.Errorf("unknown key %s", plaintext[:apiKeyPrefixLen]))
+	case err != nil:
 		return nil, fmt.Errorf("look up API key: %w", err)
-	}
 	// The lookup was by hash; compare in constant time anyway, so a store
 	// that matched loosely cannot let a different key in.
-	if subtle.ConstantTimeCompare([]byte(k.Hash), []byte(hash)) != 1 || k.Revoked() {
-		return nil, denied
+	case k == nil || subtle.ConstantTimeCompare([]byte(k.Hash), []byte(hash)) != 1:
+		return nil, deny(fmt.Errorf("the store answered key %s with another record", plaintext[:apiKeyPrefixLen]))
+	case k.Revoked():
+		return nil, deny(fmt.Errorf("key %s was revoked", k.Prefix))
+	case k.Tenant != tenant:
+		return nil, deny(fmt.Errorf("key %s is for another tenant", k.Prefix))
+	case k.Principal == "":
+		return nil, deny(fmt.Errorf("key %s names no principal", k.Prefix))
 	}
 	return k, nil
+}
+
+// Authenticate is VerifyAPIKey against the Manager's store and tenant.
+func (m *Manager) Authenticate(ctx context.Context, plaintext string) (*APIKey, error) {
+	return VerifyAPIKey(ctx, m.store, m.cfg.Tenant, plaintext)
 }

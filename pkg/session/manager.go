@@ -42,6 +42,10 @@ type Config struct {
 	LeaseDuration time.Duration
 	// TransferTTL is the lifetime of presigned URLs (default 15m).
 	TransferTTL time.Duration
+	// Tenant is the deployment's tenant (one per stack): Authenticate
+	// accepts only its keys, and fails (a configuration error, not a 401)
+	// while it is empty.
+	Tenant string
 	// StackID goes into every sandbox's metadata; the reaper's orphan sweep
 	// kills only sandboxes carrying it. Empty disables the sweep.
 	StackID string

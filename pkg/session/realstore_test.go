@@ -347,7 +347,7 @@ func TestRealTransfers(t *testing.T) {
 }
 
 func TestRealAuthenticate(t *testing.T) {
-	r := newRealRig(t, session.Config{})
+	r := newRealRig(t, session.Config{Tenant: "acme"})
 	ctx := t.Context()
 	plain, k, err := session.NewAPIKey("acme", "alice", r.clock.Now())
 	if err != nil {
@@ -358,6 +358,16 @@ func TestRealAuthenticate(t *testing.T) {
 	}
 	if got, err := r.m.Authenticate(ctx, plain); err != nil || got.Principal != "alice" {
 		t.Fatalf("%+v %v", got, err)
+	}
+	foreign, fk, err := session.NewAPIKey("globex", "alice", r.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.store.PutAPIKey(ctx, fk); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.m.Authenticate(ctx, foreign); !errors.Is(err, session.ErrUnauthorized) {
+		t.Fatalf("another tenant's key: %v", err)
 	}
 	if err := r.store.RevokeAPIKey(ctx, k.Hash, r.clock.Now()); err != nil {
 		t.Fatal(err)
