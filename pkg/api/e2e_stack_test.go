@@ -18,12 +18,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
 	"github.com/sessionbox/sessionbox/pkg/e2b"
 	"github.com/sessionbox/sessionbox/pkg/e2b/e2btest"
 	"github.com/sessionbox/sessionbox/pkg/e2blocal"
 	"github.com/sessionbox/sessionbox/pkg/local"
+	"github.com/sessionbox/sessionbox/pkg/localaws"
 	"github.com/sessionbox/sessionbox/pkg/sandboxes"
 	"github.com/sessionbox/sessionbox/pkg/session"
+	"github.com/sessionbox/sessionbox/pkg/thirdparty"
 )
 
 // TestMain lets the local runtime re-execute this test binary as the
@@ -122,6 +127,25 @@ func newStack(t testing.TB) *stack { return newStackWith(t, 0, session.Config{})
 // the tests target real E2B (e2btest.Env), which the service then uses.
 func newStackWith(t testing.TB, e2bTimeout time.Duration, cfg session.Config) *stack {
 	t.Helper()
+	return buildStack(t, e2bTimeout, cfg, awsParts{})
+}
+
+// awsParts, when set, replace local mode's in-process DynamoDB and S3.
+type awsParts struct {
+	db *dynamodb.Client
+	s3 *s3.Client
+}
+
+// newThirdPartyStack is the stack on stand-ins nobody here wrote: dynalite
+// for DynamoDB and versitygw, which checks signatures as S3 does, for S3.
+func newThirdPartyStack(t *testing.T) *stack {
+	t.Helper()
+	gw := thirdparty.VersityGW(t).Client()
+	return buildStack(t, 0, session.Config{}, awsParts{db: localaws.DynamoDBClient(thirdparty.Dynalite(t)), s3: gw})
+}
+
+func buildStack(t testing.TB, e2bTimeout time.Duration, cfg session.Config, parts awsParts) *stack {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	s, logger := newBareStack(t)
@@ -147,10 +171,11 @@ func newStackWith(t testing.TB, e2bTimeout time.Duration, cfg session.Config) *s
 		s.sandboxes = sandboxesOf(t, rt)
 	}
 	dataDir := t.TempDir()
-	s.other = seedOtherTenant(ctx, t, dataDir, e2bCfg, logger)
+	s.other = seedOtherTenant(ctx, t, local.Config{DataDir: dataDir, E2B: e2bCfg, Logger: logger, DynamoDB: parts.db, S3: parts.s3})
 	keys := newKeys(t, "alice", "bob")
 	s.alice, s.bob = keys[0].Secret, keys[1].Secret
-	svc, err := local.Start(ctx, local.Config{DataDir: dataDir, Tenant: "t1", Keys: keys, Session: cfg, E2B: e2bCfg, Logger: logger})
+	svc, err := local.Start(ctx, local.Config{DataDir: dataDir, Tenant: "t1", Keys: keys, Session: cfg, E2B: e2bCfg, Logger: logger,
+		DynamoDB: parts.db, S3: parts.s3})
 	if err != nil {
 		t.Fatalf("start local mode: %v", err)
 	}
@@ -195,10 +220,10 @@ func newKeys(t testing.TB, principals ...string) []local.Key {
 // service's table and returns it. local.Config puts every key in one
 // tenant, so a first start under tenant t2 stores it; the next start, under
 // t1, leaves other tenants' keys alone.
-func seedOtherTenant(ctx context.Context, t testing.TB, dataDir string, e2bCfg e2b.Config, logger *slog.Logger) string {
+func seedOtherTenant(ctx context.Context, t testing.TB, cfg local.Config) string {
 	t.Helper()
 	k := newKeys(t, "alice")[0]
-	cfg := local.Config{DataDir: dataDir, Tenant: "t2", Keys: []local.Key{k}, E2B: e2bCfg, Logger: logger}
+	cfg.Tenant, cfg.Keys = "t2", []local.Key{k}
 	if cfg.E2B.APIKey == "" {
 		// No sandbox is started: any E2B endpoint spares starting a runtime.
 		cfg.E2B = e2b.Config{APIKey: testE2BKey, APIURL: "http://127.0.0.1:1", SandboxURL: "http://127.0.0.1:1"}

@@ -19,8 +19,14 @@ import (
 // TestEndToEnd drives the service through HTTP as a frontend would. The
 // subtests share one session, in order: each builds on the state the
 // previous ones left.
-func TestEndToEnd(t *testing.T) {
-	s := newStack(t)
+func TestEndToEnd(t *testing.T) { testEndToEnd(t, newStack(t)) }
+
+// TestEndToEndThirdParty runs the same on dynalite and versitygw instead of
+// the in-process DynamoDB and S3: presigned transfers are then checked by a
+// server that verifies their signatures.
+func TestEndToEndThirdParty(t *testing.T) { testEndToEnd(t, newThirdPartyStack(t)) }
+
+func testEndToEnd(t *testing.T, s *stack) {
 	const sid = "e2e-chat"
 	base := "/v1/sessions/" + sid
 

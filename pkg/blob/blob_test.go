@@ -23,6 +23,7 @@ import (
 	"github.com/sessionbox/sessionbox/pkg/blob"
 	"github.com/sessionbox/sessionbox/pkg/localaws"
 	"github.com/sessionbox/sessionbox/pkg/session"
+	"github.com/sessionbox/sessionbox/pkg/thirdparty"
 )
 
 const bucket = "transfers"
@@ -68,6 +69,41 @@ func fastRetries(o *s3.Options) {
 	})
 }
 
+// server is an S3 implementation the contract tests run against.
+type server struct {
+	name string
+	// start gives a client of a fresh server with the bucket created.
+	start func(t testing.TB) *s3.Client
+	// checksSignatures: the server verifies SigV4 (presigned URLs included),
+	// their expiry and the signed content length, as S3 does.
+	checksSignatures bool
+}
+
+// servers are the in-process stand-in local mode uses, and versitygw, an S3
+// gateway nobody here wrote that checks signatures as S3 does. The
+// versitygw client is configured like production's: the SDK's default
+// checksums, not localaws's reduced ones.
+var servers = []server{
+	{name: "gofakes3", start: func(t testing.TB) *s3.Client { return newFakeS3(t).client }},
+	{name: "versitygw", checksSignatures: true, start: func(t testing.TB) *s3.Client {
+		c := thirdparty.VersityGW(t).Client(fastRetries)
+		if err := localaws.EnsureBucket(t.Context(), c, bucket); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}},
+}
+
+// eachServer runs test once per server, in parallel, on a fresh one.
+func eachServer(t *testing.T, test func(t *testing.T, srv server, b *blob.Blobs)) {
+	for _, srv := range servers {
+		t.Run(srv.name, func(t *testing.T) {
+			t.Parallel()
+			test(t, srv, blob.New(srv.start(t), bucket))
+		})
+	}
+}
+
 // data is a deterministic, incompressible stream of n bytes that is not a
 // Seeker, as a sandbox's file stream would be.
 func data(seed uint64, n int64) io.Reader {
@@ -101,13 +137,16 @@ func readBack(t *testing.T, b *blob.Blobs, key string) ([32]byte, int64) {
 }
 
 func TestPutOpenDelete(t *testing.T) {
-	f := newFakeS3(t)
+	eachServer(t, testPutOpenDelete)
+}
+
+func testPutOpenDelete(t *testing.T, _ server, b *blob.Blobs) {
 	ctx := t.Context()
 	key := "tenants/acme/sessions/s 1/ü+.txt"
-	if err := f.blobs.Put(ctx, key, strings.NewReader("hello"), 5, "text/plain"); err != nil {
+	if err := b.Put(ctx, key, strings.NewReader("hello"), 5, "text/plain"); err != nil {
 		t.Fatalf("Put: %v", err)
 	}
-	body, size, err := f.blobs.Open(ctx, key)
+	body, size, err := b.Open(ctx, key)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -116,22 +155,23 @@ func TestPutOpenDelete(t *testing.T) {
 	if string(got) != "hello" || size != 5 {
 		t.Fatalf("read %q (%d bytes)", got, size)
 	}
-	if err := f.blobs.Delete(ctx, key); err != nil {
+	if err := b.Delete(ctx, key); err != nil {
 		t.Fatalf("Delete: %v", err)
 	}
-	if _, _, err := f.blobs.Open(ctx, key); !errors.Is(err, session.ErrNotFound) {
+	if _, _, err := b.Open(ctx, key); !errors.Is(err, session.ErrNotFound) {
 		t.Fatalf("Open after delete: %v, want ErrNotFound", err)
 	}
-	if err := f.blobs.Delete(ctx, key); err != nil {
+	if err := b.Delete(ctx, key); err != nil {
 		t.Fatalf("second Delete: %v", err)
 	}
 }
 
 func TestOpenMissing(t *testing.T) {
-	f := newFakeS3(t)
-	if _, _, err := f.blobs.Open(t.Context(), "nothing/here"); !errors.Is(err, session.ErrNotFound) {
-		t.Fatalf("Open: %v, want ErrNotFound", err)
-	}
+	eachServer(t, func(t *testing.T, _ server, b *blob.Blobs) {
+		if _, _, err := b.Open(t.Context(), "nothing/here"); !errors.Is(err, session.ErrNotFound) {
+			t.Fatalf("Open: %v, want ErrNotFound", err)
+		}
+	})
 }
 
 // TestPutLarge streams 24 MiB from a plain io.Reader (multipart: five
@@ -139,22 +179,26 @@ func TestOpenMissing(t *testing.T) {
 func TestPutLarge(t *testing.T) {
 	const size = 24 << 20
 	want, _ := digest(t, data(7, size))
-	f := newFakeS3(t)
-	for _, declared := range []int64{size, -1} {
-		key := "large/" + strconv.FormatInt(declared, 10)
-		if err := f.blobs.Put(t.Context(), key, data(7, size), declared, "application/octet-stream"); err != nil {
-			t.Fatalf("Put(size %d): %v", declared, err)
+	eachServer(t, func(t *testing.T, _ server, b *blob.Blobs) {
+		for _, declared := range []int64{size, -1} {
+			key := "large/" + strconv.FormatInt(declared, 10)
+			if err := b.Put(t.Context(), key, data(7, size), declared, "application/octet-stream"); err != nil {
+				t.Fatalf("Put(size %d): %v", declared, err)
+			}
+			if got, n := readBack(t, b, key); got != want || n != size {
+				t.Fatalf("size %d: read back %d bytes, hash match %v", declared, n, got == want)
+			}
 		}
-		if got, n := readBack(t, f.blobs, key); got != want || n != size {
-			t.Fatalf("size %d: read back %d bytes, hash match %v", declared, n, got == want)
-		}
-	}
+	})
 }
 
 // TestPutWrongLength makes sure a stream that does not match its declared
 // size fails and leaves no object, for single and multipart uploads.
 func TestPutWrongLength(t *testing.T) {
-	f := newFakeS3(t)
+	eachServer(t, testPutWrongLength)
+}
+
+func testPutWrongLength(t *testing.T, _ server, b *blob.Blobs) {
 	tests := []struct {
 		name           string
 		actual, claims int64
@@ -167,11 +211,11 @@ func TestPutWrongLength(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			key := "wrong/" + strings.ReplaceAll(tc.name, " ", "-")
-			err := f.blobs.Put(t.Context(), key, data(1, tc.actual), tc.claims, "")
+			err := b.Put(t.Context(), key, data(1, tc.actual), tc.claims, "")
 			if !errors.Is(err, session.ErrInvalid) {
 				t.Fatalf("Put: %v, want ErrInvalid", err)
 			}
-			if _, _, err := f.blobs.Open(t.Context(), key); !errors.Is(err, session.ErrNotFound) {
+			if _, _, err := b.Open(t.Context(), key); !errors.Is(err, session.ErrNotFound) {
 				t.Fatalf("object left behind: %v", err)
 			}
 		})
@@ -206,44 +250,117 @@ func TestUnavailable(t *testing.T) {
 func TestPresignedRoundTrip(t *testing.T) {
 	const size = 24 << 20
 	want, _ := digest(t, data(3, size))
-	f := newFakeS3(t)
-	ctx := t.Context()
-	key := "tenants/acme/sessions/s1/uploads/big file+1.bin"
-	put, err := f.blobs.PresignPut(ctx, key, size, "application/octet-stream", 0)
+	eachServer(t, func(t *testing.T, _ server, b *blob.Blobs) {
+		ctx := t.Context()
+		key := "tenants/acme/sessions/s1/uploads/big file+1.bin"
+		put, err := b.PresignPut(ctx, key, size, "application/octet-stream", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if status := send(t, put, data(3, size), size, nil); status != http.StatusOK {
+			t.Fatalf("presigned PUT: %d", status)
+		}
+		if got, n := readBack(t, b, key); got != want || n != size {
+			t.Fatalf("uploaded object: %d bytes, hash match %v", n, got == want)
+		}
+
+		get, err := b.PresignGet(ctx, key, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.Get(get.URL)
+		if err != nil {
+			t.Fatalf("presigned GET: %v", err)
+		}
+		defer resp.Body.Close()
+		got, n := digest(t, resp.Body)
+		if resp.StatusCode != http.StatusOK || got != want || n != size {
+			t.Fatalf("presigned GET: %s, %d bytes, hash match %v", resp.Status, n, got == want)
+		}
+	})
+}
+
+// TestPresignedRefusals checks what a presigned URL does not allow, on the
+// servers that verify signatures as S3 does: another length or content type
+// than the signed ones, another key, a tampered signature, an expired URL.
+// Each refused upload leaves no object.
+func TestPresignedRefusals(t *testing.T) {
+	eachServer(t, func(t *testing.T, srv server, b *blob.Blobs) {
+		if !srv.checksSignatures {
+			t.Skip(srv.name + " does not verify signatures; versitygw does")
+		}
+		ctx := t.Context()
+		const key = "tenants/acme/up/signed.csv"
+		put, err := b.PresignPut(ctx, key, 10, "text/csv", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tampered := func(r session.PresignedRequest, from, to string) session.PresignedRequest {
+			r.URL = strings.Replace(r.URL, from, to, 1)
+			return r
+		}
+		sig := put.URL[strings.Index(put.URL, "X-Amz-Signature=")+len("X-Amz-Signature="):][:8]
+		tests := []struct {
+			name    string
+			req     session.PresignedRequest
+			length  int64
+			headers map[string]string
+		}{
+			{"shorter body", put, 9, nil},
+			{"longer body", put, 11, nil},
+			{"other content type", put, 10, map[string]string{"Content-Type": "text/html"}},
+			{"other key", tampered(put, "signed.csv", "other.csv"), 10, nil},
+			{"tampered signature", tampered(put, "X-Amz-Signature="+sig, "X-Amz-Signature=00000000"), 10, nil},
+		}
+		for _, tc := range tests {
+			if status := send(t, tc.req, data(1, tc.length), tc.length, tc.headers); status != http.StatusForbidden {
+				t.Errorf("%s: status %d, want 403", tc.name, status)
+			}
+		}
+		if _, _, err := b.Open(ctx, key); !errors.Is(err, session.ErrNotFound) {
+			t.Fatalf("a refused upload left an object: %v", err)
+		}
+		if status := send(t, put, data(1, 10), 10, nil); status != http.StatusOK {
+			t.Fatalf("the untouched URL: status %d", status)
+		}
+
+		// A URL is refused once past its expiry (X-Amz-Expires counts from
+		// X-Amz-Date, in whole seconds).
+		get, err := b.PresignGet(ctx, key, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if status := send(t, get, nil, 0, nil); status != http.StatusOK {
+			t.Fatalf("GET before expiry: %d", status)
+		}
+		time.Sleep(time.Until(get.ExpiresAt.Add(1100 * time.Millisecond)))
+		if status := send(t, get, nil, 0, nil); status != http.StatusForbidden {
+			t.Fatalf("GET after expiry: %d, want 403", status)
+		}
+	})
+}
+
+// send makes the presigned request with plain net/http, with length bytes
+// of body and the headers it names, overridden by extra, and returns the
+// status.
+func send(t *testing.T, r session.PresignedRequest, body io.Reader, length int64, extra map[string]string) int {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), r.Method, r.URL, body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := http.NewRequestWithContext(ctx, put.Method, put.URL, data(3, size))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range put.Headers {
+	for k, v := range r.Headers {
 		req.Header.Set(k, v)
 	}
-	req.ContentLength = size
+	for k, v := range extra {
+		req.Header.Set(k, v)
+	}
+	req.ContentLength = length
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatalf("presigned PUT: %v", err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("presigned PUT: %s", resp.Status)
-	}
-	if got, n := readBack(t, f.blobs, key); got != want || n != size {
-		t.Fatalf("uploaded object: %d bytes, hash match %v", n, got == want)
-	}
-
-	get, err := f.blobs.PresignGet(ctx, key, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err = http.Get(get.URL)
-	if err != nil {
-		t.Fatalf("presigned GET: %v", err)
+		t.Fatalf("%s %s: %v", r.Method, r.URL, err)
 	}
 	defer resp.Body.Close()
-	got, n := digest(t, resp.Body)
-	if resp.StatusCode != http.StatusOK || got != want || n != size {
-		t.Fatalf("presigned GET: %s, %d bytes, hash match %v", resp.Status, n, got == want)
-	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode
 }

@@ -17,6 +17,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
 	"github.com/sessionbox/sessionbox/pkg/api"
 	"github.com/sessionbox/sessionbox/pkg/blob"
 	"github.com/sessionbox/sessionbox/pkg/bus"
@@ -66,6 +69,11 @@ type Config struct {
 	// E2B, when its APIKey is set, uses that E2B (cloud or another runtime)
 	// instead of starting the local runtime.
 	E2B e2b.Config
+	// DynamoDB and S3, when set, are used instead of starting the in-process
+	// stand-ins: another emulator (dynalite, versitygw) or a real account.
+	// The table and the bucket are created there if missing.
+	DynamoDB *dynamodb.Client
+	S3       *s3.Client
 	// ReapInterval is how often the reaper runs; default 30 s.
 	ReapInterval time.Duration
 	// RunWorkers bounds concurrent asynchronous runs; default 4.
@@ -205,13 +213,16 @@ func (s *Service) startSandboxes(ctx context.Context, cfg Config) (session.Sandb
 // survive a restart (their sandboxes do not: the next call starts a fresh
 // one and says so).
 func (s *Service) startStore(ctx context.Context, cfg Config) (*store.Store, error) {
-	endpoint, stop, err := localaws.StartDynamoDB(context.WithoutCancel(ctx),
-		localaws.WithDataDir(filepath.Join(cfg.DataDir, "dynamodb")), localaws.WithLogger(cfg.Logger))
-	if err != nil {
-		return nil, err
+	client := cfg.DynamoDB
+	if client == nil {
+		endpoint, stop, err := localaws.StartDynamoDB(context.WithoutCancel(ctx),
+			localaws.WithDataDir(filepath.Join(cfg.DataDir, "dynamodb")), localaws.WithLogger(cfg.Logger))
+		if err != nil {
+			return nil, err
+		}
+		s.closers = append(s.closers, func() error { stop(); return nil })
+		client = localaws.DynamoDBClient(endpoint)
 	}
-	s.closers = append(s.closers, func() error { stop(); return nil })
-	client := localaws.DynamoDBClient(endpoint)
 	if err := store.CreateTable(ctx, client, Table); err != nil {
 		return nil, fmt.Errorf("create local table: %w", err)
 	}
@@ -219,12 +230,15 @@ func (s *Service) startStore(ctx context.Context, cfg Config) (*store.Store, err
 }
 
 func (s *Service) startBlobs(ctx context.Context, cfg Config) (*blob.Blobs, error) {
-	endpoint, stop, err := localaws.StartS3(context.WithoutCancel(ctx), filepath.Join(cfg.DataDir, "s3"))
-	if err != nil {
-		return nil, err
+	client := cfg.S3
+	if client == nil {
+		endpoint, stop, err := localaws.StartS3(context.WithoutCancel(ctx), filepath.Join(cfg.DataDir, "s3"))
+		if err != nil {
+			return nil, err
+		}
+		s.closers = append(s.closers, func() error { stop(); return nil })
+		client = localaws.S3Client(endpoint)
 	}
-	s.closers = append(s.closers, func() error { stop(); return nil })
-	client := localaws.S3Client(endpoint)
 	if err := localaws.EnsureBucket(ctx, client, Bucket); err != nil {
 		return nil, fmt.Errorf("create local bucket: %w", err)
 	}
