@@ -20,6 +20,8 @@ const (
 	agentConfigFD = 3
 	agentReadyFD  = 4
 	agentListenFD = 5
+	// seccompFD is bwrap's, not the agent's: bwrap reads the filter from it.
+	seccompFD = 6
 )
 
 // RunAgentIfRequested runs the in-sandbox agent and exits when this process

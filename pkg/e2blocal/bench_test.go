@@ -36,12 +36,12 @@ func BenchmarkCreateToFirstCommand(b *testing.B) {
 		// the quota is the difference from the cases above.
 		{"burst-plainhome", 0, offline, -1}, {"paced-plainhome", 100 * time.Millisecond, offline, -1},
 	} {
-		b.Run(bc.name, func(b *testing.B) { benchCreate(b, bc.gap, bc.body, bc.diskMB) })
+		b.Run(bc.name, func(b *testing.B) { benchCreate(b, bc.gap, bc.body, Config{DiskMB: bc.diskMB}) })
 	}
 }
 
-func benchCreate(b *testing.B, gap time.Duration, body map[string]any, diskMB int) {
-	rt := startRuntime(b, Config{DiskMB: diskMB})
+func benchCreate(b *testing.B, gap time.Duration, body map[string]any, cfg Config) {
+	rt := startRuntime(b, cfg)
 	if body["allow_internet_access"] == true && rt.noNet != nil {
 		b.Logf("no internet access here: %v", rt.noNet)
 		return
@@ -260,6 +260,37 @@ func BenchmarkInterpreterRoundTrip(b *testing.B) {
 			for range b.N {
 				start := time.Now()
 				execute()
+				lat = append(lat, time.Since(start))
+			}
+			b.StopTimer()
+			reportPercentiles(b, lat)
+		})
+	}
+}
+
+// BenchmarkSeccomp measures what the sandboxes' seccomp filter costs, with
+// the filter ("on") and without it ("off", Config.NoSeccomp) in one run:
+// "start" is a paced create until a first command has run, "execute" a
+// `1+1` cell round trip on a started kernel.
+func BenchmarkSeccomp(b *testing.B) {
+	for _, mode := range []struct {
+		name string
+		off  bool
+	}{{"on", false}, {"off", true}} {
+		b.Run("start-"+mode.name, func(b *testing.B) {
+			benchCreate(b, 100*time.Millisecond, map[string]any{"templateID": "base"}, Config{NoSeccomp: mode.off})
+		})
+		b.Run("execute-"+mode.name, func(b *testing.B) {
+			rt := startRuntime(b, Config{NoSeccomp: mode.off, WarmPool: -1})
+			sb := createSandbox(b, rt, map[string]any{"templateID": "code-interpreter-v1"})
+			execute(b, rt, sb, "1+1")
+			lat := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for range b.N {
+				start := time.Now()
+				if out := execute(b, rt, sb, "1+1"); !strings.Contains(out, `"2"`) {
+					b.Fatalf("execute: %s", out)
+				}
 				lat = append(lat, time.Since(start))
 			}
 			b.StopTimer()

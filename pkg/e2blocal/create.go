@@ -166,7 +166,7 @@ func (rt *Runtime) provision(s *sandbox, withNet bool) error {
 	spec := launchSpec{
 		bwrap: rt.cfg.Bwrap, agentBin: rt.fs.agentBin(), kernel: rt.kernel, etcDir: rt.fs.etcDir(),
 		homeDir: rt.fs.homeDir(s.id), socket: rt.fs.socketPath(s.id), hostUID: s.hostUID,
-		tmpBytes: rt.cfg.TmpBytes,
+		tmpBytes: rt.cfg.TmpBytes, seccomp: rt.seccomp,
 	}
 	if withNet {
 		spec.resolv = rt.fs.netResolvConf()

@@ -10,7 +10,9 @@
 // read-only /usr and merged-usr symlinks; a read-only /dev of device nodes
 // with /dev/pts and a /dev/shm capped like /tmp; a private /home/user on the
 // host and a size-capped /tmp; its own network namespace with only lo, unless
-// created with allowInternetAccess (below). Limits: memory, tasks and CPU through
+// created with allowInternetAccess (below); a seccomp filter that refuses
+// namespaces, mounts, io_uring, keyrings, bpf and the like with EPERM
+// (seccomp.go). Limits: memory, tasks and CPU through
 // cgroups (v1 or v2) when the runtime can manage them, and always rlimits
 // (core 0, file size, open files, processes; data size without cgroups);
 // at most Config.MaxSandboxes live sandboxes, creates past it get 429.

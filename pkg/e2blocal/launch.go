@@ -37,6 +37,7 @@ type launchSpec struct {
 	hostUID  int    // unprivileged host uid the tree runs as; -1 keeps ours
 	tmpBytes int64  // size cap of the private /tmp
 	resolv   string // host file bound over /etc/resolv.conf; "" keeps the generated one
+	seccomp  []byte // BPF program bwrap installs before the agent runs; nil installs none
 }
 
 // bwrapArgs builds the bubblewrap command line running inner as the
@@ -101,8 +102,11 @@ func (s launchSpec) bwrapArgs(inner ...string) []string {
 		"--setenv", "SHELL", "/bin/bash",
 		"--setenv", "LANG", "C.UTF-8",
 		"--setenv", "TMPDIR", "/tmp",
-		"--chdir", insideHome,
-		"--")
+		"--chdir", insideHome)
+	if s.seccomp != nil {
+		a = append(a, "--seccomp", strconv.Itoa(seccompFD))
+	}
+	a = append(a, "--")
 	return append(a, inner...)
 }
 
@@ -166,6 +170,16 @@ func spawnAgent(sp *spawner, s launchSpec, cg cgroup) (*agentProc, error) {
 	defer lnFile.Close()
 	cmd := s.command(s.agentArgs())
 	cmd.ExtraFiles = []*os.File{cfgR, readyW, lnFile} // fds 3, 4 and 5 in the agent
+	if s.seccomp != nil {
+		f, err := seccompFile(s.seccomp)
+		if err != nil {
+			cfgW.Close()
+			readyR.Close()
+			return nil, err
+		}
+		defer f.Close()
+		cmd.ExtraFiles = append(cmd.ExtraFiles, f) // seccompFD, read by bwrap
+	}
 	p := &agentProc{cmd: cmd, stderr: newTailBuffer(8 << 10), done: make(chan struct{}), cfgW: cfgW, readyR: readyR}
 	cmd.Stdout = p.stderr
 	cmd.Stderr = p.stderr

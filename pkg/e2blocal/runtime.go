@@ -41,6 +41,10 @@ type Config struct {
 	StartTimeout     time.Duration
 	DefaultV1Timeout time.Duration // create v1 without timeout, default 15 s
 	DefaultV2Timeout time.Duration // create v2 and connect v2 without timeout, default 300 s
+	// NoSeccomp starts sandboxes without their seccomp filter (seccomp.go);
+	// it exists to measure the filter's cost and to diagnose a workload it
+	// refuses, never for production.
+	NoSeccomp bool
 
 	cgroupV2Root    string        // a unified hierarchy to use instead of the host's own (tests on hybrid hosts)
 	metricsInterval time.Duration // how often running sandboxes are sampled, default 5 s (tests shorten it)
@@ -109,6 +113,7 @@ type Runtime struct {
 	homes   *homeImages  // nil when homes are plain, unlimited dirs
 	noNet   error        // why internet access is unavailable, nil when it is
 	kernel  string       // host path of the compiled kernel; "" when kernels compile their source
+	seccomp []byte       // the sandboxes' seccomp program; nil with Config.NoSeccomp
 
 	ctx    context.Context // ends at Close; parent of timers' work
 	cancel context.CancelFunc
@@ -164,6 +169,13 @@ func (rt *Runtime) init() error {
 	// are dup'ed past this, so marking them all is safe.
 	if err := unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC); err != nil {
 		return fmt.Errorf("mark inherited descriptors close-on-exec: %w", err)
+	}
+	if !rt.cfg.NoSeccomp {
+		prog, err := seccompProgram()
+		if err != nil {
+			return err
+		}
+		rt.seccomp = prog
 	}
 	root := os.Geteuid() == 0
 	suffix, err := newSandboxID()
