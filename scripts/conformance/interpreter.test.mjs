@@ -72,5 +72,34 @@ test('code interpreter', async (t) => {
       assert.equal(ex.error, undefined)
       assert.equal(ex.text, '42')
     })
+
+    await t.test('figures carry chart data', async () => {
+      const ex = await sbx.runCode(`
+import matplotlib.pyplot as plt
+plt.plot([1, 2, 3], [1, 4, 9], label='squares')
+plt.plot([1, 2, 3], [1, 8, 27], label='cubes')
+plt.title('Powers'); plt.xlabel('n'); plt.ylabel('value (units)')
+plt.show()
+fig, axs = plt.subplots(1, 2)
+axs[0].bar(['a', 'b'], [3, 5], label='sales')
+axs[1].pie([1, 3], labels=['x', 'y'])
+plt.show()
+`)
+      assert.equal(ex.error, undefined)
+      const [line, sup] = ex.results.map((r) => r.chart)
+      assert.equal(line.type, 'line')
+      assert.equal(line.title, 'Powers')
+      assert.equal(line.y_unit, 'units')
+      assert.equal(line.x_scale, 'linear')
+      assert.deepEqual(line.elements.map((e) => e.label), ['squares', 'cubes'])
+      assert.deepEqual(line.elements[1].points, [[1, 1], [2, 8], [3, 27]])
+      assert.ok(ex.results[0].png)
+      assert.equal(sup.type, 'superchart')
+      assert.deepEqual(sup.elements.map((c) => c.type), ['bar', 'pie'])
+      assert.deepEqual(sup.elements[0].elements, [
+        { label: 'a', group: 'sales', value: 3 }, { label: 'b', group: 'sales', value: 5 },
+      ])
+      assert.deepEqual(sup.elements[1].elements.map((w) => [w.label, w.angle]), [['x', 90], ['y', 270]])
+    })
   }, { kind: 'code' })
 })

@@ -3,6 +3,7 @@ package kernel
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -109,4 +110,56 @@ func benchKernelStart(b *testing.B, compiled string) {
 	}
 	b.StopTimer()
 	reportLatency(b, durs)
+}
+
+// BenchmarkCellFeatures measures what dedent and chart extraction cost:
+// `1+1` plain and indented, and a figure cell, each with chart extraction on
+// and off (SESSIONBOX_CHARTS=0), on warm kernels in the same run.
+func BenchmarkCellFeatures(b *testing.B) {
+	cells := []struct{ name, code, want string }{
+		{"1+1", `1+1`, `"text":"2"`},
+		{"indented-1+1", "\n    x = 1\n    x + 1\n", `"text":"2"`},
+		{"figure", `plt.plot(range(100)); plt.title("t"); plt.show()`, `"png":`},
+	}
+	for _, charts := range []string{"1", "0"} {
+		s, err := newServer(Config{Python: testPython, Workdir: b.TempDir(), Env: []string{"PATH=/usr/bin:/bin", "SESSIONBOX_CHARTS=" + charts}}, defaultTuning)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ts := httptest.NewServer(s)
+		b.Cleanup(func() {
+			ts.Close()
+			_ = s.Close()
+		})
+		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+		run := func(b *testing.B, code, want string) {
+			body, _ := json.Marshal(map[string]string{"code": code})
+			resp, err := client.Post(ts.URL+"/execute", "application/json", bytes.NewReader(body))
+			if err != nil {
+				b.Fatal(err)
+			}
+			out, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil || !bytes.Contains(out, []byte(want)) {
+				b.Fatalf("bad response %q: %v", out, err)
+			}
+			if hasChart := bytes.Contains(out, []byte(`"chart":`)); hasChart != (charts == "1" && want == `"png":`) {
+				b.Fatalf("charts=%s but chart present=%v: %.200q", charts, hasChart, out)
+			}
+		}
+		run(b, "import matplotlib.pyplot as plt", "end_of_execution")
+		for _, c := range cells {
+			run(b, c.code, c.want) // first use: imports, font cache
+			b.Run(c.name+"/charts="+charts, func(b *testing.B) {
+				durs := make([]time.Duration, 0, b.N)
+				for i := 0; i < b.N; i++ {
+					t0 := time.Now()
+					run(b, c.code, c.want)
+					durs = append(durs, time.Since(t0))
+				}
+				b.StopTimer()
+				reportLatency(b, durs)
+			})
+		}
+	}
 }

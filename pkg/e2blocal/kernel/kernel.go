@@ -9,6 +9,11 @@
 // (seconds): the cell is interrupted when it elapses, as it is when the
 // client disconnects; a cell that ignores the interrupt has its kernel
 // killed after a grace period (variables are lost).
+//
+// Cells behave as in E2B's code-interpreter template: their common
+// indentation is removed before compiling (as IPython does); a displayed
+// matplotlib figure carries, beside its PNG, E2B's structured "chart" data
+// (kernel.py; SESSIONBOX_CHARTS=0 in the kernel's environment turns it off).
 package kernel
 
 import (

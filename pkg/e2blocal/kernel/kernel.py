@@ -138,6 +138,8 @@ class Kernel:
         self.ns = None
         self.root = os.getcwd()
         self.before = None
+        # Chart data on figures can be turned off (benchmarks compare).
+        self.charts = os.environ.get("SESSIONBOX_CHARTS", "1") != "0"
 
     # ---- frame output -------------------------------------------------
 
@@ -398,6 +400,8 @@ class Kernel:
             fig = sys.modules.get("matplotlib.figure")
             if fig is not None and isinstance(obj, fig.Figure) and "image/png" not in d:
                 d["image/png"] = _figure_png(obj)
+                if self.charts:
+                    d["e2b/chart"] = _chart_or_empty(obj)
                 _close_figure(obj)
         if "text/plain" not in d:
             d["text/plain"] = _clip(_plain(obj), self.cap)
@@ -425,6 +429,8 @@ class Kernel:
             fig = mgr.canvas.figure
             if fig.axes or fig.artists or fig.images or fig.texts or fig.patches or fig.lines:
                 bundle = {"image/png": _figure_png(fig), "text/plain": repr(fig)}
+                if self.charts:
+                    bundle["e2b/chart"] = _chart_or_empty(fig)
                 self.send(b"D", _dumps(bundle))
         plt = sys.modules.get("matplotlib.pyplot")
         if plt is not None:
@@ -670,7 +676,22 @@ def _plain(obj):
 def _dumps(bundle):
     import json
 
-    return json.dumps(bundle, default=repr).encode("utf-8", "replace")
+    try:
+        text = json.dumps(bundle, default=repr, allow_nan=False)
+    except ValueError:
+        # NaN and infinities are not JSON: they go as null, as Jupyter sends them.
+        text = json.dumps(_finite(bundle), default=repr, allow_nan=False)
+    return text.encode("utf-8", "replace")
+
+
+def _finite(v):
+    if isinstance(v, float):
+        return v if v - v == 0 else None
+    if isinstance(v, dict):
+        return {k: _finite(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_finite(x) for x in v]
+    return v
 
 
 def _figure_png(fig):
@@ -717,6 +738,299 @@ def _error_json(e, syntax=False):
     return json.dumps({"name": type(e).__name__, "value": value, "traceback": tb}).encode(
         "utf-8", "replace"
     )
+
+
+# ---- chart data (E2B's "e2b/chart" result field) ---------------------------
+#
+# A displayed matplotlib figure also carries its data as a chart, in the
+# shape E2B's code-interpreter template gives: a type (line, scatter, bar,
+# pie, box_and_whisker, superchart for several axes, unknown), title, and
+# for 2-D charts axis labels and units, ticks, tick labels and scales, and
+# the elements (series points, bars, wedges, boxes, or sub-charts). Only
+# figure cells pay for it: the code below runs when a figure is displayed.
+
+_UNIT = None  # compiled lazily: a label's unit, "Time (s)" or "Time [s]"
+
+
+def _chart_or_empty(fig):
+    try:
+        return _chart_of_figure(fig)
+    except Exception:
+        return {}  # a figure we cannot read still shows, without data (as E2B)
+
+
+def _chart_of_figure(fig):
+    """The chart dict of a figure; {} when it has no data (as E2B)."""
+    axes = fig.get_axes()
+    if not axes or not any(ax.has_data() for ax in axes):
+        return {}
+    if len(axes) > 1:
+        getter = getattr(fig, "get_suptitle", None)
+        if getter is not None:
+            title = getter()
+        else:
+            st = getattr(fig, "_suptitle", None)
+            title = st.get_text() if st is not None else ""
+        return {"type": "superchart", "title": title, "elements": [_chart_of_axes(ax) for ax in axes]}
+    return _chart_of_axes(axes[0])
+
+
+def _artists(ax):
+    kids = getattr(ax, "_children", None)
+    if kids is None:
+        kids = list(ax.lines) + list(ax.collections) + list(ax.patches) + list(ax.images)
+    return kids
+
+
+def _is_grid_line(line):
+    """Two-point horizontal or vertical lines (axhline, axvline, grids)."""
+    x, y = line.get_xdata(), line.get_ydata()
+    if len(x) != 2 or len(y) != 2:
+        return False
+    return bool(x[0] == x[1] or y[0] == y[1])
+
+
+def _chart_kind(ax):
+    from matplotlib.collections import PathCollection
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import PathPatch, Rectangle, Wedge
+    from matplotlib.text import Text
+
+    objs = [o for o in _artists(ax) if not isinstance(o, Text)]
+    if all(isinstance(o, Line2D) for o in objs):
+        return "line"
+    if all(isinstance(o, (PathPatch, Line2D)) for o in objs):
+        return "box_and_whisker"
+    objs = [o for o in objs if not (isinstance(o, Line2D) and _is_grid_line(o))]
+    for kind, cls in (("scatter", PathCollection), ("pie", Wedge), ("bar", Rectangle)):
+        if all(isinstance(o, cls) for o in objs):
+            return kind
+    return "unknown"
+
+
+def _chart_of_axes(ax):
+    kind = _chart_kind(ax)
+    title = ax.get_title() or None
+    if kind == "pie":
+        return {"type": kind, "title": title, "elements": _pie_elements(ax)}
+    if kind == "unknown":
+        return {"type": kind, "title": title, "elements": []}
+    c = {"type": kind, "title": title}
+    _axis_labels(c, ax)
+    if kind in ("line", "scatter"):
+        _ticks(c, ax)
+        c["elements"] = _line_elements(ax) if kind == "line" else _scatter_elements(ax)
+    elif kind == "bar":
+        c["elements"] = _bar_elements(c, ax)
+    else:
+        c["elements"] = _box_elements(c, ax)
+    return c
+
+
+def _axis_labels(c, ax):
+    global _UNIT
+    if _UNIT is None:
+        import re
+
+        _UNIT = re.compile(r"\s\((.*?)\)|\[(.*?)\]")
+    for a, label in (("x", ax.get_xlabel()), ("y", ax.get_ylabel())):
+        c[a + "_label"] = label or None
+    for a in ("x", "y"):
+        label, unit = c[a + "_label"], None
+        if label:
+            m = _UNIT.search(label)
+            if m:
+                unit = m.group(1) or m.group(2)
+        c[a + "_unit"] = unit
+
+
+def _swap_axes(c):
+    for f in ("_label", "_unit"):
+        c["x" + f], c["y" + f] = c["y" + f], c["x" + f]
+
+
+def _converter(axis):
+    get = getattr(axis, "get_converter", None)
+    return get() if get is not None else getattr(axis, "converter", None)
+
+
+def _is_date_converter(conv):
+    if conv is None:
+        return False
+    import matplotlib.dates as mdates
+
+    kinds = tuple(
+        k for k in (getattr(mdates, n, None) for n in ("_SwitchableDateConverter", "DateConverter", "ConciseDateConverter"))
+        if isinstance(k, type)
+    )
+    return isinstance(conv, kinds)
+
+
+def _ticks(c, ax):
+    for a, axis, labels, ticks, scale in (
+        ("x", ax.xaxis, ax.get_xticklabels(), ax.get_xticks(), ax.get_xscale()),
+        ("y", ax.yaxis, ax.get_yticklabels(), ax.get_yticks(), ax.get_yscale()),
+    ):
+        dates = _is_date_converter(_converter(axis))
+        texts = [t.get_text() for t in labels]
+        if dates:
+            import matplotlib.dates as mdates
+
+            values = [mdates.num2date(t).isoformat() for t in ticks]
+        else:
+            values = [_json_scalar(t) for t in ticks]
+        c[a + "_ticks"] = values
+        c[a + "_tick_labels"] = texts
+        c[a + "_scale"] = _scale(dates, scale, values, texts)
+
+
+def _scale(dates, scale, ticks, labels):
+    if dates:
+        return "datetime"
+    if scale != "linear":
+        return scale
+    # Categorical axes put their categories at 0, 1, 2... labelled by name.
+    for i, (tick, label) in enumerate(zip(ticks, labels)):
+        if not (isinstance(tick, (int, float)) and tick == i and str(i) != label):
+            return "linear"
+    return "categorical"
+
+
+def _json_scalar(v):
+    """A JSON-able form of one data value: numbers as float, dates as ISO text."""
+    import datetime
+
+    if isinstance(v, (datetime.date, datetime.datetime)):
+        return v.isoformat()
+    np = sys.modules.get("numpy")
+    if np is not None:
+        if isinstance(v, np.datetime64):
+            return str(v.astype("datetime64[s]"))
+        if isinstance(v, np.generic):
+            v = v.item()
+    if isinstance(v, bool):
+        return float(v)
+    if isinstance(v, (int, float)):
+        return float(v)
+    return v if isinstance(v, str) else str(v)
+
+
+def _points(xs, ys):
+    return [[_json_scalar(x), _json_scalar(y)] for x, y in zip(xs, ys)]
+
+
+def _line_elements(ax):
+    out = []
+    for line in ax.get_lines():
+        if _is_grid_line(line):
+            continue
+        label = line.get_label()
+        if label.startswith("_child"):
+            label = "Line " + label[6:]
+        out.append({"label": label, "points": _points(line.get_xdata(), line.get_ydata())})
+    return out
+
+
+def _scatter_elements(ax):
+    out = []
+    for coll in ax.collections:
+        offs = coll.get_offsets()
+        out.append({"label": coll.get_label(), "points": _points([p[0] for p in offs], [p[1] for p in offs])})
+    return out
+
+
+def _bar_elements(c, ax):
+    out = []
+    for cont in ax.containers:
+        group = cont.get_label()
+        if group.startswith("_container"):
+            group = "Group " + group[10:]
+        heights = [r.get_height() for r in cont]
+        if all(h == heights[0] for h in heights):
+            # Equal heights: horizontal bars (barh), whose values are widths.
+            _swap_axes(c)
+            labels = [t.get_text() for t in ax.get_yticklabels()]
+            values = [r.get_width() for r in cont]
+        else:
+            labels = [t.get_text() for t in ax.get_xticklabels()]
+            values = heights
+        for label, value in zip(labels, values):
+            out.append({"label": label, "group": group, "value": float(value)})
+    return out
+
+
+def _round_dec(v):
+    """v rounded as E2B rounds chart values (8 digits less the magnitude), as
+    a Decimal, so sums of rounded values stay exact (324, not 323.99999...)."""
+    from decimal import Decimal, localcontext
+
+    d = Decimal(str(v))
+    with localcontext() as ctx:
+        ctx.prec = max(1, 8 - d.adjusted())
+        return +d
+
+
+def _round_sig(v):
+    return float(_round_dec(v))
+
+
+def _pie_elements(ax):
+    return [
+        {"label": w.get_label(), "angle": abs(_round_sig(float(w.theta2) - float(w.theta1))), "radius": float(w.r)}
+        for w in ax.patches
+    ]
+
+
+def _box_elements(c, ax):
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    boxes = []
+    for label, patch in zip(labels, ax.patches):
+        verts = patch.get_path().vertices
+        xs = [_round_dec(v) for v in verts[:, 0]]
+        ys = [_round_dec(v) for v in verts[:, 1]]
+        x, y = min(xs), min(ys)
+        boxes.append({"x": x, "y": y, "w": max(xs) - x, "h": max(ys) - y, "label": label, "outliers": []})
+    if not boxes:
+        return []
+    # Boxes of one height are laid along y (vert=False): swap to read them alike.
+    horizontal = all(b["h"] == boxes[0]["h"] for b in boxes)
+    if horizontal:
+        _swap_axes(c)
+        for b in boxes:
+            b["x"], b["y"], b["w"], b["h"] = b["y"], b["x"], b["h"], b["w"]
+    for line in ax.lines:
+        xs = [_round_dec(v) for v in line.get_xdata()]
+        ys = [_round_dec(v) for v in line.get_ydata()]
+        if horizontal:
+            xs, ys = ys, xs
+        if len(xs) == 1:
+            b = next((b for b in boxes if b["x"] <= xs[0] <= b["x"] + b["w"]), None)
+            if b is not None:
+                b["outliers"].append(float(ys[0]))
+            continue
+        if len(ys) != 2:
+            continue
+        b = next((b for b in boxes if b["x"] <= xs[0] <= xs[1] <= b["x"] + b["w"]), None)
+        if b is None:
+            continue
+        if ys[0] == ys[1] and b["y"] <= ys[0] <= b["y"] + b["h"]:
+            b["median"] = ys[0]
+        elif max(ys) == b["y"]:
+            b["min"] = min(ys)
+        elif min(ys) == b["y"] + b["h"]:
+            b["max"] = max(ys)
+    return [
+        {
+            "label": b["label"],
+            "min": float(b["min"]),
+            "first_quartile": float(b["y"]),
+            "median": float(b["median"]),
+            "third_quartile": float(b["y"] + b["h"]),
+            "max": float(b["max"]),
+            "outliers": b["outliers"],
+        }
+        for b in boxes
+    ]
 
 
 # Modules patched right after they are imported: pyplot.show renders figures,
