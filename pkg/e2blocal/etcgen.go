@@ -10,10 +10,11 @@ import (
 
 // Sandboxes never see the host's /etc: bubblewrap started by root with the
 // host's /etc bound lets sandboxed code read /etc/shadow (tried here). They
-// get a generated one with the account files below plus a whitelist of
-// harmless host files that programs need to work normally (the dynamic
-// loader cache, Debian's alternatives symlinks, CA certificates, Python's
-// site configuration, matplotlib's rc file, shell start-up files).
+// get a generated one: the account, name service, shell start-up, time zone
+// and pip files below are written by the runtime, so no host configuration
+// (a pip.conf naming a private index, an /etc/environment or profile.d
+// script carrying proxies or tokens) reaches a sandbox. Only distribution
+// data that programs need is taken from the host (etcFromHost).
 var etcGenerated = map[string]string{
 	"passwd": "root:x:0:0:root:/root:/bin/bash\n" +
 		"user:x:1000:1000:user:/home/user:/bin/bash\n" +
@@ -24,24 +25,47 @@ var etcGenerated = map[string]string{
 	"hostname":      "e2b\n",
 	"resolv.conf":   "nameserver 127.0.0.1\n",
 	"nsswitch.conf": "passwd: files\ngroup: files\nshadow: files\nhosts: files dns\nnetworks: files\nprotocols: files\nservices: files\n",
+	"shells":        "/bin/sh\n/usr/bin/sh\n/bin/bash\n/usr/bin/bash\n",
+	"timezone":      "Etc/UTC\n",
+	// PATH comes from the sandbox's environment; Debian's profile would
+	// replace it with one without the sbin directories.
+	"profile": "if [ \"${PS1-}\" ] && [ \"${BASH-}\" ] && [ \"$BASH\" != /bin/sh ] && [ -f /etc/bash.bashrc ]; then\n" +
+		"\t. /etc/bash.bashrc\n" +
+		"fi\n",
+	"bash.bashrc": "[ -z \"${PS1-}\" ] && return\n" +
+		"shopt -s checkwinsize\n" +
+		"PS1='\\u@\\h:\\w\\$ '\n",
+	// Debian marks its Python as externally managed; E2B's templates let
+	// `pip install` work, which this does by installing into ~/.local.
+	"pip.conf": "[global]\nbreak-system-packages = true\n",
 }
 
 // netResolvConf replaces /etc/resolv.conf in sandboxes with internet
 // access: slirp4netns answers DNS at that address from the host's resolver.
 const netResolvConf = "nameserver " + slirpDNS + "\n"
 
+// etcZone is the sandboxes' /etc/localtime: UTC, as in E2B, whatever the
+// host's zone.
+const etcZone = "/usr/share/zoneinfo/Etc/UTC"
+
+// etcFromHost is distribution data, copied from the host: the dynamic
+// loader cache and Debian's alternatives symlinks (without them binaries
+// and commands are missing), CA certificates, Python's and matplotlib's
+// packaged configuration, readline's, terminal and MIME databases, and the
+// release files programs check.
 var etcFromHost = []string{
-	"alternatives", "ssl/certs", "ssl/openssl.cnf", "ca-certificates.conf",
-	"ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone",
+	"alternatives", "ssl/certs", "ssl/openssl.cnf",
+	"ld.so.cache", "ld.so.conf", "ld.so.conf.d",
 	"python3", "python3.11", "python3.12", "python3.13", "matplotlibrc",
-	"bash.bashrc", "profile", "profile.d", "inputrc", "skel", "shells",
-	"mime.types", "protocols", "services", "host.conf", "gai.conf",
-	"debian_version", "os-release", "magic", "magic.mime", "pip.conf",
-	"environment", "terminfo", "fonts", "xdg", "vim",
+	"inputrc", "skel", "mime.types", "protocols", "services",
+	"debian_version", "os-release", "magic", "magic.mime", "terminfo", "fonts",
 }
 
 // buildEtc writes the sandboxes' shared, read-only /etc into dir.
-func buildEtc(dir string) error {
+func buildEtc(dir string) error { return buildEtcFrom("/etc", dir) }
+
+// buildEtcFrom builds it from hostEtc, the host's /etc except in tests.
+func buildEtcFrom(hostEtc, dir string) error {
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("clear generated etc: %w", err)
 	}
@@ -53,8 +77,13 @@ func buildEtc(dir string) error {
 			return fmt.Errorf("write etc/%s: %w", name, err)
 		}
 	}
+	if _, err := os.Stat(etcZone); err == nil {
+		if err := os.Symlink(etcZone, filepath.Join(dir, "localtime")); err != nil {
+			return fmt.Errorf("link etc/localtime: %w", err)
+		}
+	}
 	for _, rel := range etcFromHost {
-		if err := copyTree(filepath.Join("/etc", rel), filepath.Join(dir, rel)); err != nil {
+		if err := copyTree(filepath.Join(hostEtc, rel), filepath.Join(dir, rel)); err != nil {
 			return err
 		}
 	}

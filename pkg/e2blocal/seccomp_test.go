@@ -275,7 +275,8 @@ assert subprocess.run(["true"]).returncode == 0'`},
 
 // TestSeccompKeepsWorkloads runs what sandboxes are for under the filter:
 // the scientific stack, threads, subprocesses, multiprocessing and a pip
-// install from a local wheel (the package index is out of reach here).
+// install from a local wheel (the package index is out of reach here), as
+// plain `pip install` thanks to the generated pip.conf.
 func TestSeccompKeepsWorkloads(t *testing.T) {
 	t.Parallel()
 	rt := startRuntime(t, Config{WarmPool: -1})
@@ -319,7 +320,7 @@ with zipfile.ZipFile("hello_e2b-1.0-py3-none-any.whl", "w") as z:
         z.writestr(n, c)
 EOF
 cd ~
-python3 -m pip install --user --break-system-packages --no-index --find-links ~/wheels hello-e2b
+pip install --no-index --find-links ~/wheels hello-e2b
 python3 -c 'import hello_e2b; assert hello_e2b.hi() == "hi from wheel"'`},
 	}
 	for _, c := range cases {
