@@ -13,14 +13,22 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
 
 	"github.com/sessionbox/sessionbox/pkg/envdpb/process"
 )
 
-// drainGrace is how long output readers may keep going after the process
-// exited; a background child that inherited the pipe would otherwise hold
-// the end event back for as long as it lives.
-const drainGrace = 250 * time.Millisecond
+// After the process exits, its output readers get drainGrace to reach EOF.
+// Past it, a background child that inherited the pipe may be what keeps it
+// open, and it would hold the end event back for as long as it lives; but
+// on a loaded machine the readers may simply not have run yet, with the
+// process's last output still in the pipe. So the pipes are closed only
+// once they hold no unread bytes, checked every drainGrace, or after
+// drainMax when a child keeps writing.
+const (
+	drainGrace = 250 * time.Millisecond
+	drainMax   = 10 * time.Second
+)
 
 const readChunk = 32 << 10
 
@@ -213,14 +221,7 @@ func (s *Server) supervise(p *proc, sources []outputSource, timeout time.Duratio
 		readers.Wait()
 		close(readersDone)
 	}()
-	select {
-	case <-readersDone:
-	case <-time.After(drainGrace):
-		for _, src := range sources {
-			_ = src.f.Close()
-		}
-		<-readersDone
-	}
+	awaitDrain(sources, readersDone)
 	for _, src := range sources {
 		_ = src.f.Close()
 	}
@@ -232,6 +233,50 @@ func (s *Server) supervise(p *proc, sources []outputSource, timeout time.Duratio
 	p.inMu.Unlock()
 	p.finish(endEvent(p.cmd.ProcessState, waitErr))
 	s.procs.exitedNow(p)
+}
+
+// awaitDrain returns once the readers are done, closing the sources first
+// when they stay open with nothing left to read (see drainGrace).
+func awaitDrain(sources []outputSource, readersDone <-chan struct{}) {
+	tick := time.NewTicker(drainGrace)
+	defer tick.Stop()
+	deadline := time.Now().Add(drainMax)
+	for {
+		select {
+		case <-readersDone:
+			return
+		case now := <-tick.C:
+			if now.Before(deadline) && anyUnread(sources) {
+				continue
+			}
+			for _, src := range sources {
+				_ = src.f.Close()
+			}
+			<-readersDone
+			return
+		}
+	}
+}
+
+// anyUnread reports whether a source still holds bytes its reader has not
+// taken (TIOCINQ, the same request as FIONREAD, for pipes and PTYs alike).
+// It asks through SyscallConn, which leaves the descriptor in the
+// runtime's poller (Fd would switch it to blocking mode under the reader).
+func anyUnread(sources []outputSource) bool {
+	for _, src := range sources {
+		rc, err := src.f.SyscallConn()
+		if err != nil {
+			continue
+		}
+		n := 0
+		_ = rc.Control(func(fd uintptr) {
+			n, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ)
+		})
+		if n > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // pump copies one output stream into events until EOF (or EIO on a PTY
