@@ -101,5 +101,24 @@ plt.show()
       ])
       assert.deepEqual(sup.elements[1].elements.map((w) => [w.label, w.angle]), [['x', 90], ['y', 270]])
     })
+
+    await t.test('DataFrames carry their data', async () => {
+      const ex = await sbx.runCode("import pandas as pd\npd.DataFrame({'n': [1, 2], 'name': ['a', 'b']})")
+      assert.equal(ex.error, undefined)
+      const r = ex.results[0]
+      assert.match(r.html, /<table/)
+      assert.deepEqual(r.data, { n: [1, 2], name: ['a', 'b'] })
+      assert.ok(r.formats().includes('data'))
+    })
+
+    await t.test('PIL images shown or saved are PNG results', async () => {
+      const ex = await sbx.runCode("from PIL import Image\nimg = Image.new('RGB', (6, 3), 'blue')\nimg.show()\nimg.save('blue.png')")
+      assert.equal(ex.error, undefined)
+      assert.equal(ex.results.length, 2)
+      for (const r of ex.results) assert.equal(Buffer.from(r.png, 'base64').subarray(1, 4).toString(), 'PNG')
+      const next = await sbx.runCode('print("clean")')
+      assert.deepEqual(next.logs.stderr, [])
+      assert.equal(await sbx.files.exists('/home/user/blue.png'), true)
+    })
   }, { kind: 'code' })
 })

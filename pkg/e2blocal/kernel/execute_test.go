@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -295,6 +296,20 @@ func TestDataFrame(t *testing.T) {
 	if !strings.Contains(html, "<table") || !strings.Contains(html, "<th>alpha</th>") {
 		t.Errorf("html %q", html)
 	}
+	jsonEq(t, "data", m["data"], `{"alpha": [1, 2], "beta": ["x", "y"]}`)
+	// E2B's data: timestamps as ISO text, NaN as null, column names as text.
+	r = e.run(t, "import numpy as np\npd.DataFrame({'when': pd.to_datetime(['2024-01-02', '2024-03-04 05:06:07']), 2: [1.5, np.nan]})").mustNoError(t)
+	jsonEq(t, "data", r.mainResult()["data"], `{"when": ["2024-01-02T00:00:00", "2024-03-04T05:06:07"], "2": [1.5, null]}`)
+	// Displayed frames carry it too; a Series (not a frame) has none.
+	r = e.run(t, "display(pd.DataFrame({'a': [1]}))\npd.Series([1, 2])").mustNoError(t)
+	res := r.ofType("result")
+	if len(res) != 2 {
+		t.Fatalf("results %v", res)
+	}
+	jsonEq(t, "displayed data", res[0]["data"], `{"a": [1]}`)
+	if _, ok := res[1]["data"]; ok {
+		t.Errorf("a Series got data: %v", res[1])
+	}
 }
 
 func decodePNG(t *testing.T, l line) []byte {
@@ -423,5 +438,51 @@ func TestIndentedCells(t *testing.T) {
 	r := e.run(t, "    x = 1\n  y = 2")
 	if er := r.err(); er == nil || er["name"] != "IndentationError" {
 		t.Errorf("inconsistent indentation: %v", r.lines)
+	}
+}
+
+// TestPILImages: PIL images shown or saved to a path are displayed as PNG
+// results, as in E2B's template; no viewer program runs.
+func TestPILImages(t *testing.T) {
+	t.Parallel()
+	e := defaultEnv(t)
+	e.run(t, "from PIL import Image\nimport io\nimg = Image.new('RGB', (8, 4), 'red')").mustNoError(t)
+	cases := []struct {
+		name    string
+		code    string
+		results int
+		main    bool
+	}{
+		{"show", "img.show()", 1, false},
+		{"save to a path", "img.save('red.png')", 1, false},
+		{"save to a file object", "img.save(io.BytesIO(), 'PNG')", 0, false},
+		{"the cell's value", "img", 1, true},
+		{"matplotlib savefig to a path", "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.savefig('fig.png')\nplt.close('all')", 0, false},
+	}
+	for _, c := range cases {
+		r := e.run(t, c.code).mustNoError(t)
+		res := r.ofType("result")
+		if len(res) != c.results {
+			t.Errorf("%s: %d results, want %d: %v", c.name, len(res), c.results, r.lines)
+			continue
+		}
+		if stderr := r.text("stderr"); stderr != "" {
+			t.Errorf("%s: stderr %q", c.name, stderr)
+		}
+		for _, l := range res {
+			png := decodePNG(t, l)
+			if len(png) < 40 || l["is_main_result"] != c.main {
+				t.Errorf("%s: result %v", c.name, keys(l))
+			}
+			if !strings.Contains(l["text"].(string), "size=8x4") {
+				t.Errorf("%s: text %q", c.name, l["text"])
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(e.dir, "red.png")); err != nil {
+		t.Errorf("save to a path did not write the file: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(e.dir, "fig.png")); err != nil {
+		t.Errorf("savefig did not write the file: %v", err)
 	}
 }

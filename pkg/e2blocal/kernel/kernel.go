@@ -13,7 +13,10 @@
 // Cells behave as in E2B's code-interpreter template: their common
 // indentation is removed before compiling (as IPython does); a displayed
 // matplotlib figure carries, beside its PNG, E2B's structured "chart" data
-// (kernel.py; SESSIONBOX_CHARTS=0 in the kernel's environment turns it off).
+// (kernel.py; SESSIONBOX_CHARTS=0 in the kernel's environment turns it off);
+// a DataFrame result carries its columns as "data"; PIL images shown or
+// saved to a path are displayed as PNG results (no viewer program runs).
+// Unlike E2B, matplotlib's own saves through PIL (savefig) display nothing.
 package kernel
 
 import (

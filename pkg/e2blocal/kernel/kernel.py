@@ -398,6 +398,9 @@ class Kernel:
         if not isinstance(obj, type):
             _mimebundle(obj, d, self.stderr)
             fig = sys.modules.get("matplotlib.figure")
+            pd = sys.modules.get("pandas")
+            if pd is not None and isinstance(obj, pd.DataFrame) and "e2b/data" not in d:
+                d["e2b/data"] = _frame_data(obj)
             if fig is not None and isinstance(obj, fig.Figure) and "image/png" not in d:
                 d["image/png"] = _figure_png(obj)
                 if self.charts:
@@ -677,11 +680,37 @@ def _dumps(bundle):
     import json
 
     try:
-        text = json.dumps(bundle, default=repr, allow_nan=False)
+        text = json.dumps(bundle, default=_json_default, allow_nan=False)
     except ValueError:
         # NaN and infinities are not JSON: they go as null, as Jupyter sends them.
-        text = json.dumps(_finite(bundle), default=repr, allow_nan=False)
+        text = json.dumps(_finite(bundle), default=_json_default, allow_nan=False)
     return text.encode("utf-8", "replace")
+
+
+def _json_default(o):
+    # Dates as ISO text and numpy scalars as numbers, as Jupyter's JSON
+    # cleaning does; anything else as its repr.
+    iso = getattr(o, "isoformat", None)
+    if callable(iso):
+        try:
+            return iso()
+        except Exception:
+            pass
+    item = getattr(o, "item", None)
+    np = sys.modules.get("numpy")
+    if np is not None and isinstance(o, np.generic) and callable(item):
+        return item()
+    return repr(o)
+
+
+def _frame_data(df):
+    """E2B's "e2b/data" of a DataFrame: each column's values as a list, keyed
+    by the column's name, timestamps as ISO text."""
+    try:
+        cols = df.to_dict(orient="list")
+    except Exception:
+        return None
+    return {str(k): [v.isoformat() if hasattr(v, "isoformat") else v for v in vals] for k, vals in cols.items()}
 
 
 def _finite(v):
@@ -1034,10 +1063,13 @@ def _box_elements(c, ax):
 
 
 # Modules patched right after they are imported: pyplot.show renders figures,
-# IPython's display() (which prints reprs outside an IPython shell) is ours, and
-# a finished subprocess's output is taken in before the cell goes on.
+# IPython's display() (which prints reprs outside an IPython shell) is ours,
+# PIL images shown or saved to a path are displayed (as in E2B's template),
+# and a finished subprocess's output is taken in before the cell goes on.
 _PATCHED = (
     "matplotlib.pyplot",
+    "PIL.Image",
+    "PIL.ImageShow",
     "IPython.core.display_functions",
     "IPython.core.display",
     "IPython.display",
@@ -1072,6 +1104,9 @@ def _patch_module(k, module):
     if module.__name__ == "subprocess":
         _order_popen_wait(k, module.Popen)
         return
+    if module.__name__.startswith("PIL."):
+        _patch_pil(k, module)
+        return
     if module.__name__ != "matplotlib.pyplot":
         if hasattr(module, "display"):
             module.display = k.display
@@ -1082,6 +1117,31 @@ def _patch_module(k, module):
         k.show_figures()
 
     module.show = show
+
+
+def _patch_pil(k, module):
+    if module.__name__ == "PIL.ImageShow":
+        # No viewer runs (xdg-open has no display here): the image is a result.
+        def show(image, title=None, **options):
+            k.display(image)
+            return True
+
+        module.show = show
+        return
+    inner = module.Image.save
+
+    def save(self, fp, format=None, **params):
+        # Saved to a named file: shown too, as E2B's template does, except
+        # when matplotlib saves a figure through PIL (savefig to a path).
+        caller = sys._getframe(1).f_globals.get("__name__", "")
+        if isinstance(fp, str) and not caller.startswith("matplotlib"):
+            try:
+                k.display(self)
+            except Exception as e:
+                k.stderr.write("sessionbox: could not display the image: %r\n" % (e,))
+        return inner(self, fp, format, **params)
+
+    module.Image.save = save
 
 
 class _PatchingLoader:
