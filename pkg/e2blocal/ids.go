@@ -38,3 +38,13 @@ func newAccessToken() (string, error) {
 	}
 	return hex.EncodeToString(raw[:]), nil
 }
+
+// NewAPIKey returns a fresh control-API key of E2B's shape (e2b_ and 40 hex
+// digits), for a runtime whose caller did not choose one.
+func NewAPIKey() (string, error) {
+	var raw [20]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", fmt.Errorf("read random bytes for API key: %w", err)
+	}
+	return "e2b_" + hex.EncodeToString(raw[:]), nil
+}

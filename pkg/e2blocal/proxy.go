@@ -2,12 +2,15 @@ package e2blocal
 
 import (
 	"context"
+	"crypto/subtle"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/sessionbox/sessionbox/pkg/e2blocal/agent"
 )
 
 // Routing headers the SDKs send on every envd and interpreter request.
@@ -99,6 +102,10 @@ func (rt *Runtime) proxyHandler() http.Handler {
 			proxyNotFound(w, id)
 			return
 		}
+		if !portTokenOK(s, port, r) {
+			writeError(w, http.StatusUnauthorized, "port %s of sandbox %s needs the sandbox's X-Access-Token", port, id)
+			return
+		}
 		// By default an HTTP/1 server stops the request body once response
 		// headers are flushed; a proxy still copying the request body then
 		// fails and drops the stream (seen with fast envd replies).
@@ -109,6 +116,17 @@ func (rt *Runtime) proxyHandler() http.Handler {
 		}
 		rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sandboxKey{}, s)))
 	})
+}
+
+// portTokenOK guards the ports of a secured sandbox that have no
+// authentication of their own: envd checks the access token (or a file
+// URL's signature) itself and the interpreter checks it on /execute, as in
+// E2B; anything else a sandbox serves answers only the token's holder.
+func portTokenOK(s *sandbox, port string, r *http.Request) bool {
+	if s.accessToken == "" || port == "" || port == agent.EnvdPort || port == agent.KernelPort {
+		return true
+	}
+	return subtle.ConstantTimeCompare([]byte(r.Header.Get("X-Access-Token")), []byte(s.accessToken)) == 1
 }
 
 // pathRoute splits an escaped path of the form /_sandboxes/<id>/<port>[/rest]

@@ -12,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
 	"github.com/sessionbox/sessionbox/pkg/e2blocal"
 	"github.com/sessionbox/sessionbox/pkg/lambdaenv"
 	"github.com/sessionbox/sessionbox/pkg/lambdaenv/sessionenv"
@@ -72,12 +75,16 @@ func newStack(t testing.TB) *stack {
 	}
 	s.store = store.New(db, table)
 
-	s3URL, stopS3, err := localaws.StartS3(context.Background(), t.TempDir())
+	// The functions sign with the environment's credentials, as in Lambda.
+	s3URL, stopS3, err := localaws.StartS3(context.Background(), t.TempDir(), localaws.WithS3Credentials("AKIDLOCAL", "local-secret"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(stopS3)
-	if err := localaws.EnsureBucket(ctx, localaws.S3Client(s3URL), bucket); err != nil {
+	admin := localaws.S3Client(s3URL, func(o *s3.Options) {
+		o.Credentials = credentials.NewStaticCredentialsProvider("AKIDLOCAL", "local-secret", "")
+	})
+	if err := localaws.EnsureBucket(ctx, admin, bucket); err != nil {
 		t.Fatal(err)
 	}
 

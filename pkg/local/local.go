@@ -37,10 +37,6 @@ const (
 	Bucket = "sessionbox-transfers"
 )
 
-// localE2BKey is what the service presents to the local runtime, which
-// accepts any key of E2B's shape unless it was given one.
-const localE2BKey = "e2b_00000000000000000000000000000000"
-
 // reapTimeout bounds one reaper tick.
 const reapTimeout = time.Minute
 
@@ -190,16 +186,23 @@ func (c Config) withDefaults() Config {
 func (s *Service) startSandboxes(ctx context.Context, cfg Config) (session.Sandboxes, error) {
 	e2bCfg := cfg.E2B
 	if e2bCfg.APIKey == "" {
-		rt, err := e2blocal.Start(ctx, cfg.Runtime)
+		// The runtime's control API lists every sandbox with its access
+		// token: only this service may call it, with a key made now.
+		rtCfg := cfg.Runtime
+		if rtCfg.APIKey == "" {
+			key, err := e2blocal.NewAPIKey()
+			if err != nil {
+				return nil, err
+			}
+			rtCfg.APIKey = key
+		}
+		rt, err := e2blocal.Start(ctx, rtCfg)
 		if err != nil {
 			return nil, fmt.Errorf("start local E2B runtime: %w", err)
 		}
 		s.Runtime = rt
 		s.closers = append(s.closers, rt.Close)
-		e2bCfg = e2b.Config{APIKey: localE2BKey, APIURL: rt.APIURL(), SandboxURL: rt.SandboxURL()}
-		if cfg.Runtime.APIKey != "" {
-			e2bCfg.APIKey = cfg.Runtime.APIKey
-		}
+		e2bCfg = e2b.Config{APIKey: rtCfg.APIKey, APIURL: rt.APIURL(), SandboxURL: rt.SandboxURL()}
 	}
 	client, err := e2b.New(e2bCfg)
 	if err != nil {
@@ -215,13 +218,14 @@ func (s *Service) startSandboxes(ctx context.Context, cfg Config) (session.Sandb
 func (s *Service) startStore(ctx context.Context, cfg Config) (*store.Store, error) {
 	client := cfg.DynamoDB
 	if client == nil {
-		endpoint, stop, err := localaws.StartDynamoDB(context.WithoutCancel(ctx),
+		// In process, with no port: whoever reaches the table can mint keys.
+		db, err := localaws.NewDynamoDB(context.WithoutCancel(ctx),
 			localaws.WithDataDir(filepath.Join(cfg.DataDir, "dynamodb")), localaws.WithLogger(cfg.Logger))
 		if err != nil {
 			return nil, err
 		}
-		s.closers = append(s.closers, func() error { stop(); return nil })
-		client = localaws.DynamoDBClient(endpoint)
+		s.closers = append(s.closers, func() error { db.Close(); return nil })
+		client = db.Client()
 	}
 	if err := store.CreateTable(ctx, client, Table); err != nil {
 		return nil, fmt.Errorf("create local table: %w", err)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"sync"
 	"time"
 
@@ -37,20 +39,29 @@ func WithLogger(l *slog.Logger) DynamoDBOption {
 	}
 }
 
-// StartDynamoDB serves minidyn's DynamoDB-compatible API on a free
-// 127.0.0.1 port until stop is called or ctx ends.
-func StartDynamoDB(ctx context.Context, opts ...DynamoDBOption) (endpoint string, stop func(), err error) {
+// DynamoDB is minidyn's DynamoDB-compatible API in this process, with no
+// port: its clients call the handler through an in-memory transport, so no
+// other process on the machine can reach the tables.
+type DynamoDB struct {
+	h     http.Handler
+	close func()
+	once  sync.Once
+}
+
+// NewDynamoDB starts the emulator; Close stops it (and saves the tables
+// when WithDataDir was given).
+func NewDynamoDB(ctx context.Context, opts ...DynamoDBOption) (*DynamoDB, error) {
 	cfg := dynamoConfig{saveEvery: time.Second, logger: slog.Default()}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	md := server.NewServer()
 	if cfg.dataDir == "" {
-		return serve(ctx, "dynamodb", md, nil)
+		return &DynamoDB{h: md, close: func() {}}, nil
 	}
 	p, err := openPersistent(ctx, md, cfg.dataDir)
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
 	saverCtx, cancelSaver := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
@@ -62,7 +73,27 @@ func StartDynamoDB(ctx context.Context, opts ...DynamoDBOption) (endpoint string
 			cfg.logger.Error("localaws: final save of the DynamoDB tables failed", "err", err)
 		}
 	}
-	return serve(ctx, "dynamodb", p, final)
+	return &DynamoDB{h: p, close: final}, nil
+}
+
+// Client returns an SDK client that reaches the emulator in process.
+func (d *DynamoDB) Client(optFns ...func(*dynamodb.Options)) *dynamodb.Client {
+	inProcess := func(o *dynamodb.Options) { o.HTTPClient = &http.Client{Transport: handlerTransport{d.h}} }
+	return DynamoDBClient("http://dynamodb.in-process", append([]func(*dynamodb.Options){inProcess}, optFns...)...)
+}
+
+// Close stops the emulator; calls after the first do nothing.
+func (d *DynamoDB) Close() { d.once.Do(d.close) }
+
+// StartDynamoDB serves the emulator on a free 127.0.0.1 port until stop is
+// called or ctx ends, for tests that need a DynamoDB endpoint (fault
+// injection between client and server, other processes).
+func StartDynamoDB(ctx context.Context, opts ...DynamoDBOption) (endpoint string, stop func(), err error) {
+	d, err := NewDynamoDB(ctx, opts...)
+	if err != nil {
+		return "", nil, err
+	}
+	return serve(ctx, "dynamodb", d.h, d.Close)
 }
 
 // DynamoDBClient returns an SDK client for a local endpoint, signing with
@@ -73,6 +104,27 @@ func DynamoDBClient(endpoint string, optFns ...func(*dynamodb.Options)) *dynamod
 		BaseEndpoint: aws.String(endpoint),
 		Credentials:  credentials.NewStaticCredentialsProvider(accessKeyID, secretAccessKey, ""),
 	}, optFns...)
+}
+
+// handlerTransport answers requests by calling a handler directly. DynamoDB
+// responses are small JSON documents, so recording them whole costs little.
+type handlerTransport struct{ h http.Handler }
+
+func (t handlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if err := r.Context().Err(); err != nil {
+		return nil, err
+	}
+	in := r.Clone(r.Context())
+	if in.Body == nil {
+		in.Body = http.NoBody
+	}
+	in.RequestURI = in.URL.RequestURI()
+	in.RemoteAddr = "in-process"
+	rec := httptest.NewRecorder()
+	t.h.ServeHTTP(rec, in)
+	resp := rec.Result()
+	resp.Request = r
+	return resp, nil
 }
 
 // saveLoop saves changes every interval until ctx ends.

@@ -15,8 +15,9 @@ import (
 	"time"
 )
 
-// Region and static credentials the local clients sign with. The stand-ins
-// do not check signatures, but the SDK insists on having something to sign.
+// Region and static credentials the local clients sign with. The S3
+// stand-in accepts only requests signed with them; the DynamoDB emulator is
+// reached in process (DynamoDB.Client) or, in tests, on loopback.
 const (
 	Region          = "us-east-1"
 	accessKeyID     = "sessionbox-local"

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -19,8 +20,14 @@ import (
 // StartS3 serves gofakes3's S3-compatible API on a free 127.0.0.1 port,
 // keeping buckets and objects as files under dir (objects, multipart parts
 // included, stream to and from disk). Presigned URLs made by a client from S3Client point at the same
-// port, so they work from this machine. gofakes3 checks no signatures.
-func StartS3(ctx context.Context, dir string) (endpoint string, stop func(), err error) {
+// port, so they work from this machine, browsers included (CORS). Every
+// other request must be signed with S3Client's credentials: the stand-in
+// verifies SigV4 as S3 does and answers 403 AccessDenied otherwise.
+func StartS3(ctx context.Context, dir string, opts ...S3Option) (endpoint string, stop func(), err error) {
+	cfg := s3Config{creds: aws.Credentials{AccessKeyID: accessKeyID, SecretAccessKey: secretAccessKey}}
+	for _, o := range opts {
+		o(&cfg)
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", nil, fmt.Errorf("localaws: s3 data dir: %w", err)
 	}
@@ -33,7 +40,23 @@ func StartS3(ctx context.Context, dir string) (endpoint string, stop func(), err
 	if err != nil {
 		return "", nil, err
 	}
-	return serve(ctx, "s3", h, nil)
+	return serve(ctx, "s3", newSigV4(h, cfg.creds, time.Now), nil)
+}
+
+// S3Option configures StartS3.
+type S3Option func(*s3Config)
+
+type s3Config struct {
+	creds aws.Credentials
+}
+
+// WithS3Credentials makes the stand-in accept requests signed with these
+// credentials instead of S3Client's, for clients configured as in
+// production (an access key from the environment).
+func WithS3Credentials(accessKeyID, secretAccessKey string) S3Option {
+	return func(c *s3Config) {
+		c.creds = aws.Credentials{AccessKeyID: accessKeyID, SecretAccessKey: secretAccessKey}
+	}
 }
 
 // S3Client returns an SDK client for a local endpoint: path-style

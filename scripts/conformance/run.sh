@@ -20,7 +20,10 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 api_port=$(free_port)
 sandbox_port=$(free_port)
 
-"$work/sessionbox" runtime --api-addr "127.0.0.1:$api_port" --sandbox-addr "127.0.0.1:$sandbox_port" \
+# The runtime takes exactly this key, as E2B's API takes only the account's.
+export E2B_API_KEY="e2b_$(head -c 20 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+
+"$work/sessionbox" runtime --api-key "$E2B_API_KEY" --api-addr "127.0.0.1:$api_port" --sandbox-addr "127.0.0.1:$sandbox_port" \
   --data-dir "$work/data" >"$work/runtime.log" 2>&1 &
 runtime_pid=$!
 
@@ -32,7 +35,6 @@ done
 
 export E2B_API_URL="http://127.0.0.1:$api_port"
 export E2B_SANDBOX_URL="http://127.0.0.1:$sandbox_port"
-export E2B_API_KEY="e2b_$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 unset E2B_DEBUG E2B_DOMAIN
 
 status=0
