@@ -166,7 +166,7 @@ func (rt *Runtime) provision(s *sandbox, withNet bool) error {
 	spec := launchSpec{
 		bwrap: rt.cfg.Bwrap, agentBin: rt.fs.agentBin(), kernel: rt.kernel, etcDir: rt.fs.etcDir(),
 		homeDir: rt.fs.homeDir(s.id), socket: rt.fs.socketPath(s.id), hostUID: s.hostUID,
-		tmpBytes: rt.cfg.TmpBytes, seccomp: rt.seccomp,
+		tmpBytes: rt.cfg.TmpBytes, seccomp: rt.seccomp, python: rt.cfg.Python,
 	}
 	if withNet {
 		spec.resolv = rt.fs.netResolvConf()
@@ -263,7 +263,7 @@ func (rt *Runtime) agentConfig(s *sandbox) agent.Config {
 		User: "user", Home: insideHome, Shell: "/bin/bash",
 		Python: rt.cfg.Python, Env: s.envVars, AccessToken: s.accessToken,
 		MaxOutputBytes: rt.cfg.MaxOutputBytes, Rlimits: rl,
-		PrewarmKernel: interpreterTemplate(s.templateID),
+		PrewarmKernel: interpreterTemplate(s.templateID), ServeLoopback: true,
 	}
 	if rt.kernel != "" {
 		cfg.KernelCompiled = insideKernel

@@ -23,7 +23,10 @@ const (
 	insideKernel = "/opt/e2b/kernel.pyc"
 	insideUID    = 1000
 	agentEnvVar  = "E2BLOCAL_AGENT"
-	sandboxPath  = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	// insideBin holds the commands E2B's image has and a host may lack
+	// (python): last in PATH, so the host's own come first.
+	insideBin   = "/opt/e2b/bin"
+	sandboxPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:" + insideBin
 )
 
 // launchSpec is everything bwrap needs to build one sandbox.
@@ -38,6 +41,7 @@ type launchSpec struct {
 	tmpBytes int64  // size cap of the private /tmp
 	resolv   string // host file bound over /etc/resolv.conf; "" keeps the generated one
 	seccomp  []byte // BPF program bwrap installs before the agent runs; nil installs none
+	python   string // the interpreter `python` names inside
 }
 
 // bwrapArgs builds the bubblewrap command line running inner as the
@@ -92,6 +96,9 @@ func (s launchSpec) bwrapArgs(inner ...string) []string {
 	)
 	if s.kernel != "" {
 		a = append(a, "--ro-bind", s.kernel, insideKernel)
+	}
+	if s.python != "" {
+		a = append(a, "--symlink", s.python, insideBin+"/python")
 	}
 	a = append(a,
 		"--clearenv",

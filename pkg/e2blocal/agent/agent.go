@@ -39,8 +39,22 @@ func Run(ctx context.Context, cfg Config, ln net.Listener, ready func() error) e
 		return errors.Join(err, envdSrv.Close())
 	}
 	srv := &http.Server{Handler: dispatch(envdSrv, kernelSrv), ReadHeaderTimeout: 30 * time.Second}
-	errc := make(chan error, 1)
+	errc := make(chan error, 1+len(loopbackPorts))
 	go func() { errc <- srv.Serve(ln) }()
+	if cfg.ServeLoopback {
+		// Bound before readiness, so before any sandboxed code could take
+		// the ports.
+		lns, err := listenLoopback()
+		if err != nil {
+			return errors.Join(err, srv.Close(), envdSrv.Close(), kernelSrv.Close())
+		}
+		handlers := map[string]http.Handler{EnvdPort: envdSrv, KernelPort: kernelSrv}
+		for port, l := range lns {
+			inner := &http.Server{Handler: handlers[port], ReadHeaderTimeout: 30 * time.Second}
+			go func() { errc <- inner.Serve(l) }()
+			defer inner.Close()
+		}
+	}
 	if err := ready(); err != nil {
 		err = fmt.Errorf("report readiness: %w", err)
 		return errors.Join(err, srv.Close(), envdSrv.Close(), kernelSrv.Close())
@@ -56,6 +70,24 @@ func Run(ctx context.Context, cfg Config, ln net.Listener, ready func() error) e
 	shutCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	return errors.Join(err, srv.Shutdown(shutCtx), envdSrv.Close(), kernelSrv.Close())
+}
+
+// loopbackPorts are served inside the sandbox when Config.ServeLoopback.
+var loopbackPorts = []string{EnvdPort, KernelPort}
+
+func listenLoopback() (map[string]net.Listener, error) {
+	lns := map[string]net.Listener{}
+	for _, port := range loopbackPorts {
+		l, err := net.Listen("tcp", "127.0.0.1:"+port)
+		if err != nil {
+			for _, o := range lns {
+				o.Close()
+			}
+			return nil, fmt.Errorf("serve port %s inside the sandbox: %w", port, err)
+		}
+		lns[port] = l
+	}
+	return lns, nil
 }
 
 // dispatch routes on the port the client addressed, which the runtime's

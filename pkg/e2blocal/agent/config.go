@@ -22,6 +22,9 @@ type Config struct {
 	Rlimits        []Rlimit          `json:"rlimits"`        // applied to the agent, inherited by everything it starts
 	PrewarmKernel  bool              `json:"prewarmKernel"`  // start Python once ready (code-interpreter templates)
 	KernelCompiled string            `json:"kernelCompiled"` // the kernel as a .pyc; "" feeds Python its source
+	// ServeLoopback also serves envd and the interpreter on their ports of
+	// the sandbox's own loopback, as E2B does, so commands inside reach them.
+	ServeLoopback bool `json:"serveLoopback"`
 }
 
 // Rlimit is one resource limit (resource number from golang.org/x/sys/unix).
