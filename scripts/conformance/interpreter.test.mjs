@@ -120,5 +120,11 @@ plt.show()
       assert.deepEqual(next.logs.stderr, [])
       assert.equal(await sbx.files.exists('/home/user/blue.png'), true)
     })
+
+    await t.test('contexts take a cwd; a missing one is refused with 400', async () => {
+      const ctx = await sbx.createCodeContext({ cwd: '/tmp' })
+      assert.equal((await sbx.runCode('import os\nos.getcwd()', { context: ctx })).text, '/tmp')
+      await assert.rejects(sbx.createCodeContext({ cwd: '/no/such/dir' }), /400/)
+    })
   }, { kind: 'code' })
 })

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
+
+	"golang.org/x/sys/unix"
 )
 
 const maxControlBody = 1 << 20
@@ -88,8 +91,8 @@ func (s *Server) handleCreateContext(w http.ResponseWriter, r *http.Request) {
 			cwd = filepath.Join(s.cfg.Workdir, cwd)
 		}
 	}
-	if st, err := os.Stat(cwd); err != nil || !st.IsDir() {
-		writeText(w, http.StatusBadRequest, fmt.Sprintf("cwd %s is not an existing directory", cwd))
+	if err := checkCwd(cwd); err != nil {
+		writeText(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	c := newContext(s, lang, cwd)
@@ -152,4 +155,23 @@ func (s *Server) handleRestartContext(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, nil)
+}
+
+// checkCwd says why a kernel cannot start in dir, naming it: it is missing,
+// not a directory, or not searchable by the kernel's user (E2B's kernels run
+// as root; here they run as the sandbox's user, so /root may refuse them).
+func checkCwd(dir string) error {
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("cwd %s does not exist", dir)
+	case err != nil:
+		return fmt.Errorf("cwd %s cannot be used: %v", dir, errors.Unwrap(err))
+	case !st.IsDir():
+		return fmt.Errorf("cwd %s is not a directory", dir)
+	}
+	if err := unix.Access(dir, unix.X_OK); err != nil {
+		return fmt.Errorf("cwd %s is not accessible to the kernel's user: %v", dir, err)
+	}
+	return nil
 }

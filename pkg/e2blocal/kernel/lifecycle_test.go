@@ -232,6 +232,7 @@ func TestCreateContextErrors(t *testing.T) {
 		{"javascript", map[string]any{"language": "js"}, http.StatusBadRequest},
 		{"r", map[string]any{"language": "r"}, http.StatusBadRequest},
 		{"missing cwd", map[string]any{"cwd": "/does/not/exist"}, http.StatusBadRequest},
+		{"file as cwd", map[string]any{"cwd": "/etc/hostname"}, http.StatusBadRequest},
 		{"bad json", "{", http.StatusUnprocessableEntity},
 		{"bad type", map[string]any{"language": 3}, http.StatusUnprocessableEntity},
 	}
@@ -243,6 +244,13 @@ func TestCreateContextErrors(t *testing.T) {
 	}
 	if st, _, body := e.createContext(t, nil); st != http.StatusOK {
 		t.Errorf("empty body: %d %s", st, body)
+	}
+	// The refusals name the path and the reason.
+	for path, why := range map[string]string{"/does/not/exist": "does not exist", "/etc/hostname": "is not a directory"} {
+		_, _, body := e.createContext(t, map[string]any{"cwd": path})
+		if !strings.Contains(body, path) || !strings.Contains(body, why) {
+			t.Errorf("cwd %s: %q", path, body)
+		}
 	}
 	bad := newTestEnv(t, Config{Python: "/nonexistent/python3"}, testTuning)
 	if st, _, _ := bad.createContext(t, nil); st != http.StatusInternalServerError {
