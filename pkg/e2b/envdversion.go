@@ -16,6 +16,7 @@ var (
 	envdMetrics        = envdVersion{0, 1, 5}
 	envdDefaultUser    = envdVersion{0, 4, 0} // older: no default user, so calls name "user"
 	envdCloseStdin     = envdVersion{0, 5, 2}
+	envdOctetUpload    = envdVersion{0, 5, 7} // older: uploads are multipart only
 )
 
 // legacyDefaultUser is the user the SDKs name on envd without a default.

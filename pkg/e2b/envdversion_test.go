@@ -2,8 +2,11 @@ package e2b
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
+	"mime"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"strings"
@@ -187,5 +190,45 @@ func TestCreateRefusesAncientEnvd(t *testing.T) {
 	defer mu.Unlock()
 	if len(calls) != 2 || calls[1] != "DELETE /sandboxes/abc123" {
 		t.Fatalf("calls %v, want the create then the kill", calls)
+	}
+}
+
+// TestWriteOnEnvdWithoutOctetUploads: envd before 0.5.7 takes uploads only
+// as multipart forms, so Write sends its one file as a one-part form named
+// by its path, with the path in the query too, as the official SDKs do;
+// from 0.5.7 on (and on an unknown version) it streams the raw bytes.
+func TestWriteOnEnvdWithoutOctetUploads(t *testing.T) {
+	for _, c := range []struct {
+		version, ctype, part string
+	}{{"0.5.6", "multipart/form-data", "/d/f"}, {"0.5.7", "application/octet-stream", ""}, {"", "application/octet-stream", ""}} {
+		t.Run("envd "+c.version, func(t *testing.T) {
+			var ctype, part, body, path string
+			f := &fakeEnvd{files: func(w http.ResponseWriter, r *http.Request) {
+				mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+				ctype, path = mt, r.URL.Query().Get("path")
+				if mt == "multipart/form-data" {
+					p, err := multipart.NewReader(r.Body, params["boundary"]).NextRawPart()
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					_, dp, _ := mime.ParseMediaType(p.Header.Get("Content-Disposition"))
+					part = dp["filename"]
+					b, _ := io.ReadAll(p)
+					body = string(b)
+				} else {
+					b, _ := io.ReadAll(r.Body)
+					body = string(b)
+				}
+				_ = json.NewEncoder(w).Encode([]EntryInfo{{Name: "f", Path: "/d/f", Type: FileTypeFile}})
+			}}
+			e, err := versionedSandbox(t, f, c.version).Files().Write(context.Background(), "/d/f", strings.NewReader("data"), WriteOptions{})
+			if err != nil || e.Path != "/d/f" {
+				t.Fatalf("write = %+v, %v", e, err)
+			}
+			if ctype != c.ctype || part != c.part || body != "data" || path != "/d/f" {
+				t.Errorf("sent %s (part %q, path %q) %q, want %s (part %q)", ctype, part, path, body, c.ctype, c.part)
+			}
+		})
 	}
 }

@@ -125,8 +125,9 @@ type WriteOptions struct {
 
 // Write streams r into the file at path, creating parent directories and
 // replacing an existing file. The upload is sent as it is read
-// (application/octet-stream); a failed write is not retried because r
-// cannot be rewound.
+// (application/octet-stream; a one-part multipart form on envd before
+// 0.5.7, which takes nothing else, as the official SDKs do); a failed write
+// is not retried because r cannot be rewound.
 func (f *Filesystem) Write(ctx context.Context, path string, r io.Reader, opts WriteOptions) (*EntryInfo, error) {
 	const op = "files.write"
 	if r == nil {
@@ -135,6 +136,13 @@ func (f *Filesystem) Write(ctx context.Context, path string, r io.Reader, opts W
 	q := url.Values{"path": {path}}
 	if u := f.sb.user(opts.User); u != "" {
 		q.Set("username", u)
+	}
+	if !f.sb.hasEnvd(envdOctetUpload) {
+		entries, err := f.multipartUpload(ctx, op, q, []WriteEntry{{Path: path, Data: r}}, opts)
+		if err != nil {
+			return nil, err
+		}
+		return &entries[0], nil
 	}
 	req, err := f.sb.envd.request(ctx, http.MethodPost, "/files?"+q.Encode(), r)
 	if err != nil {
@@ -162,12 +170,18 @@ func (f *Filesystem) WriteFiles(ctx context.Context, files []WriteEntry, opts Wr
 	if len(files) == 0 {
 		return nil, nil
 	}
-	if err := checkPartNames(files); err != nil {
-		return nil, &Error{Op: op, SandboxID: f.sb.ID, Message: err.Error(), kinds: []error{ErrInvalidArgument}}
-	}
 	q := url.Values{}
 	if u := f.sb.user(opts.User); u != "" {
 		q.Set("username", u)
+	}
+	return f.multipartUpload(ctx, op, q, files, opts)
+}
+
+// multipartUpload sends files as one multipart form with query q, streaming
+// each reader in turn.
+func (f *Filesystem) multipartUpload(ctx context.Context, op string, q url.Values, files []WriteEntry, opts WriteOptions) ([]EntryInfo, error) {
+	if err := checkPartNames(files); err != nil {
+		return nil, &Error{Op: op, SandboxID: f.sb.ID, Message: err.Error(), kinds: []error{ErrInvalidArgument}}
 	}
 	pr, pw := io.Pipe()
 	mw := multipart.NewWriter(pw)
