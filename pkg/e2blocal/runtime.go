@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/sessionbox/sessionbox/pkg/httplimits"
 )
 
 // Config configures a runtime. Zero values take the defaults below.
@@ -22,6 +24,9 @@ type Config struct {
 	SandboxAddr string // sandbox routing address, e.g. "127.0.0.1:3002"
 	DataDir     string // sandbox homes and runtime state
 	APIKey      string // when set, the only accepted X-API-Key
+	// HTTPLimits bound the control API's and the sandbox proxy's clients
+	// (header and body read times, header size, open connections).
+	HTTPLimits httplimits.Limits
 
 	Bwrap            string // bubblewrap binary, default /usr/bin/bwrap
 	Python           string // interpreter inside sandboxes, default /usr/bin/python3
@@ -228,8 +233,10 @@ func (rt *Runtime) listen(ctx context.Context) error {
 	if rt.sbLn, err = lc.Listen(ctx, "tcp", rt.cfg.SandboxAddr); err != nil {
 		return fmt.Errorf("listen on sandbox address: %w", err)
 	}
-	rt.apiSrv = &http.Server{Handler: rt.apiHandler(), ReadHeaderTimeout: 30 * time.Second}
-	rt.sbSrv = &http.Server{Handler: rt.proxyHandler(), ReadHeaderTimeout: 30 * time.Second}
+	// A stalled client holds a connection only so long, and only so many
+	// connections are open at once, so stalls cannot starve real calls.
+	rt.apiSrv = rt.cfg.HTTPLimits.Server(rt.apiHandler())
+	rt.sbSrv = rt.cfg.HTTPLimits.Server(rt.proxyHandler())
 	for _, p := range []struct {
 		srv *http.Server
 		ln  net.Listener
@@ -237,7 +244,7 @@ func (rt *Runtime) listen(ctx context.Context) error {
 		rt.serveWG.Add(1)
 		go func() {
 			defer rt.serveWG.Done()
-			_ = p.srv.Serve(p.ln)
+			_ = p.srv.Serve(rt.cfg.HTTPLimits.Listener(p.ln))
 		}()
 	}
 	return nil

@@ -25,6 +25,7 @@ import (
 	"github.com/sessionbox/sessionbox/pkg/bus"
 	"github.com/sessionbox/sessionbox/pkg/e2b"
 	"github.com/sessionbox/sessionbox/pkg/e2blocal"
+	"github.com/sessionbox/sessionbox/pkg/httplimits"
 	"github.com/sessionbox/sessionbox/pkg/localaws"
 	"github.com/sessionbox/sessionbox/pkg/sandboxes"
 	"github.com/sessionbox/sessionbox/pkg/session"
@@ -70,6 +71,10 @@ type Config struct {
 	// The table and the bucket are created there if missing.
 	DynamoDB *dynamodb.Client
 	S3       *s3.Client
+	// HTTPLimits bound the API's clients (header and body read times,
+	// header size, open connections); the zero value is httplimits'
+	// defaults. Runtime.HTTPLimits does the same for the local runtime.
+	HTTPLimits httplimits.Limits
 	// ReapInterval is how often the reaper runs; default 30 s.
 	ReapInterval time.Duration
 	// RunWorkers bounds concurrent asynchronous runs; default 4.
@@ -257,9 +262,10 @@ func (s *Service) serve(ctx context.Context, cfg Config, h http.Handler) error {
 	}
 	s.URL = "http://" + ln.Addr().String()
 	// No write timeout: execute and install stream for as long as the code
-	// runs, bounded by the Manager's execution limits.
-	s.srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-	go func() { _ = s.srv.Serve(ln) }()
+	// runs, bounded by the Manager's execution limits. Reads are bounded:
+	// a client stalled in its headers or body is dropped.
+	s.srv = cfg.HTTPLimits.Server(h)
+	go func() { _ = s.srv.Serve(cfg.HTTPLimits.Listener(ln)) }()
 	return nil
 }
 

@@ -13,6 +13,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/sessionbox/sessionbox/pkg/httplimits"
 )
 
 // Region and static credentials the local clients sign with. The S3
@@ -40,14 +42,17 @@ func serve(ctx context.Context, name string, h http.Handler, after func()) (endp
 	if err != nil {
 		return "", nil, fmt.Errorf("localaws: %s: listen: %w", name, err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	// Presigned uploads come from anyone with a URL: stalled ones are
+	// dropped and connections capped.
+	var limits httplimits.Limits
+	srv := limits.Server(h)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		// Serve only returns on shutdown or a broken listener; in the
 		// latter case callers see their requests fail, which says more
 		// than a log line would.
-		_ = srv.Serve(ln)
+		_ = srv.Serve(limits.Listener(ln))
 	}()
 	var once sync.Once
 	finish := func() {
