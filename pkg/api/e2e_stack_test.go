@@ -174,8 +174,10 @@ func buildStack(t testing.TB, e2bTimeout time.Duration, cfg session.Config, part
 	s.other = seedOtherTenant(ctx, t, local.Config{DataDir: dataDir, E2B: e2bCfg, Logger: logger, DynamoDB: parts.db, S3: parts.s3})
 	keys := newKeys(t, "alice", "bob")
 	s.alice, s.bob = keys[0].Secret, keys[1].Secret
+	// The runtime local mode starts takes testE2BKey, so s.sandboxes can
+	// reach it too.
 	svc, err := local.Start(ctx, local.Config{DataDir: dataDir, Tenant: "t1", Keys: keys, Session: cfg, E2B: e2bCfg, Logger: logger,
-		DynamoDB: parts.db, S3: parts.s3})
+		DynamoDB: parts.db, S3: parts.s3, Runtime: e2blocal.Config{APIKey: testE2BKey}})
 	if err != nil {
 		t.Fatalf("start local mode: %v", err)
 	}
