@@ -34,7 +34,10 @@ const (
 	EnvLifetimeSecs = "SESSIONBOX_LIFETIME_SECS"
 	EnvExecSecs     = "SESSIONBOX_EXEC_TIMEOUT_SECS"
 	EnvMaxLive      = "SESSIONBOX_MAX_LIVE_SANDBOXES"
-	EnvReapBatch    = "SESSIONBOX_REAP_BATCH"
+	// EnvMaxPerPrincipal is a principal's share of EnvMaxLive while other
+	// principals have sandboxes (default half, rounded up).
+	EnvMaxPerPrincipal = "SESSIONBOX_MAX_LIVE_SANDBOXES_PER_PRINCIPAL"
+	EnvReapBatch       = "SESSIONBOX_REAP_BATCH"
 	// EnvInternet lets sandboxes reach the internet (pip from PyPI);
 	// "true" unless set to "false".
 	EnvInternet = "SESSIONBOX_ALLOW_INTERNET_ACCESS"
@@ -185,6 +188,7 @@ func loadSession(get func(string) string, stackID string) (session.Config, error
 	secs(EnvLifetimeSecs, &c.Lifetime)
 	secs(EnvExecSecs, &c.ExecTimeout)
 	count(EnvMaxLive, &c.MaxLiveSandboxesPerTenant)
+	count(EnvMaxPerPrincipal, &c.MaxLiveSandboxesPerPrincipal)
 	count(EnvReapBatch, &c.ReapBatch)
 	switch v := get(EnvInternet); v {
 	case "", "true":

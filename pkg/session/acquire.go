@@ -177,7 +177,7 @@ func (m *Manager) applyOptions(s *Session, opts *StartOptions) {
 // it. When the record changed meanwhile (our lease was taken, or a stop came)
 // the new sandbox is killed and errRetry returned.
 func (m *Manager) startSandbox(ctx context.Context, s *Session, opts *StartOptions) (*Session, error) {
-	if err := m.checkTenantCap(ctx, s.Tenant); err != nil {
+	if err := m.checkTenantCap(ctx, s.Tenant, s.Principal); err != nil {
 		m.release(ctx, s, StateStopped)
 		return nil, err
 	}
@@ -200,7 +200,7 @@ func (m *Manager) startSandbox(ctx context.Context, s *Session, opts *StartOptio
 		m.release(ctx, s, StateError)
 		return nil, fmt.Errorf("start sandbox for session %q: %w", s.SessionID, err)
 	}
-	if err := m.confirmTenantCap(ctx, s.Tenant, info.ID); err != nil {
+	if err := m.confirmTenantCap(ctx, s.Tenant, s.Principal, info.ID); err != nil {
 		dctx, cancel := detach(ctx)
 		defer cancel()
 		if kerr := m.sandboxes.Kill(dctx, info.ID); kerr != nil {
@@ -283,9 +283,10 @@ func (m *Manager) sandboxMetadata(s *Session) map[string]string {
 }
 
 // checkTenantCap counts the tenant's sandboxes at the provider before a
-// create. Concurrent starts of different sessions all pass it together;
-// confirmTenantCap settles them once their sandboxes exist.
-func (m *Manager) checkTenantCap(ctx context.Context, tenant string) error {
+// create, and the principal's among them. Concurrent starts of different
+// sessions all pass it together; confirmTenantCap settles them once their
+// sandboxes exist.
+func (m *Manager) checkTenantCap(ctx context.Context, tenant, principal string) error {
 	live, err := m.sandboxes.List(ctx, m.tenantFilter(tenant))
 	if err != nil {
 		return fmt.Errorf("count the tenant's sandboxes: %w", err)
@@ -293,15 +294,19 @@ func (m *Manager) checkTenantCap(ctx context.Context, tenant string) error {
 	if len(live) >= m.cfg.MaxLiveSandboxesPerTenant {
 		return m.tenantCapError(len(live))
 	}
+	if mine, others := countMine(live, principal); others > 0 && mine >= m.cfg.MaxLiveSandboxesPerPrincipal {
+		return m.principalCapError(mine)
+	}
 	return nil
 }
 
 // confirmTenantCap ranks the tenant's sandboxes, the new one among them, by
 // start time and then id: every racing start sees the same order, so each
 // gives back its new sandbox when it ranks at or past the cap, and only
-// those do. A List that fails, or does not show the new sandbox yet, keeps
+// those do. The principal's share is settled the same way, ranking its own
+// sandboxes. A List that fails, or does not show the new sandbox yet, keeps
 // it: the cap is then as soft as the first count.
-func (m *Manager) confirmTenantCap(ctx context.Context, tenant, id string) error {
+func (m *Manager) confirmTenantCap(ctx context.Context, tenant, principal, id string) error {
 	live, err := m.sandboxes.List(ctx, m.tenantFilter(tenant))
 	if err != nil {
 		m.log.WarnContext(ctx, "recount the tenant's sandboxes", "tenant", tenant, "err", err)
@@ -313,12 +318,33 @@ func (m *Manager) confirmTenantCap(ctx context.Context, tenant, id string) error
 		}
 		return strings.Compare(a.ID, b.ID)
 	})
+	_, others := countMine(live, principal)
+	mine := 0
 	for rank, sb := range live {
 		if sb.ID == id && rank >= m.cfg.MaxLiveSandboxesPerTenant {
 			return m.tenantCapError(rank)
 		}
+		if sb.Metadata[MetaPrincipal] != principal {
+			continue
+		}
+		if sb.ID == id && others > 0 && mine >= m.cfg.MaxLiveSandboxesPerPrincipal {
+			return m.principalCapError(mine)
+		}
+		mine++
 	}
 	return nil
+}
+
+// countMine splits live sandboxes into the principal's and the others'.
+func countMine(live []SandboxInfo, principal string) (mine, others int) {
+	for _, sb := range live {
+		if sb.Metadata[MetaPrincipal] == principal {
+			mine++
+		} else {
+			others++
+		}
+	}
+	return mine, others
 }
 
 func (m *Manager) tenantFilter(tenant string) map[string]string {
@@ -333,6 +359,12 @@ func (m *Manager) tenantCapError(live int) error {
 	return &Error{Kind: ErrLimit, RetryAfter: 30 * time.Second, Detail: fmt.Sprintf(
 		"the tenant has %d live sandboxes, the limit is %d: stop a session or wait for idle ones to be reaped",
 		live, m.cfg.MaxLiveSandboxesPerTenant)}
+}
+
+func (m *Manager) principalCapError(mine int) error {
+	return &Error{Kind: ErrLimit, RetryAfter: 30 * time.Second, Detail: fmt.Sprintf(
+		"you have %d live sandboxes, your share of the tenant's %d while other principals have sandboxes is %d: stop a session or wait for idle ones to be reaped",
+		mine, m.cfg.MaxLiveSandboxesPerTenant, m.cfg.MaxLiveSandboxesPerPrincipal)}
 }
 
 // backoff paces polls of a lease someone else holds.

@@ -31,6 +31,11 @@ type Config struct {
 	// MaxLiveSandboxesPerTenant caps a tenant's live sandboxes (default 20);
 	// a start beyond it fails with ErrLimit.
 	MaxLiveSandboxesPerTenant int
+	// MaxLiveSandboxesPerPrincipal is a principal's share of the tenant's
+	// cap while another principal of the tenant has live sandboxes (default
+	// half the tenant's cap, rounded up); a principal alone may use the
+	// whole cap. A start beyond it fails with ErrLimit.
+	MaxLiveSandboxesPerPrincipal int
 	// DefaultTemplate is the template of code interpreter sandboxes
 	// (default "code-interpreter-v1").
 	DefaultTemplate string
@@ -174,6 +179,9 @@ func (c Config) withDefaults() Config {
 	if c.MaxLiveSandboxesPerTenant == 0 {
 		c.MaxLiveSandboxesPerTenant = 20
 	}
+	if c.MaxLiveSandboxesPerPrincipal == 0 {
+		c.MaxLiveSandboxesPerPrincipal = (c.MaxLiveSandboxesPerTenant + 1) / 2
+	}
 	if c.DefaultTemplate == "" {
 		c.DefaultTemplate = "code-interpreter-v1"
 	}
@@ -204,7 +212,7 @@ func (c Config) check() error {
 		c.LeaseDuration < 0, c.TransferTTL < 0, c.ProviderTimeoutSlack < 0, c.OrphanGrace < 0, c.CallBackstopSlack < 0:
 		return errors.New("session: durations in Config must not be negative")
 	case c.MaxOutputBytes < 0, c.MaxResultBytes < 0, c.MaxInlineFileBytes < 0, c.MaxLiveSandboxesPerTenant < 0,
-		c.ReapBatch < 0, c.ReapParallelism < 0, c.MaxArtifacts < 0, c.MaxArtifactBytes < 0,
+		c.MaxLiveSandboxesPerPrincipal < 0, c.ReapBatch < 0, c.ReapParallelism < 0, c.MaxArtifacts < 0, c.MaxArtifactBytes < 0,
 		c.MaxTransferBytes < 0, c.MaxInlineRunResultBytes < 0:
 		return errors.New("session: limits in Config must not be negative")
 	case c.OrphanGrace <= c.LeaseDuration:
