@@ -94,6 +94,53 @@ func TestReplayRunsEvents(t *testing.T) {
 	}
 }
 
+// TestRunsRefusesForeignTenant delivers run requests naming another tenant,
+// or no principal, to the runs function: each is refused with its reason
+// (so it ends in the dead-letter queue), nothing is recorded and no sandbox
+// starts.
+func TestRunsRefusesForeignTenant(t *testing.T) {
+	s := newStack(t)
+	env, logs := s.env(lambdaenv.Runs)
+	h := env.Runs()
+	for _, c := range []struct {
+		name   string
+		detail session.RunRequested
+		want   string
+	}{
+		{"other tenant", session.RunRequested{Tenant: "other-tenant", Principal: "mallory", SessionID: "s",
+			RunID: "run-foreign-1", Code: "1"}, `"other-tenant"`},
+		{"no principal", session.RunRequested{Tenant: tenant, SessionID: "s", RunID: "run-foreign-2", Code: "1"}, "principal"},
+		{"principal with #", session.RunRequested{Tenant: tenant, Principal: "a#b", SessionID: "s",
+			RunID: "run-foreign-3", Code: "1"}, "principal"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := h.Handle(lambdaCtx(t, "foreign"), runEvent(t, c.detail))
+			if err == nil || !strings.Contains(err.Error(), "refused") || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err = %v, want a refusal naming %s", err, c.want)
+			}
+			if _, err := s.store.GetRun(lambdaCtx(t, "check"), c.detail.RunID); !errors.Is(err, session.ErrNotFound) {
+				t.Fatalf("run record: %v", err)
+			}
+			if done := s.completed(t, c.detail.RunID); len(done) != 0 {
+				t.Fatalf("Run Completed %+v", done)
+			}
+		})
+	}
+	for _, tn := range []string{"other-tenant", tenant} {
+		sessions, _, err := s.store.ListSessions(lambdaCtx(t, "list"), tn, "mallory", 10, "")
+		if err != nil || len(sessions) != 0 {
+			t.Fatalf("sessions of %s: %v %v", tn, sessions, err)
+		}
+	}
+	if sbs, err := env.Sandboxes.List(lambdaCtx(t, "list"), nil); err != nil || len(sbs) != 0 {
+		t.Fatalf("sandboxes %+v %v", sbs, err)
+	}
+	if !strings.Contains(logs.String(), `"message":"run refused"`) {
+		t.Fatalf("no refusal logged:\n%s", logs)
+	}
+	noDuplicateKeys(t, logs.String())
+}
+
 // TestRunsDuplicateDeliveryRunsOnce delivers one event three times at once:
 // the code, which appends to a file, runs once.
 func TestRunsDuplicateDeliveryRunsOnce(t *testing.T) {

@@ -763,6 +763,9 @@ func newRig(t interface{ Fatal(...any) }, cfg Config) *rig {
 	if cfg.StackID == "" {
 		cfg.StackID = "stack-test"
 	}
+	if cfg.Tenant == "" {
+		cfg.Tenant = testKey.Tenant
+	}
 	m, err := NewManager(cfg, Deps{Store: r.store, Sandboxes: r.sbx, Blobs: r.blobs, Bus: r.bus, Clock: clock})
 	if err != nil {
 		t.Fatal(err)

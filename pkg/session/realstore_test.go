@@ -116,6 +116,9 @@ func newRealRig(t testing.TB, cfg session.Config) *realRig {
 		bus:   &memBus{},
 	}
 	cfg.StackID = "stack-real"
+	if cfg.Tenant == "" {
+		cfg.Tenant = "acme"
+	}
 	r.m, err = session.NewManager(cfg, session.Deps{Store: r.store, Sandboxes: r.sbx, Blobs: blob.New(s3c, "transfers"), Bus: r.bus, Clock: clock})
 	if err != nil {
 		t.Fatal(err)

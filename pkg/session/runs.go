@@ -195,6 +195,12 @@ func (m *Manager) ProcessRun(ctx context.Context, ev RunRequested) (*Run, error)
 	if err := validateKey(key); err != nil {
 		return nil, fmt.Errorf("run event: %w", err)
 	}
+	// Anyone allowed to put events on the bus could name any tenant: a run
+	// for another one would spend this deployment's E2B account and write
+	// that tenant's records into this table.
+	if key.Tenant != m.cfg.Tenant {
+		return nil, Errorf(ErrForbidden, "run event: tenant %q is not this deployment's tenant %q", truncateForDetail(key.Tenant), m.cfg.Tenant)
+	}
 	req := RunRequest{Code: ev.Code, TimeoutSecs: ev.TimeoutSecs, IdempotencyKey: ev.IdempotencyKey}
 	if err := validateRunRequest(req); err != nil {
 		return nil, fmt.Errorf("run event: %w", err)

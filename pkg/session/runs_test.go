@@ -143,6 +143,19 @@ func TestProcessRunOutcomes(t *testing.T) {
 			t.Fatalf("err = %v", err)
 		}
 	})
+	t.Run("another tenant's run is refused and leaves no record", func(t *testing.T) {
+		r := newRig(t, Config{})
+		_, err := r.m.ProcessRun(ctx, RunRequested{Tenant: "other-tenant", Principal: "alice", SessionID: "s", Code: "print x", RunID: "foreign"})
+		if !errors.Is(err, ErrForbidden) || !strings.Contains(err.Error(), `"other-tenant"`) {
+			t.Fatalf("err = %v", err)
+		}
+		if _, err := r.store.GetRun(ctx, "foreign"); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("run record: %v", err)
+		}
+		if n := r.sbx.count("Create") + r.sbx.count("Execute"); n != 0 || len(r.bus.completed) != 0 {
+			t.Fatalf("%d sandbox calls, %d completions", n, len(r.bus.completed))
+		}
+	})
 	t.Run("large result goes to blobs", func(t *testing.T) {
 		r := newRig(t, Config{})
 		big := strings.Repeat("y", 150<<10)
@@ -310,7 +323,7 @@ func TestRunSizes(t *testing.T) {
 		sbx := newFakeSandboxes(clock)
 		st := newFakeStore()
 		bus := &fakeBus{}
-		m, err := NewManager(Config{}, Deps{Store: st, Sandboxes: sbx, Bus: bus, Clock: clock})
+		m, err := NewManager(Config{Tenant: "acme"}, Deps{Store: st, Sandboxes: sbx, Bus: bus, Clock: clock})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -41,7 +41,8 @@ func (e *Env) RunsWith(r Running) *RunsHandler { return &RunsHandler{env: e, run
 // could not be carried out: EventBridge invokes it asynchronously, so
 // Lambda retries it and then sends it to the on-failure destination (the
 // stack's dead-letter queue) with that message. Code that raised is a
-// failed run, not a failed function.
+// failed run, not a failed function. An event naming another tenant, or an
+// invalid principal or session, is refused before anything is recorded.
 func (h *RunsHandler) Handle(ctx context.Context, ev events.CloudWatchEvent) error {
 	if ev.DetailType != bus.DetailRunRequested {
 		return fmt.Errorf("event %s: detail-type %q is not %q", ev.ID, ev.DetailType, bus.DetailRunRequested)
@@ -57,14 +58,23 @@ func (h *RunsHandler) Handle(ctx context.Context, ev events.CloudWatchEvent) err
 		req.IdempotencyKey = eventKeyPrefix + ev.ID
 	}
 	sum := sha256.Sum256([]byte(req.Code))
-	log := h.env.Log.With("event", ev.ID, "runId", req.RunID, "session", req.SessionID, "principal", req.Principal,
+	// runId is logged once, on the outcome line: the event may name none.
+	log := h.env.Log.With("event", ev.ID, "session", req.SessionID, "principal", req.Principal,
 		"codeBytes", len(req.Code), "codeSha256", hex.EncodeToString(sum[:8]))
 	r, err := h.run.ProcessRun(ctx, req)
 	if err == nil {
 		err = ended(r)
 	}
+	if r == nil && (errors.Is(err, session.ErrForbidden) || errors.Is(err, session.ErrInvalid)) {
+		// Refused before any record or sandbox exists. Failing still sends
+		// it, after Lambda's two bounded retries, to the dead-letter queue
+		// with this reason: an event for another tenant on this bus is worth
+		// someone's look, and the DLQ alarm brings it to them.
+		log.ErrorContext(ctx, "run refused", "runId", runID(r, req), "eventTenant", req.Tenant, "reason", err)
+		return fmt.Errorf("event %s refused: %w", ev.ID, err)
+	}
 	if err != nil {
-		log.ErrorContext(ctx, "run not carried out", "error", err)
+		log.ErrorContext(ctx, "run not carried out", "runId", runID(r, req), "error", err)
 		return fmt.Errorf("event %s (run %s, session %s): %w", ev.ID, runID(r, req), req.SessionID, err)
 	}
 	log.InfoContext(ctx, "run processed", "runId", r.ID, "status", r.Status, "resultKey", r.ResultKey)
