@@ -128,7 +128,7 @@ func TestLoggerAddsRequestID(t *testing.T) {
 	log := lambdaenv.NewLogger(&buf, slog.LevelInfo).With("tenant", "acme")
 	ctx := lambdacontext.NewContext(context.Background(), &lambdacontext.LambdaContext{AwsRequestID: "req-1"})
 	log.DebugContext(ctx, "hidden")
-	log.InfoContext(ctx, "shown", "n", 1)
+	log.InfoContext(ctx, "shown", "n", 1, "requestId", "api-1", "tenant", "acme", "n", 2)
 	log.Info("no context")
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	if len(lines) != 2 {
@@ -141,8 +141,9 @@ func TestLoggerAddsRequestID(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[1]), &second); err != nil {
 		t.Fatal(err)
 	}
-	if first["requestId"] != "req-1" || first["message"] != "shown" || first["tenant"] != "acme" || first["level"] != "INFO" ||
-		first["timestamp"] == nil || second["requestId"] != nil {
+	noDuplicateKeys(t, buf.String())
+	if first["awsRequestId"] != "req-1" || first["requestId"] != "api-1" || first["message"] != "shown" || first["tenant"] != "acme" ||
+		first["level"] != "INFO" || first["n"] != 1.0 || first["timestamp"] == nil || second["awsRequestId"] != nil {
 		t.Fatalf("records %v / %v", first, second)
 	}
 }
@@ -163,5 +164,36 @@ func TestWriteEMF(t *testing.T) {
 	if err := lambdaenv.WriteEMF(&buf, at, "sessionbox", map[string]string{"Killed": "x"},
 		[]lambdaenv.Metric{{Name: "Killed", Value: 1}}); err == nil {
 		t.Fatal("a metric named like a dimension was accepted")
+	}
+}
+
+// noDuplicateKeys fails when a JSON log line names a key twice at its top
+// level: readers disagree on which value wins.
+func noDuplicateKeys(t *testing.T, logs string) {
+	t.Helper()
+	for _, line := range strings.Split(strings.TrimSpace(logs), "\n") {
+		if !strings.HasPrefix(line, "{") {
+			continue
+		}
+		dec := json.NewDecoder(strings.NewReader(line))
+		if _, err := dec.Token(); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		seen := map[string]bool{}
+		for dec.More() {
+			k, err := dec.Token()
+			if err != nil {
+				t.Fatalf("log line %q: %v", line, err)
+			}
+			name := k.(string)
+			if seen[name] {
+				t.Fatalf("log line names %q twice: %s", name, line)
+			}
+			seen[name] = true
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				t.Fatalf("log line %q: %v", line, err)
+			}
+		}
 	}
 }

@@ -339,10 +339,11 @@ func TestReplayAPIEvents(t *testing.T) {
 	})
 	t.Run("logs", func(t *testing.T) {
 		all := logs["execute"].String()
-		if !strings.Contains(all, `"requestId":"req-execute-execute.json"`) {
+		if !strings.Contains(all, `"awsRequestId":"req-execute-execute.json"`) {
 			t.Fatalf("execute logs carry no Lambda request id:\n%s", all)
 		}
 		for fn, l := range logs {
+			noDuplicateKeys(t, l.String())
 			for _, secret := range []string{e2bKey, "x = 21", "sum(range(10))", "hello from an event"} {
 				if strings.Contains(l.String(), secret) {
 					t.Fatalf("%s logs contain %q:\n%s", fn, secret, l.String())
