@@ -159,8 +159,11 @@ func TestVerifyAPIKeyFailures(t *testing.T) {
 		t.Fatalf("without a tenant: %v", err)
 	}
 	// The Manager without a tenant says so rather than refusing every key.
-	r := newRig(t, Config{})
-	if _, err := r.m.Authenticate(context.Background(), "sbx_good_key_0123456789"); err == nil || errors.Is(err, ErrUnauthorized) {
+	m, err := NewManager(Config{}, Deps{Store: newFakeStore(), Sandboxes: newFakeSandboxes(newFakeClock())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Authenticate(context.Background(), "sbx_good_key_0123456789"); err == nil || errors.Is(err, ErrUnauthorized) {
 		t.Fatalf("Manager without a tenant: %v", err)
 	}
 }

@@ -71,7 +71,7 @@ func (h *RunsHandler) Handle(ctx context.Context, ev events.CloudWatchEvent) err
 		// with this reason: an event for another tenant on this bus is worth
 		// someone's look, and the DLQ alarm brings it to them.
 		log.ErrorContext(ctx, "run refused", "runId", runID(r, req), "eventTenant", req.Tenant, "reason", err)
-		return fmt.Errorf("event %s refused: %w", ev.ID, err)
+		return fmt.Errorf("event %s (run %s) refused: %w", ev.ID, runID(r, req), err)
 	}
 	if err != nil {
 		log.ErrorContext(ctx, "run not carried out", "runId", runID(r, req), "error", err)
