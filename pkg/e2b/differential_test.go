@@ -176,7 +176,7 @@ func goScenario(t *testing.T, apiURL, sandboxURL string) {
 	expect("command stdout", res.Stdout, "g l /tmp\n")
 
 	step("background command and connect")
-	bg, err := sb.Commands().Start(ctx, "sleep 0.3; echo bg", e2b.CommandOptions{})
+	bg, err := sb.Commands().Start(ctx, "sleep 2; echo bg", e2b.CommandOptions{})
 	must("start", err)
 	bg.Disconnect()
 	attached, err := sb.Commands().Connect(ctx, bg.PID, e2b.ConnectOptions{})

@@ -28,7 +28,7 @@ const run = await sbx.commands.run('echo "$GLOBAL $LOCAL $(pwd)"', { envs: { LOC
 expect('command stdout', run.stdout, 'g l /tmp\n')
 
 await step('background command and connect')
-const bg = await sbx.commands.run('sleep 0.3; echo bg', { background: true })
+const bg = await sbx.commands.run('sleep 2; echo bg', { background: true })
 await bg.disconnect()
 const attached = await sbx.commands.connect(bg.pid)
 const bgResult = await attached.wait()
