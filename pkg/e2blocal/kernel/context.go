@@ -9,7 +9,14 @@ import (
 	"sync"
 )
 
-const langPython = "python"
+// Languages a context can run: python, and bash (a persistent shell driven
+// by the same kernel program, so it costs no new runtime).
+const (
+	langPython = "python"
+	langBash   = "bash"
+)
+
+func supportedLanguage(l string) bool { return l == langPython || l == langBash }
 
 var errContextGone = errors.New("context was deleted")
 
@@ -95,7 +102,7 @@ func (c *kctx) ensure(ctx context.Context) (*proc, error) {
 		}
 	}
 	c.mu.Unlock()
-	p, err := startProc(ctx, c.srv.procSpec(c.cwd), c.srv.tune.startTimeout)
+	p, err := startProc(ctx, c.srv.procSpec(c.language, c.cwd), c.srv.tune.startTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("context %s: %w", c.id, err)
 	}

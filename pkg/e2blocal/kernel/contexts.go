@@ -67,7 +67,7 @@ func decodeBody(r *http.Request, v any, optional bool, limit int64) error {
 }
 
 func unsupportedLanguage(lang string) string {
-	return fmt.Sprintf("Language %q is not supported by this interpreter; supported: python", lang)
+	return fmt.Sprintf("Language %q is not supported by this interpreter; supported: python, bash", lang)
 }
 
 func (s *Server) handleCreateContext(w http.ResponseWriter, r *http.Request) {
@@ -80,7 +80,7 @@ func (s *Server) handleCreateContext(w http.ResponseWriter, r *http.Request) {
 	if req.Language != nil {
 		lang = normalizeLanguage(*req.Language)
 	}
-	if lang != langPython {
+	if !supportedLanguage(lang) {
 		writeText(w, http.StatusBadRequest, unsupportedLanguage(lang))
 		return
 	}

@@ -88,11 +88,12 @@ func (s *Server) parseExecute(w http.ResponseWriter, r *http.Request) (*kctx, *e
 		}
 		return c, ex, true
 	}
-	if l := normalizeLanguage(lang); l != langPython {
+	l := normalizeLanguage(lang)
+	if !supportedLanguage(l) {
 		writeText(w, http.StatusBadRequest, unsupportedLanguage(l))
 		return nil, nil, false
 	}
-	c, err := s.defaultContext()
+	c, err := s.defaultContext(l)
 	if err != nil {
 		writeText(w, http.StatusServiceUnavailable, err.Error())
 		return nil, nil, false

@@ -17,6 +17,13 @@
 // a DataFrame result carries its columns as "data"; PIL images shown or
 // saved to a path are displayed as PNG results (no viewer program runs).
 // Unlike E2B, matplotlib's own saves through PIL (savefig) display nothing.
+//
+// Languages: python, and bash (a persistent shell per context, driven by the
+// same kernel program: cells are sourced, so variables, functions and cwd
+// persist; output streams; a non-zero status is an error whose value is the
+// status, as Jupyter's bash_kernel reports it; an interrupt ends the cell and
+// keeps the shell). An execution naming only a language runs in that
+// language's default context. JavaScript and TypeScript are not supported.
 package kernel
 
 import (
@@ -65,11 +72,11 @@ type Server struct {
 	tune tuning
 	mux  *http.ServeMux
 
-	mu        sync.Mutex
-	contexts  map[string]*kctx
-	order     []string
-	defaultID string
-	closed    bool
+	mu       sync.Mutex
+	contexts map[string]*kctx
+	order    []string
+	defaults map[string]string // language -> its default context's id
+	closed   bool
 
 	bg sync.WaitGroup // prewarm starts, which Close waits for
 }
@@ -97,7 +104,7 @@ func newServer(cfg Config, tune tuning) (*Server, error) {
 	if cfg.MaxOutputBytes == 0 {
 		cfg.MaxOutputBytes = DefaultMaxOutputBytes
 	}
-	s := &Server{cfg: cfg, tune: tune, contexts: map[string]*kctx{}}
+	s := &Server{cfg: cfg, tune: tune, contexts: map[string]*kctx{}, defaults: map[string]string{}}
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /health", s.handleHealth)
 	s.mux.HandleFunc("POST /execute", s.requireToken(s.handleExecute))
@@ -105,7 +112,7 @@ func newServer(cfg Config, tune tuning) (*Server, error) {
 	s.mux.HandleFunc("GET /contexts", s.checkTokenIfSent(s.handleListContexts))
 	s.mux.HandleFunc("DELETE /contexts/{id}", s.checkTokenIfSent(s.handleDeleteContext))
 	s.mux.HandleFunc("POST /contexts/{id}/restart", s.checkTokenIfSent(s.handleRestartContext))
-	s.defaultContext()
+	s.defaultContext(langPython)
 	return s, nil
 }
 
@@ -116,7 +123,7 @@ func newServer(cfg Config, tune tuning) (*Server, error) {
 // beginning another; a start that fails is retried by the next execution,
 // which reports the error.
 func (s *Server) Prewarm() {
-	c, err := s.defaultContext()
+	c, err := s.defaultContext(langPython)
 	if err != nil {
 		return
 	}
@@ -151,7 +158,7 @@ func (s *Server) Close() error {
 	}
 	s.contexts = map[string]*kctx{}
 	s.order = nil
-	s.defaultID = ""
+	clear(s.defaults)
 	s.mu.Unlock()
 	for _, c := range all {
 		c.destroy()
@@ -161,8 +168,8 @@ func (s *Server) Close() error {
 	return nil
 }
 
-func (s *Server) procSpec(cwd string) procSpec {
-	return procSpec{python: s.cfg.Python, compiled: s.cfg.Compiled, dir: cwd, env: s.cfg.Env, cap: s.cfg.MaxOutputBytes, maxFrame: s.maxFrame()}
+func (s *Server) procSpec(lang, cwd string) procSpec {
+	return procSpec{python: s.cfg.Python, compiled: s.cfg.Compiled, lang: lang, dir: cwd, env: s.cfg.Env, cap: s.cfg.MaxOutputBytes, maxFrame: s.maxFrame()}
 }
 
 func (s *Server) maxFrame() uint32 {
@@ -178,19 +185,20 @@ func (s *Server) resultBudget() int64 {
 	return max(2*int64(s.maxFrame()), 16*s.cfg.MaxOutputBytes)
 }
 
-// defaultContext returns the default python context, creating it when it is missing.
-func (s *Server) defaultContext() (*kctx, error) {
+// defaultContext returns the default context of lang (the one an execution
+// naming only a language runs in), creating it when it is missing.
+func (s *Server) defaultContext(lang string) (*kctx, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return nil, errClosed
 	}
-	if c := s.contexts[s.defaultID]; c != nil {
+	if c := s.contexts[s.defaults[lang]]; c != nil {
 		return c, nil
 	}
-	c := newContext(s, langPython, s.cfg.Workdir)
+	c := newContext(s, lang, s.cfg.Workdir)
 	s.addLocked(c)
-	s.defaultID = c.id
+	s.defaults[lang] = c.id
 	return c, nil
 }
 
@@ -219,8 +227,8 @@ func (s *Server) remove(id string) *kctx {
 			break
 		}
 	}
-	if s.defaultID == id {
-		s.defaultID = ""
+	if s.defaults[c.language] == id {
+		delete(s.defaults, c.language)
 	}
 	return c
 }

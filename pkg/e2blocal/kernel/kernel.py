@@ -119,8 +119,10 @@ class _BinaryStream:
 
 
 class Kernel:
-    def __init__(self, cap):
+    def __init__(self, cap, lang="python"):
         self.cap = cap
+        self.lang = lang
+        self.bash = None
         self.lock = threading.RLock()
         self.rawlock = threading.Lock()
         self.wake = threading.Event()
@@ -317,9 +319,12 @@ class Kernel:
             self._emit_locked()
         saved = []
         try:
-            if envlen:
-                _apply_env(env, saved)
-            self._run(code, n)
+            if self.lang == "bash":
+                self._run_bash(code, env)
+            else:
+                if envlen:
+                    _apply_env(env, saved)
+                self._run(code, n)
         except BaseException as e:  # an interrupt that landed in kernel code
             self.state = _CELL
             self.send(b"X", _error_json(e), now=False)
@@ -360,6 +365,31 @@ class Kernel:
             self.send(b"X", _error_json(e), now=False)
         finally:
             self.state = _CELL
+
+    def _run_bash(self, code, env):
+        # The cell runs in the shell's process, which gets the interrupt
+        # too (same process group) and ends the cell; the kernel stays in
+        # cell state, so the interrupt only marks it (no exception here
+        # could drop the status the shell already wrote).
+        b = self.bash
+        if b is None or b.p.poll() is not None:
+            b = self.bash = _Bash()
+        status = b.run(code, _env_pairs(env), self)
+        if self.intr_pending:
+            self.intr_pending = False
+            if status is None:
+                b.p.wait()
+                self.bash = None
+            self.send(b"X", _error_json(KeyboardInterrupt()), now=False)
+            return
+        if status is None:
+            # The cell ended the shell (exit): its variables are gone.
+            status = b.p.wait()
+            self.bash = None
+        if status != 0:
+            # As bash_kernel reports a failed cell: no name, the status as value.
+            err = {"name": "", "value": str(status), "traceback": ""}
+            self.send(b"X", _dumps(err), now=False)
 
     def _await(self, coro):
         import asyncio
@@ -484,6 +514,82 @@ class Kernel:
                 os._exit(0)
             if hdr[0] == 0x45:  # 'E'
                 self.run_cell(payload)
+
+
+class _Bash:
+    """A persistent bash for a bash context. Each cell is written to a file
+    and sourced (so a syntax error ends only the cell, and variables,
+    functions and cwd persist); its status comes back on a pipe of its own.
+    An interrupt (SIGINT to the process group) returns from the sourced
+    cell, leaving the shell alive."""
+
+    def __init__(self):
+        import subprocess
+        import tempfile
+
+        self.dir = tempfile.mkdtemp(prefix="sbk-bash-")
+        self.cell = os.path.join(self.dir, "cell.sh")
+        self.r, w = os.pipe()
+        shell = "/bin/bash" if os.path.exists("/bin/bash") else "bash"
+        self.p = subprocess.Popen([shell, "--norc", "--noprofile", "-s"], stdin=subprocess.PIPE, pass_fds=(w,))
+        self.w = w
+        os.close(w)
+        self.buf = b""
+        self._send("trap 'return 130 2>/dev/null' INT\n")
+
+    def _send(self, text):
+        self.p.stdin.write(text.encode("utf-8", "surrogateescape"))
+        self.p.stdin.flush()
+
+    def run(self, code, env, k):
+        """Runs one cell; returns its status, or None when the shell exited."""
+        import shlex
+
+        with open(self.cell, "w", encoding="utf-8", errors="surrogateescape") as f:
+            f.write(code)
+            if not code.endswith("\n"):
+                f.write("\n")
+        assigns = "".join("%s=%s " % (k, shlex.quote(v)) for k, v in env if _is_name(k))
+        try:
+            self._send("%ssource %s </dev/null; printf '%%d\\n' \"$?\" >&%d\n" % (assigns, shlex.quote(self.cell), self.w))
+        except (BrokenPipeError, OSError):
+            return None
+        return self._status(k)
+
+    def _status(self, k):
+        noticed = None
+        while b"\n" not in self.buf:
+            ready, _, _ = select.select([self.r], [], [], 0.25)
+            if not ready:
+                # An interrupt that reached the shell while it was still
+                # reading the cell's command line did not stop the cell:
+                # it is repeated until the cell ends.
+                if k.intr_pending:
+                    now = time.monotonic()
+                    if noticed is None:
+                        noticed = now
+                    elif now - noticed >= 0.5:
+                        noticed = now
+                        os.killpg(os.getpgrp(), signal.SIGINT)
+                continue
+            data = os.read(self.r, 64)
+            if not data:
+                return None
+            self.buf += data
+        line, _, self.buf = self.buf.partition(b"\n")
+        try:
+            return int(line)
+        except ValueError:
+            return 1
+
+
+def _is_name(k):
+    return k.isidentifier() and k.isascii()
+
+
+def _env_pairs(block):
+    parts = block.decode("utf-8", "surrogateescape").split("\0") if block else []
+    return [(parts[i], parts[i + 1]) for i in range(0, len(parts) - 1, 2)]
 
 
 def _scan(root):
@@ -1291,7 +1397,8 @@ def _user_site():
 
 def main():
     cap = int(sys.argv[1]) if len(sys.argv) > 1 else 1 << 20
-    k = Kernel(cap)
+    lang = sys.argv[2] if len(sys.argv) > 2 else "python"
+    k = Kernel(cap, lang)
     os.set_inheritable(_CMD_FD, False)
     os.set_inheritable(_EVT_FD, False)
     devnull = os.open(os.devnull, os.O_RDONLY)
@@ -1322,7 +1429,7 @@ def main():
     signal.signal(signal.SIGINT, k.on_sigint)
     threading.Thread(target=k._flusher, name="sbk-flush", daemon=True).start()
     threading.Thread(target=_watch_server, name="sbk-watch", daemon=True).start()
-    k.send(b"K", ("python %d.%d.%d" % sys.version_info[:3]).encode())
+    k.send(b"K", (lang if lang != "python" else "python %d.%d.%d" % sys.version_info[:3]).encode())
     k.serve()
 
 

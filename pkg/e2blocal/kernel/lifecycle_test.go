@@ -110,7 +110,7 @@ func TestInterruptReportsKeyboardInterrupt(t *testing.T) {
 	s := e.open(t, context.Background(), map[string]any{"code": "import time\nprint('go', flush=True)\ntime.sleep(30)"})
 	defer s.close()
 	s.until(t, "stdout")
-	c, err := e.srv.defaultContext()
+	c, err := e.srv.defaultContext(langPython)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,7 +352,7 @@ func TestBadInput(t *testing.T) {
 		{"negative timeout", map[string]any{"code": "1", "timeout": -1}, http.StatusUnprocessableEntity, ""},
 		{"context and language", map[string]any{"code": "1", "context_id": "x", "language": "python"}, http.StatusBadRequest, "Only one of context_id or language can be provided"},
 		{"unknown context", map[string]any{"code": "1", "context_id": "nope"}, http.StatusNotFound, "Context nope not found"},
-		{"unsupported language", map[string]any{"code": "1", "language": "ts"}, http.StatusBadRequest, `Language "typescript" is not supported by this interpreter; supported: python`},
+		{"unsupported language", map[string]any{"code": "1", "language": "ts"}, http.StatusBadRequest, `Language "typescript" is not supported by this interpreter; supported: python, bash`},
 	}
 	for _, c := range cases {
 		r := e.exec(t, c.body)
@@ -440,7 +440,7 @@ func TestOneContextSerialises(t *testing.T) {
 func TestDeleteDefaultContextAndClose(t *testing.T) {
 	e := defaultEnv(t)
 	first := e.run(t, "import os\nos.getpid()").mustNoError(t).mainText()
-	c, err := e.srv.defaultContext()
+	c, err := e.srv.defaultContext(langPython)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -494,7 +494,7 @@ func TestKernelExitsWithoutServer(t *testing.T) {
 	s := e.open(t, context.Background(), map[string]any{"code": "while True:\n    pass"})
 	defer s.close()
 	s.until(t, "number_of_executions")
-	c, err := e.srv.defaultContext()
+	c, err := e.srv.defaultContext(langPython)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -539,5 +539,76 @@ func TestResultFloodCapped(t *testing.T) {
 	}
 	if r := e.run(t, "'next'").mustNoError(t); r.mainText() != "next" {
 		t.Errorf("budget not reset: %v", r.lines)
+	}
+}
+
+// TestBashContext: a bash context is a persistent shell: variables,
+// functions and cwd survive cells, output streams, a failing cell is an
+// error carrying its status, and an interrupt ends the cell, not the shell.
+func TestBashContext(t *testing.T) {
+	t.Parallel()
+	e := defaultEnv(t)
+	st, bc, body := e.createContext(t, map[string]any{"language": "bash"})
+	if st != http.StatusOK || bc.Language != "bash" {
+		t.Fatalf("create bash context: %d %s", st, body)
+	}
+	cases := []struct {
+		name, code, stdout, stderr string
+		errValue                   string // "" = no error
+	}{
+		{"state", "X=41\nf() { echo $((X + $1)); }\ncd /tmp", "", "", ""},
+		{"state kept", "f 1\npwd", "42\n/tmp\n", "", ""},
+		{"stderr", "echo oops >&2", "", "oops\n", ""},
+		{"failing cell", "echo before\nfalse", "before\n", "", "1"},
+		{"exit status of the last command", "(exit 7)", "", "", "7"},
+		{"syntax error ends only the cell", "if then", "", "", "2"},
+		{"still alive", "echo $X", "41\n", "", ""},
+		{"stdin is empty", "cat; echo done", "done\n", "", ""},
+		{"exit restarts the shell", "exit 3", "", "", "3"},
+		{"fresh shell after exit", "echo ${X:-unset}", "unset\n", "", ""},
+	}
+	for _, c := range cases {
+		r := e.runIn(t, bc.ID, c.code)
+		if got := r.text("stdout"); got != c.stdout {
+			t.Errorf("%s: stdout %q, want %q", c.name, got, c.stdout)
+		}
+		if c.name != "syntax error ends only the cell" {
+			if got := r.text("stderr"); got != c.stderr {
+				t.Errorf("%s: stderr %q, want %q", c.name, got, c.stderr)
+			}
+		}
+		er := r.err()
+		switch {
+		case c.errValue == "" && er != nil:
+			t.Errorf("%s: unexpected error %v", c.name, er)
+		case c.errValue != "" && (er == nil || er["value"] != c.errValue):
+			t.Errorf("%s: error %v, want value %q", c.name, er, c.errValue)
+		}
+		if len(r.ofType("result")) != 0 {
+			t.Errorf("%s: bash cells have no results: %v", c.name, r.lines)
+		}
+	}
+	// env_vars apply to one execution, children included.
+	r := e.exec(t, map[string]any{"code": `echo "$GREETING"; bash -c 'echo "$GREETING"'`, "context_id": bc.ID, "env_vars": map[string]string{"GREETING": "hi there"}})
+	if got := r.text("stdout"); got != "hi there\nhi there\n" {
+		t.Errorf("env_vars: %q", got)
+	}
+	if got := e.runIn(t, bc.ID, `echo "${GREETING:-gone}"`).text("stdout"); got != "gone\n" {
+		t.Errorf("env_vars after: %q", got)
+	}
+	// An interrupt (timeout) ends the cell, not the shell.
+	e.runIn(t, bc.ID, "Y=kept").mustNoError(t)
+	r = e.exec(t, map[string]any{"code": "sleep 30; echo not-reached", "context_id": bc.ID, "timeout": 0.5})
+	if er := r.err(); er == nil || er["name"] != "TimeoutError" || strings.Contains(r.text("stdout"), "not-reached") {
+		t.Errorf("timeout: %v", r.lines)
+	}
+	if got := e.runIn(t, bc.ID, "echo $Y").text("stdout"); got != "kept\n" {
+		t.Errorf("after interrupt: %q (timeout cell: %v)", got, r.lines)
+	}
+	// language "bash" without a context runs in bash's default context.
+	r1 := e.exec(t, map[string]any{"code": "Z=default-bash", "language": "bash"})
+	r2 := e.exec(t, map[string]any{"code": "echo $Z $BASH_VERSION | cut -c1-14", "language": "bash"})
+	if r1.status != http.StatusOK || r2.text("stdout") != "default-bash 5\n" {
+		t.Errorf("default bash context: %d %q", r1.status, r2.text("stdout"))
 	}
 }

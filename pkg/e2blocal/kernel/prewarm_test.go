@@ -10,7 +10,10 @@ import (
 // kernelPid waits (bounded) for the default context to have a live kernel.
 func (e *testEnv) kernelPid(t *testing.T) int {
 	t.Helper()
-	c := e.srv.lookup(e.srv.defaultID)
+	e.srv.mu.Lock()
+	id := e.srv.defaults[langPython]
+	e.srv.mu.Unlock()
+	c := e.srv.lookup(id)
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		c.mu.Lock()

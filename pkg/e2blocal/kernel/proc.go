@@ -85,6 +85,7 @@ type proc struct {
 type procSpec struct {
 	python   string
 	compiled string // kernel.py compiled for python; "" sends the source on stdin
+	lang     string // the context's language: python, or bash (kernel.py drives a shell)
 	dir      string
 	env      []string
 	cap      int64
@@ -103,10 +104,15 @@ func startProc(ctx context.Context, spec procSpec, timeout time.Duration) (*proc
 		cmdW.Close()
 		return nil, fmt.Errorf("kernel event pipe: %w", err)
 	}
-	cmd := exec.Command(spec.python, "-", strconv.FormatInt(spec.cap, 10))
+	args := []string{"-", strconv.FormatInt(spec.cap, 10)}
+	if spec.lang != "" && spec.lang != langPython {
+		args = append(args, spec.lang)
+	}
+	cmd := exec.Command(spec.python, args...)
 	cmd.Stdin = strings.NewReader(kernelSource)
 	if spec.compiled != "" {
-		cmd = exec.Command(spec.python, spec.compiled, strconv.FormatInt(spec.cap, 10))
+		args[0] = spec.compiled
+		cmd = exec.Command(spec.python, args...)
 	}
 	cmd.Dir = spec.dir
 	cmd.Env = spec.env
