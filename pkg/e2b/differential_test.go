@@ -36,8 +36,9 @@ import (
 
 // deliberate lists every difference TestDifferentialJSSDK finds between
 // the requests of the official JS SDK and of this client, keyed by
-// "step | request | field", with why it is kept. A difference not listed
-// fails the test, and so does a listed one that no longer occurs.
+// "request | field" (in whichever step it occurs), with why it is kept. A
+// difference not listed fails the test, and so does a listed one that no
+// longer occurs.
 var deliberate = map[string]string{}
 
 func init() {
@@ -51,25 +52,34 @@ func init() {
 		signedRoute = "signed URLs are for parties that cannot add routing headers, so with a SandboxURL the " +
 			"client names the sandbox in the path (/_sandboxes/<id>/49983), which the local runtime strips; " +
 			"the JS SDK puts the bare SandboxURL in them, which nothing can route (see Config.SandboxURL)"
+		noBodyType = "the code interpreter SDK labels requests without a body as JSON; the client sends " +
+			"Content-Type only with a body"
+		interpToken = "the code interpreter SDK sends the envd access token with /execute only; the client " +
+			"sends it with every interpreter request alike, which a proxy checking it on that port needs " +
+			"and one that does not ignores"
 	)
 	for key, why := range map[string]string{
-		"command with envs and cwd | POST /process.Process/Start | header Connect-Accept-Encoding":        acceptGzip,
-		"command with envs and cwd | POST /process.Process/Start | header Connect-Timeout-Ms":             streamDeadline,
-		"background command and connect | POST /process.Process/Start | header Connect-Accept-Encoding":   acceptGzip,
-		"background command and connect | POST /process.Process/Start | header Connect-Timeout-Ms":        streamDeadline,
-		"background command and connect | POST /process.Process/Connect | header Connect-Accept-Encoding": acceptGzip,
-		"background command and connect | POST /process.Process/Connect | header Connect-Timeout-Ms":      streamDeadline,
-		"command as a user with a timeout | POST /process.Process/Start | header Connect-Accept-Encoding": acceptGzip,
-		"command as a user with a timeout | POST /process.Process/Start | header Connect-Timeout-Ms":      streamDeadline,
-		"list | POST /filesystem.Filesystem/ListDir | header Connect-Timeout-Ms":                          unaryDeadline,
-		"stat | POST /filesystem.Filesystem/Stat | header Connect-Timeout-Ms":                             unaryDeadline,
-		"rename | POST /filesystem.Filesystem/Move | header Connect-Timeout-Ms":                           unaryDeadline,
-		"remove | POST /filesystem.Filesystem/Remove | header Connect-Timeout-Ms":                         unaryDeadline,
-		"signed download URL | GET /files | route":                                                        signedRoute,
-		"signed upload URL | POST /files | route":                                                         signedRoute,
-		"run code in a context | POST /contexts | header X-Access-Token": "the code interpreter SDK sends the " +
-			"envd access token with /execute but not with /contexts; the client sends it with every " +
-			"interpreter request alike, which a proxy checking it on that port needs and one that does not ignores",
+		"POST /process.Process/Start | header Connect-Accept-Encoding":    acceptGzip,
+		"POST /process.Process/Start | header Connect-Timeout-Ms":         streamDeadline,
+		"POST /process.Process/Connect | header Connect-Accept-Encoding":  acceptGzip,
+		"POST /process.Process/Connect | header Connect-Timeout-Ms":       streamDeadline,
+		"POST /filesystem.Filesystem/ListDir | header Connect-Timeout-Ms": unaryDeadline,
+		"POST /filesystem.Filesystem/Stat | header Connect-Timeout-Ms":    unaryDeadline,
+		"POST /filesystem.Filesystem/MakeDir | header Connect-Timeout-Ms": unaryDeadline,
+		"POST /filesystem.Filesystem/Move | header Connect-Timeout-Ms":    unaryDeadline,
+		"POST /filesystem.Filesystem/Remove | header Connect-Timeout-Ms":  unaryDeadline,
+		"POST /process.Process/List | header Connect-Timeout-Ms":          unaryDeadline,
+		"POST /process.Process/SendInput | header Connect-Timeout-Ms":     unaryDeadline,
+		"POST /process.Process/SendSignal | header Connect-Timeout-Ms":    unaryDeadline,
+		"GET /files | route":                                         signedRoute,
+		"POST /files | route":                                        signedRoute,
+		"POST /contexts | header X-Access-Token":                     interpToken,
+		"GET /contexts | header X-Access-Token":                      interpToken,
+		"POST /contexts/{contextID}/restart | header X-Access-Token": interpToken,
+		"DELETE /contexts/{contextID} | header X-Access-Token":       interpToken,
+		"GET /contexts | header Content-Type":                        noBodyType,
+		"POST /contexts/{contextID}/restart | header Content-Type":   noBodyType,
+		"DELETE /contexts/{contextID} | header Content-Type":         noBodyType,
 	} {
 		deliberate[key] = why
 	}
@@ -121,12 +131,13 @@ func TestDifferentialJSSDK(t *testing.T) {
 	t.Logf("operation | requests (JS, Go) | differences\n%s", table)
 	seen := map[string]bool{}
 	for _, d := range diffs {
-		seen[d.key] = true
-		if why, ok := deliberate[d.key]; ok {
-			t.Logf("kept: %s: JS %s, Go %s (%s)", d.key, d.js, d.goV, why)
+		key := d.request + " | " + d.field
+		seen[key] = true
+		if why, ok := deliberate[key]; ok {
+			t.Logf("kept: %s | %s: JS %s, Go %s (%s)", d.step, key, d.js, d.goV, why)
 			continue
 		}
-		t.Errorf("%s: JS sends %s, Go sends %s", d.key, d.js, d.goV)
+		t.Errorf("%s | %s: JS sends %s, Go sends %s", d.step, key, d.js, d.goV)
 	}
 	for k := range deliberate {
 		if !seen[k] {
@@ -217,6 +228,31 @@ func goScenario(t *testing.T, apiURL, sandboxURL string) {
 	step("remove")
 	must("remove", sb.Files().Remove(ctx, "d/a.txt", e2b.FileOptions{}))
 
+	step("make dir and exists")
+	made, err := sb.Files().MakeDir(ctx, "d/sub", e2b.FileOptions{})
+	must("makeDir", err)
+	expect("makeDir", made, true)
+	exists, err := sb.Files().Exists(ctx, "d/sub", e2b.FileOptions{})
+	must("exists", err)
+	expect("exists", exists, true)
+
+	step("process with stdin, listed and killed")
+	cat, err := sb.Commands().Start(ctx, "cat", e2b.CommandOptions{Stdin: true})
+	must("start cat", err)
+	must("send stdin", sb.Commands().SendStdin(ctx, cat.PID, []byte("hi\n")))
+	procs, err := sb.Commands().List(ctx)
+	must("list processes", err)
+	expect("listed cat", slices.ContainsFunc(procs, func(p e2b.ProcessInfo) bool { return p.PID == cat.PID }), true)
+	killed, err := sb.Commands().Kill(ctx, cat.PID)
+	must("kill cat", err)
+	expect("kill cat", killed, true)
+	_, _ = cat.Wait(ctx)
+
+	step("sandbox info")
+	info, err := sb.Info(ctx)
+	must("info", err)
+	expect("info", info.SandboxID, sb.ID)
+
 	step("command as a user with a timeout")
 	res, err = sb.Commands().Run(ctx, "whoami", e2b.CommandOptions{User: "user", Timeout: 5 * time.Second})
 	must("whoami", err)
@@ -247,6 +283,13 @@ func goScenario(t *testing.T, apiURL, sandboxURL string) {
 	exec, err := sb.RunCode(ctx, "import os\nos.getcwd()", e2b.RunCodeOptions{ContextID: cc.ID})
 	must("run code", err)
 	expect("run code", exec.Text(), "/tmp")
+
+	step("code contexts listed, restarted, removed")
+	contexts, err := sb.ListContexts(ctx)
+	must("list contexts", err)
+	expect("contexts listed", slices.ContainsFunc(contexts, func(x e2b.CodeContext) bool { return x.ID == cc.ID }), true)
+	must("restart context", sb.RestartContext(ctx, cc.ID))
+	must("remove context", sb.RemoveContext(ctx, cc.ID))
 
 	step("run code with envs")
 	exec, err = sb.RunCode(ctx, "import os\nos.environ[\"V\"]", e2b.RunCodeOptions{Envs: map[string]string{"V": "x"}})
@@ -392,7 +435,7 @@ func (r *recorder) proxy(target string) http.Handler {
 
 // difference is one field on which the sides differ.
 type difference struct {
-	key, js, goV string
+	step, request, field, js, goV string
 }
 
 // compareSides pairs the requests of each step by method and path, in
@@ -412,17 +455,13 @@ func compareSides(js, goReqs []recorded) ([]difference, string) {
 		for _, k := range unionKeys(a, b) {
 			la, lb := a[k], b[k]
 			for i := range max(len(la), len(lb)) {
-				name := fmt.Sprintf("%s | %s", step, k)
-				if i > 0 {
-					name = fmt.Sprintf("%s | %s #%d", step, k, i+1)
-				}
 				switch {
 				case i >= len(la):
-					diffs = append(diffs, difference{name + " | request", "nothing", "it"})
+					diffs = append(diffs, difference{step, k, "request", "nothing", "it"})
 				case i >= len(lb):
-					diffs = append(diffs, difference{name + " | request", "it", "nothing"})
+					diffs = append(diffs, difference{step, k, "request", "it", "nothing"})
 				default:
-					diffs = append(diffs, diffFields(name, la[i], lb[i])...)
+					diffs = append(diffs, diffFields(step, k, la[i], lb[i])...)
 				}
 			}
 		}
@@ -455,7 +494,7 @@ func unionKeys(a, b map[string][]map[string]string) []string {
 	return keys
 }
 
-func diffFields(name string, a, b map[string]string) []difference {
+func diffFields(step, request string, a, b map[string]string) []difference {
 	var diffs []difference
 	var fields []string
 	for f := range a {
@@ -479,7 +518,7 @@ func diffFields(name string, a, b map[string]string) []difference {
 		if !okb {
 			vb = "nothing"
 		}
-		diffs = append(diffs, difference{name + " | " + f, va, vb})
+		diffs = append(diffs, difference{step, request, f, va, vb})
 	}
 	return diffs
 }
@@ -528,6 +567,10 @@ func normalizeStep(reqs []recorded, step string) map[string][]map[string]string 
 		}
 		for k, v := range n.body() {
 			fields["body "+k] = v
+		}
+		if rest, ok := strings.CutPrefix(path, "/contexts/"); ok {
+			_, tail, _ := strings.Cut(rest, "/")
+			path = strings.TrimSuffix("/contexts/{contextID}/"+tail, "/")
 		}
 		key := q.method + " " + n.str(path)
 		out[key] = append(out[key], fields)

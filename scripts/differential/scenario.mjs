@@ -56,6 +56,21 @@ await sbx.files.rename('d/b.txt', 'd/c.txt')
 await step('remove')
 await sbx.files.remove('d/a.txt')
 
+await step('make dir and exists')
+expect('makeDir', await sbx.files.makeDir('d/sub'), true)
+expect('exists', await sbx.files.exists('d/sub'), true)
+
+await step('process with stdin, listed and killed')
+const cat = await sbx.commands.run('cat', { background: true, stdin: true })
+await sbx.commands.sendStdin(cat.pid, 'hi\n')
+const procs = await sbx.commands.list()
+expect('listed cat', procs.some((p) => p.pid === cat.pid), true)
+expect('kill cat', await sbx.commands.kill(cat.pid), true)
+await cat.wait().catch(() => {})
+
+await step('sandbox info')
+expect('info', (await sbx.getInfo()).sandboxId, sbx.sandboxId)
+
 await step('command as a user with a timeout')
 const who = await sbx.commands.run('whoami', { user: 'user', timeoutMs: 5_000 })
 expect('whoami', who.stdout, 'user\n')
@@ -80,6 +95,11 @@ await step('run code in a context')
 const ctx = await sbx.createCodeContext({ cwd: '/tmp' })
 const exec = await sbx.runCode('import os\nos.getcwd()', { context: ctx })
 expect('run code', exec.text, '/tmp')
+
+await step('code contexts listed, restarted, removed')
+expect('contexts listed', (await sbx.listCodeContexts()).some((c) => c.id === ctx.id), true)
+await sbx.restartCodeContext(ctx)
+await sbx.removeCodeContext(ctx)
 
 await step('run code with envs')
 const withEnvs = await sbx.runCode('import os\nos.environ["V"]', { envs: { V: 'x' } })
