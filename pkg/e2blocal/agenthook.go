@@ -8,11 +8,13 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/sessionbox/sessionbox/pkg/e2blocal/agent"
+	"github.com/sessionbox/sessionbox/pkg/e2blocal/sudo"
 )
 
 // Inherited descriptors of the agent (exec.Cmd.ExtraFiles order).
@@ -20,8 +22,6 @@ const (
 	agentConfigFD = 3
 	agentReadyFD  = 4
 	agentListenFD = 5
-	// seccompFD is bwrap's, not the agent's: bwrap reads the filter from it.
-	seccompFD = 6
 )
 
 // RunAgentIfRequested runs the in-sandbox agent and exits when this process
@@ -29,6 +29,12 @@ const (
 // once. Call it first thing in main() and in TestMain of packages that start
 // a runtime, because the runtime re-executes its own binary as the agent.
 func RunAgentIfRequested() {
+	// Inside a sandbox with root, /opt/e2b/sbin/sudo links to the agent.
+	if filepath.Base(os.Args[0]) == "sudo" {
+		if exe, err := os.Executable(); err == nil && exe == insideAgent {
+			os.Exit(sudo.Main(os.Args[1:]))
+		}
+	}
 	if os.Getenv(agentEnvVar) != "1" {
 		return
 	}

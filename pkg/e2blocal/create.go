@@ -129,7 +129,7 @@ func (rt *Runtime) prepare(withNet bool) (*sandbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &sandbox{rt: rt, id: id, hostUID: -1, metrics: newMetricRing(int(metricsWindow / rt.cfg.metricsInterval))}
+	s := &sandbox{rt: rt, id: id, hostUID: -1, userUID: -1, metrics: newMetricRing(int(metricsWindow / rt.cfg.metricsInterval))}
 	if err := rt.provision(s, withNet); err != nil {
 		return nil, errors.Join(err, s.teardown(context.Background()))
 	}
@@ -145,6 +145,9 @@ func (rt *Runtime) provision(s *sandbox, withNet bool) error {
 			return err
 		}
 		s.uid, s.hostUID = lease, lease.uid
+		// The lease covers the uid UIDCount above it: user's, while the
+		// leased one is root's inside the sandbox.
+		s.userUID = lease.uid + rt.cfg.UIDCount
 	}
 	if err := rt.makeDirs(s); err != nil {
 		return err
@@ -166,7 +169,7 @@ func (rt *Runtime) provision(s *sandbox, withNet bool) error {
 	spec := launchSpec{
 		bwrap: rt.cfg.Bwrap, agentBin: rt.fs.agentBin(), kernel: rt.kernel, etcDir: rt.fs.etcDir(),
 		homeDir: rt.fs.homeDir(s.id), socket: rt.fs.socketPath(s.id), hostUID: s.hostUID,
-		tmpBytes: rt.cfg.TmpBytes, seccomp: rt.seccomp, python: rt.cfg.Python,
+		tmpBytes: rt.cfg.TmpBytes, seccomp: rt.seccomp, python: rt.cfg.Python, userUID: s.userUID,
 	}
 	if withNet {
 		spec.resolv = rt.fs.netResolvConf()
@@ -215,7 +218,7 @@ func (rt *Runtime) makeDirs(s *sandbox) error {
 		return fmt.Errorf("chmod sandbox dir: %w", err)
 	}
 	if s.hostUID >= 0 {
-		if err := os.Chown(rt.fs.homeDir(s.id), s.hostUID, s.hostUID); err != nil {
+		if err := os.Chown(rt.fs.homeDir(s.id), s.homeOwner(), s.homeOwner()); err != nil {
 			return fmt.Errorf("chown home: %w", err)
 		}
 	}
@@ -230,7 +233,7 @@ func (rt *Runtime) mountHome(s *sandbox) error {
 	}
 	ctx, cancel := context.WithTimeout(rt.ctx, homeMountTimeout)
 	defer cancel()
-	if err := rt.homes.mount(ctx, rt.fs.homeImage(s.id), rt.fs.homeDir(s.id), s.hostUID); err != nil {
+	if err := rt.homes.mount(ctx, rt.fs.homeImage(s.id), rt.fs.homeDir(s.id), s.homeOwner()); err != nil {
 		return fmt.Errorf("sandbox %s home: %w", s.id, err)
 	}
 	s.homeMounted = true
@@ -264,6 +267,7 @@ func (rt *Runtime) agentConfig(s *sandbox) agent.Config {
 		Python: rt.cfg.Python, Env: s.envVars, AccessToken: s.accessToken,
 		MaxOutputBytes: rt.cfg.MaxOutputBytes, Rlimits: rl,
 		PrewarmKernel: interpreterTemplate(s.templateID), ServeLoopback: true,
+		WithRoot: s.userUID >= 0,
 	}
 	if rt.kernel != "" {
 		cfg.KernelCompiled = insideKernel

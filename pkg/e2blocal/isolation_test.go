@@ -61,8 +61,8 @@ func TestIsolationIdentity(t *testing.T) {
 		s := rt.lookup(sb.SandboxID)
 		for _, pid := range processTree(s.proc.cmd.Process.Pid) {
 			uid := hostUIDOf(t, pid)
-			if os.Geteuid() == 0 && (uid == 0 || uid != s.hostUID) {
-				t.Fatalf("sandbox %s pid %d runs as host uid %d, want %d", sb.SandboxID, pid, uid, s.hostUID)
+			if os.Geteuid() == 0 && (uid == 0 || (uid != s.hostUID && uid != s.userUID)) {
+				t.Fatalf("sandbox %s pid %d runs as host uid %d, want %d or %d", sb.SandboxID, pid, uid, s.hostUID, s.userUID)
 			}
 			if s.cg != nil {
 				cg, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
@@ -83,7 +83,7 @@ func TestIsolationIdentity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st := fi.Sys().(*syscall.Stat_t); int(st.Uid) != rt.lookup(a.SandboxID).hostUID {
+	if st := fi.Sys().(*syscall.Stat_t); int(st.Uid) != rt.lookup(a.SandboxID).homeOwner() {
 		t.Fatalf("file written inside belongs to host uid %d", st.Uid)
 	}
 }

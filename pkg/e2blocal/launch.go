@@ -23,10 +23,13 @@ const (
 	insideKernel = "/opt/e2b/kernel.pyc"
 	insideUID    = 1000
 	agentEnvVar  = "E2BLOCAL_AGENT"
+	// insideSbin holds sudo, first in PATH so a host's setuid sudo (which
+	// cannot work under no_new_privs) never shadows it.
+	insideSbin = "/opt/e2b/sbin"
 	// insideBin holds the commands E2B's image has and a host may lack
 	// (python): last in PATH, so the host's own come first.
 	insideBin   = "/opt/e2b/bin"
-	sandboxPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:" + insideBin
+	sandboxPath = insideSbin + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:" + insideBin
 )
 
 // launchSpec is everything bwrap needs to build one sandbox.
@@ -42,6 +45,22 @@ type launchSpec struct {
 	resolv   string // host file bound over /etc/resolv.conf; "" keeps the generated one
 	seccomp  []byte // BPF program bwrap installs before the agent runs; nil installs none
 	python   string // the interpreter `python` names inside
+	// userUID is the host uid of `user` when the sandbox also has root:
+	// bwrap's own uid (hostUID) is then root inside, and the runtime writes
+	// a two-id map (writeIDMaps). -1: `user` is the only id, bwrap's.
+	userUID int
+
+	// Descriptor numbers in bwrap, set by spawnAgent.
+	seccompFD, blockFD, infoFD int
+}
+
+// rootCaps are what root keeps inside a sandbox that has root: enough to act
+// as any of the sandbox's own ids and over their files. Capabilities in the
+// sandbox's user namespace apply only to what it owns (ids it maps), so
+// none of these reaches the host; CAP_SYS_ADMIN is not among them.
+var rootCaps = []string{
+	"CAP_SETUID", "CAP_SETGID", "CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_DAC_READ_SEARCH",
+	"CAP_FOWNER", "CAP_FSETID", "CAP_KILL", "CAP_NET_BIND_SERVICE",
 }
 
 // bwrapArgs builds the bubblewrap command line running inner as the
@@ -59,10 +78,20 @@ func (s launchSpec) bwrapArgs(inner ...string) []string {
 	// The tree always has its own network namespace, with only lo unless
 	// slirp4netns attaches tap0 to it afterwards (slirp.go); --share-net
 	// would expose the host's loopback services.
-	a := []string{"--unshare-all", "--die-with-parent", "--new-session",
-		"--uid", strconv.Itoa(insideUID), "--gid", strconv.Itoa(insideUID),
-		"--hostname", "e2b",
-		"--ro-bind", "/usr", "/usr"}
+	a := []string{"--unshare-all", "--die-with-parent", "--new-session", "--hostname", "e2b"}
+	if s.userUID >= 0 {
+		// bwrap creates the user namespace, then waits on blockFD while the
+		// runtime maps root and user; the agent runs as root with rootCaps.
+		a = append(a, "--unshare-user", "--uid", "0", "--gid", "0",
+			"--userns-block-fd", strconv.Itoa(s.blockFD), "--info-fd", strconv.Itoa(s.infoFD))
+		for _, c := range rootCaps {
+			a = append(a, "--cap-add", c)
+		}
+	} else {
+		a = append(a, "--uid", strconv.Itoa(insideUID), "--gid", strconv.Itoa(insideUID))
+	}
+	a = append(a,
+		"--ro-bind", "/usr", "/usr")
 	for _, d := range []string{"/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"} {
 		fi, err := os.Lstat(d)
 		switch {
@@ -74,6 +103,11 @@ func (s launchSpec) bwrapArgs(inner ...string) []string {
 		case fi.IsDir():
 			a = append(a, "--ro-bind", d, d)
 		}
+	}
+	// Directories bwrap makes for mount points are root's and 0700: user
+	// must traverse them when root is someone else.
+	for _, d := range []string{"/home", "/opt", "/opt/e2b", insideBin, insideSbin} {
+		a = append(a, "--perms", "0755", "--dir", d)
 	}
 	a = append(a, "--ro-bind", s.etcDir, "/etc")
 	if s.resolv != "" {
@@ -100,6 +134,10 @@ func (s launchSpec) bwrapArgs(inner ...string) []string {
 	if s.python != "" {
 		a = append(a, "--symlink", s.python, insideBin+"/python")
 	}
+	if s.userUID >= 0 {
+		a = append(a, "--perms", "0700", "--size", size, "--tmpfs", "/root",
+			"--symlink", insideAgent, insideSbin+"/sudo")
+	}
 	a = append(a,
 		"--clearenv",
 		"--setenv", "PATH", sandboxPath,
@@ -111,7 +149,7 @@ func (s launchSpec) bwrapArgs(inner ...string) []string {
 		"--setenv", "TMPDIR", "/tmp",
 		"--chdir", insideHome)
 	if s.seccomp != nil {
-		a = append(a, "--seccomp", strconv.Itoa(seccompFD))
+		a = append(a, "--seccomp", strconv.Itoa(s.seccompFD))
 	}
 	a = append(a, "--")
 	return append(a, inner...)
@@ -175,29 +213,37 @@ func spawnAgent(sp *spawner, s launchSpec, cg cgroup) (*agentProc, error) {
 		return nil, err
 	}
 	defer lnFile.Close()
-	cmd := s.command(s.agentArgs())
-	cmd.ExtraFiles = []*os.File{cfgR, readyW, lnFile} // fds 3, 4 and 5 in the agent
-	if s.seccomp != nil {
-		f, err := seccompFile(s.seccomp)
-		if err != nil {
-			cfgW.Close()
-			readyR.Close()
-			return nil, err
-		}
-		defer f.Close()
-		cmd.ExtraFiles = append(cmd.ExtraFiles, f) // seccompFD, read by bwrap
+	extra := []*os.File{cfgR, readyW, lnFile} // fds 3, 4 and 5 in the agent
+	bw, err := bwrapFiles(&s, len(extra)+3)
+	if err != nil {
+		cfgW.Close()
+		readyR.Close()
+		return nil, err
 	}
+	defer bw.closeChildEnds()
+	cmd := s.command(s.agentArgs())
+	cmd.ExtraFiles = append(extra, bw.childEnds...)
 	p := &agentProc{cmd: cmd, stderr: newTailBuffer(8 << 10), done: make(chan struct{}), cfgW: cfgW, readyR: readyR}
 	cmd.Stdout = p.stderr
 	cmd.Stderr = p.stderr
 	if err := sp.start(cmd, cg); err != nil {
 		p.closePipes()
+		bw.closeOurEnds()
 		return nil, fmt.Errorf("start bwrap: %w", err)
 	}
 	go func() {
 		p.err = cmd.Wait()
 		close(p.done)
 	}()
+	if s.userUID >= 0 {
+		bw.closeChildEnds()
+		err := writeIDMaps(bw, s.hostUID, s.userUID)
+		bw.closeOurEnds()
+		if err != nil {
+			p.kill()
+			return nil, fmt.Errorf("map sandbox ids: %w (output: %q)", err, p.stderr.String())
+		}
+	}
 	return p, nil
 }
 

@@ -32,7 +32,7 @@ type Config struct {
 	Python           string // interpreter inside sandboxes, default /usr/bin/python3
 	Slirp4netns      string // user-mode network for allowInternetAccess, default slirp4netns from PATH
 	UIDBase          int    // first host uid for sandboxes when running as root, default 200000
-	UIDCount         int    // size of that range, default 50000
+	UIDCount         int    // size of that range, default 50000; user's uids are the next UIDCount (root inside runs as the leased uid)
 	MemoryBytes      int64  // per-sandbox memory limit (cgroup), default 512 MiB
 	Pids             int64  // per-sandbox task limit (cgroup), default 512
 	CPUPercent       int    // per-sandbox CPU quota, 100 = one core, default 100

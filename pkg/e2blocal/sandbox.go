@@ -53,7 +53,8 @@ type sandbox struct {
 	autoResume  bool
 	allowNet    *bool
 	uid         *uidLease
-	hostUID     int
+	hostUID     int // bwrap's host uid: root inside when userUID is set, else user
+	userUID     int // user's host uid in a sandbox with root, else -1
 	cg          cgroup
 	proc        *agentProc
 	net         *slirpProc // nil without internet access
@@ -360,3 +361,11 @@ func newTransport(socket string) *http.Transport {
 }
 
 func (s *sandbox) socketPath() string { return s.rt.fs.socketPath(s.id) }
+
+// homeOwner is the host uid that owns /home/user: user's.
+func (s *sandbox) homeOwner() int {
+	if s.userUID >= 0 {
+		return s.userUID
+	}
+	return s.hostUID
+}

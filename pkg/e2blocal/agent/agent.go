@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/sessionbox/sessionbox/pkg/e2blocal/sudo"
 )
 
 // KernelPort is the code interpreter's port; every other port is envd.
@@ -54,6 +56,15 @@ func Run(ctx context.Context, cfg Config, ln net.Listener, ready func() error) e
 			go func() { errc <- inner.Serve(l) }()
 			defer inner.Close()
 		}
+	}
+	if cfg.WithRoot {
+		sl, err := sudo.Listen()
+		if err != nil {
+			err = fmt.Errorf("sudo socket: %w", err)
+			return errors.Join(err, srv.Close(), envdSrv.Close(), kernelSrv.Close())
+		}
+		defer sl.Close()
+		go func() { _ = sudo.Serve(sl) }()
 	}
 	if err := ready(); err != nil {
 		err = fmt.Errorf("report readiness: %w", err)

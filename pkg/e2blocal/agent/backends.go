@@ -4,15 +4,32 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"syscall"
 
 	"github.com/sessionbox/sessionbox/pkg/e2blocal/envd"
 	"github.com/sessionbox/sessionbox/pkg/e2blocal/kernel"
 )
 
+// userCredential is who kernels and default commands run as; nil keeps
+// the agent's own identity (sandboxes without root).
+func userCredential(cfg Config) *syscall.Credential {
+	if !cfg.WithRoot {
+		return nil
+	}
+	return &syscall.Credential{Uid: UserID, Gid: UserID, Groups: []uint32{}}
+}
+
 func newEnvd(cfg Config) (backend, error) {
+	var accounts map[string]envd.Account
+	if cfg.WithRoot {
+		accounts = map[string]envd.Account{
+			cfg.User: {UID: UserID, GID: UserID, Home: cfg.Home},
+			"root":   {UID: 0, GID: 0, Home: "/root"},
+		}
+	}
 	srv, err := envd.New(envd.Config{
 		User: cfg.User, Home: cfg.Home, Env: cfg.Env, AccessToken: cfg.AccessToken,
-		Shell: cfg.Shell, MaxOutputBytes: cfg.MaxOutputBytes,
+		Shell: cfg.Shell, MaxOutputBytes: cfg.MaxOutputBytes, Accounts: accounts,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("build envd server: %w", err)
@@ -35,7 +52,7 @@ func newKernel(cfg Config) (*kernel.Server, error) {
 	}
 	srv, err := kernel.New(kernel.Config{
 		Python: cfg.Python, Workdir: cfg.Home, Env: env, MaxOutputBytes: cfg.MaxOutputBytes,
-		AccessToken: cfg.AccessToken, Compiled: cfg.KernelCompiled,
+		AccessToken: cfg.AccessToken, Compiled: cfg.KernelCompiled, Credential: userCredential(cfg),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("build kernel server: %w", err)

@@ -25,7 +25,14 @@ type Config struct {
 	// ServeLoopback also serves envd and the interpreter on their ports of
 	// the sandbox's own loopback, as E2B does, so commands inside reach them.
 	ServeLoopback bool `json:"serveLoopback"`
+	// WithRoot says the agent runs as root inside the sandbox, which also
+	// has `user` (uid and gid UserID): commands and kernels run as user
+	// unless a request names root, and sudo works.
+	WithRoot bool `json:"withRoot"`
 }
+
+// UserID is `user`'s uid and gid inside every sandbox.
+const UserID = 1000
 
 // Rlimit is one resource limit (resource number from golang.org/x/sys/unix).
 type Rlimit struct {

@@ -59,8 +59,8 @@ func (s *Server) rpcAuth(next http.Handler) http.Handler {
 }
 
 // checkBasicUser validates `Authorization: Basic base64("<user>:")`. Absent
-// means the default user. The sandbox has exactly one user, so any other
-// name (root included) is refused rather than silently run as `user`.
+// means the default user. A name the sandbox does not have (root, in a
+// single-user sandbox) is refused rather than silently run as `user`.
 func (s *Server) checkBasicUser(r *http.Request) error {
 	if r.Header.Get("Authorization") == "" {
 		return nil
@@ -74,6 +74,9 @@ func (s *Server) checkBasicUser(r *http.Request) error {
 
 func (s *Server) checkUser(name string) error {
 	if name == "" || name == s.cfg.User {
+		return nil
+	}
+	if _, ok := s.cfg.Accounts[name]; ok {
 		return nil
 	}
 	return fmt.Errorf("invalid username: '%s' (this sandbox has only the user '%s')", name, s.cfg.User)

@@ -45,6 +45,10 @@ type Config struct {
 	AccessToken    string            // when set, required per E2B §2.1 auth rules
 	Shell          string            // "/bin/bash"
 	MaxOutputBytes int64             // bound on a process's output waiting for one reader (a stream or the next Connect); 0 = default
+	// Accounts are the users requests may name, User among them; the server
+	// then runs as root inside the sandbox and acts as each request's user
+	// (accounts.go). Empty: the sandbox has only User, the server's own uid.
+	Accounts map[string]Account
 }
 
 // Server is the envd protocol server. It is safe for concurrent use.
@@ -112,7 +116,7 @@ func New(cfg Config) (*Server, error) {
 		ctx:      ctx,
 		cancel:   cancel,
 	}
-	s.handler = withCORS(s.routes())
+	s.handler = withCORS(s.asAccount(s.routes()))
 	return s, nil
 }
 

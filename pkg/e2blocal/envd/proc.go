@@ -30,7 +30,8 @@ type proc struct {
 	config *process.ProcessConfig
 	maxOut int64
 	cmd    *exec.Cmd
-	ptmx   *os.File // PTY master, nil for pipe processes
+	cred   *syscall.Credential // who it runs as; nil: the server's identity
+	ptmx   *os.File            // PTY master, nil for pipe processes
 
 	inMu  sync.Mutex
 	stdin *os.File // write end of stdin, nil when not enabled or closed

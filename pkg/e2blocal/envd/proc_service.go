@@ -50,7 +50,7 @@ func (ps *processService) Start(ctx context.Context, req *connect.Request[proces
 	if err != nil {
 		return err
 	}
-	spec, err := ps.s.buildSpec(req.Msg, timeout)
+	spec, err := ps.s.buildSpec(ctx, req.Msg, timeout)
 	if err != nil {
 		return err
 	}

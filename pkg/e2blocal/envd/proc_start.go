@@ -1,6 +1,7 @@
 package envd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -38,14 +39,16 @@ type startSpec struct {
 	dir     string
 	env     []string
 	timeout time.Duration
+	cred    *syscall.Credential // nil: the server's own identity
 }
 
-func (s *Server) buildSpec(req *process.StartRequest, timeout time.Duration) (*startSpec, error) {
+func (s *Server) buildSpec(ctx context.Context, req *process.StartRequest, timeout time.Duration) (*startSpec, error) {
 	cfg := req.GetProcess()
 	if cfg == nil || cfg.GetCmd() == "" {
 		return nil, connect.NewError(connect.CodeInvalidArgument, errors.New("process.cmd is required"))
 	}
-	dir := s.cfg.Home
+	cred, user, home := s.credential(ctx)
+	dir := home
 	if cfg.Cwd != nil {
 		d, err := s.resolvePath(cfg.GetCwd())
 		if err != nil {
@@ -53,17 +56,17 @@ func (s *Server) buildSpec(req *process.StartRequest, timeout time.Duration) (*s
 		}
 		dir = d
 	}
-	return &startSpec{req: req, dir: dir, env: s.processEnv(cfg.GetEnvs()), timeout: timeout}, nil
+	return &startSpec{req: req, dir: dir, env: s.processEnv(user, home, cfg.GetEnvs()), timeout: timeout, cred: cred}, nil
 }
 
 // processEnv layers PATH/HOME/USER/LOGNAME, the sandbox-global vars and the
 // request's vars, later layers winning.
-func (s *Server) processEnv(reqEnv map[string]string) []string {
+func (s *Server) processEnv(user, home string, reqEnv map[string]string) []string {
 	env := map[string]string{
 		"PATH":    s.pathEnv,
-		"HOME":    s.cfg.Home,
-		"USER":    s.cfg.User,
-		"LOGNAME": s.cfg.User,
+		"HOME":    home,
+		"USER":    user,
+		"LOGNAME": user,
 		"SHELL":   s.cfg.Shell,
 	}
 	for k, v := range s.cfg.Env {
@@ -106,6 +109,7 @@ func (s *Server) launch(spec *startSpec, sub *subscriber) (*proc, error) {
 		config: cfg,
 		maxOut: s.cfg.MaxOutputBytes,
 		cmd:    cmd,
+		cred:   spec.cred,
 		subs:   map[*subscriber]struct{}{sub: {}},
 		done:   make(chan struct{}),
 	}
@@ -169,7 +173,7 @@ func startPipes(p *proc, withStdin bool) ([]outputSource, error) {
 		childOnly = append(childOnly, inR)
 	}
 	// Its own process group, so a signal reaches the whole tree.
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: p.cred}
 	err = p.cmd.Start()
 	closeAll(childOnly...)
 	if err != nil {
@@ -183,7 +187,7 @@ func startPipes(p *proc, withStdin bool) ([]outputSource, error) {
 func startPTY(p *proc, size *process.PTY_Size) ([]outputSource, error) {
 	// A new session with the PTY as controlling terminal: the process leads
 	// its own process group, like a login on a real terminal.
-	ptmx, err := pty.StartWithAttrs(p.cmd, winsize(size), &syscall.SysProcAttr{Setsid: true, Setctty: true})
+	ptmx, err := pty.StartWithAttrs(p.cmd, winsize(size), &syscall.SysProcAttr{Setsid: true, Setctty: true, Credential: p.cred})
 	if err != nil {
 		return nil, err
 	}

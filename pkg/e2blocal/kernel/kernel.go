@@ -33,6 +33,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -54,6 +55,10 @@ type Config struct {
 	// can run; empty sends the source on stdin, which Python compiles at
 	// every kernel start (~12 ms of a ~50 ms start).
 	Compiled string
+	// Credential is who kernels run as; nil keeps this process's identity.
+	// The sandbox agent runs as root inside the sandbox and starts kernels
+	// as its user.
+	Credential *syscall.Credential
 }
 
 // tuning holds intervals that tests shorten.
@@ -169,7 +174,7 @@ func (s *Server) Close() error {
 }
 
 func (s *Server) procSpec(lang, cwd string) procSpec {
-	return procSpec{python: s.cfg.Python, compiled: s.cfg.Compiled, lang: lang, dir: cwd, env: s.cfg.Env, cap: s.cfg.MaxOutputBytes, maxFrame: s.maxFrame()}
+	return procSpec{python: s.cfg.Python, compiled: s.cfg.Compiled, lang: lang, dir: cwd, env: s.cfg.Env, cap: s.cfg.MaxOutputBytes, maxFrame: s.maxFrame(), cred: s.cfg.Credential}
 }
 
 func (s *Server) maxFrame() uint32 {

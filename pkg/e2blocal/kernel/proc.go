@@ -90,6 +90,7 @@ type procSpec struct {
 	env      []string
 	cap      int64
 	maxFrame uint32
+	cred     *syscall.Credential // nil: this process's identity
 }
 
 // startProc launches a kernel and waits for its ready frame.
@@ -120,7 +121,7 @@ func startProc(ctx context.Context, spec procSpec, timeout time.Duration) (*proc
 	cmd.Stdout = tail
 	cmd.Stderr = tail
 	cmd.ExtraFiles = []*os.File{cmdR, evW}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: spec.cred}
 	cmd.WaitDelay = time.Second
 	err = cmd.Start()
 	cmdR.Close()

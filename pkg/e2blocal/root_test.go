@@ -1,0 +1,93 @@
+package e2blocal
+
+import (
+	"context"
+	"encoding/base64"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+
+	"github.com/sessionbox/sessionbox/pkg/envdpb/process"
+	"github.com/sessionbox/sessionbox/pkg/envdpb/process/processconnect"
+)
+
+// runAs runs a bash script as the named sandbox user through envd.
+func runAs(t testing.TB, rt *Runtime, sb sandboxBody, user, script string) cmdResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	client := processconnect.NewProcessClient(http.DefaultClient, rt.SandboxURL())
+	req := connect.NewRequest(&process.StartRequest{Process: &process.ProcessConfig{
+		Cmd: "/bin/bash", Args: []string{"-l", "-c", script},
+	}})
+	routedClient{sb.SandboxID, sb.EnvdAccessToken}.header(req.Header())
+	req.Header().Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(user+":")))
+	stream, err := client.Start(ctx, req)
+	if err != nil {
+		return cmdResult{err: err}
+	}
+	defer stream.Close()
+	var out, errOut strings.Builder
+	for stream.Receive() {
+		ev := stream.Msg().GetEvent()
+		if d := ev.GetData(); d != nil {
+			out.Write(d.GetStdout())
+			errOut.Write(d.GetStderr())
+		}
+		if end := ev.GetEnd(); end != nil {
+			return cmdResult{stdout: out.String(), stderr: errOut.String(), exit: end.GetExitCode()}
+		}
+	}
+	return cmdResult{stdout: out.String(), stderr: errOut.String(), err: stream.Err()}
+}
+
+// TestRootAndSudo checks E2B's two users: `user` by default, root when a
+// request names it or through sudo, both only inside the sandbox's user
+// namespace.
+func TestRootAndSudo(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("sandboxes have root only when the runtime runs as root")
+	}
+	t.Parallel()
+	rt := startRuntime(t, Config{WarmPool: -1})
+	sb := createSandbox(t, rt, map[string]any{"templateID": "code-interpreter-v1"})
+	cases := []struct{ name, user, script, want string }{
+		{"default is user", "user", `id -un; id -u; echo $HOME; pwd`, "user\n1000\n/home/user\n/home/user\n"},
+		{"root by request", "root", `id -un; id -u; echo $HOME; pwd`, "root\n0\n/root\n/root\n"},
+		{"sudo whoami", "user", `sudo whoami`, "root\n"},
+		{"sudo keeps the cwd and exit status", "user", `cd /tmp && sudo bash -c 'pwd; exit 7'; echo "exit $?"`, "/tmp\nexit 7\n"},
+		{"sudo -i", "user", `sudo -i pwd`, "/root\n"},
+		{"sudo pipes", "user", `echo hi | sudo tee /root/f >/dev/null && sudo cat /root/f`, "hi\n"},
+		{"user cannot read root's home", "user", `ls /root 2>/dev/null || echo denied`, "denied\n"},
+		{"root owns what it writes", "root", `touch /home/user/r && stat -c %U /home/user/r`, "root\n"},
+		{"user's files are user's", "user", `touch ~/u && stat -c %U:%G ~/u`, "user:user\n"},
+		{"root can manage user's files", "root", `echo x > /home/user/u && chown user /home/user/r && stat -c %U /home/user/r`, "user\n"},
+		{"root has no host shadow", "root", `cat /etc/shadow 2>/dev/null || echo none`, "none\n"},
+		{"root cannot write the host's files", "root", `touch /usr/bin/x /etc/x 2>/dev/null || echo refused`, "refused\n"},
+		{"root cannot mount or unshare", "root", `mount -t tmpfs x /mnt 2>/dev/null || unshare -U true 2>/dev/null || echo refused`, "refused\n"},
+		{"seccomp applies to root", "root", `grep -c '^Seccomp:\s*2' /proc/self/status`, "1\n"},
+		{"sudo under seccomp", "user", `sudo grep -c '^Seccomp:\s*2' /proc/self/status`, "1\n"},
+		{"root has no CAP_SYS_ADMIN", "root", `python3 -c 'print(int(open("/proc/self/status").read().split("CapEff:")[1].split()[0], 16) >> 21 & 1)'`, "0\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := runAs(t, rt, sb, c.user, c.script)
+			if r.err != nil || r.stdout != c.want {
+				t.Fatalf("got %q (exit %d, err %v, stderr %q), want %q", r.stdout, r.exit, r.err, r.stderr, c.want)
+			}
+		})
+	}
+	t.Run("host uids", func(t *testing.T) {
+		s := rt.lookup(sb.SandboxID)
+		if s.userUID < 0 || s.userUID == s.hostUID || s.hostUID == 0 {
+			t.Fatalf("sandbox uids: root %d, user %d", s.hostUID, s.userUID)
+		}
+		if out := execute(t, rt, sb, "import os\nos.getuid()"); !strings.Contains(out, `"1000"`) {
+			t.Fatalf("kernel does not run as user: %s", out)
+		}
+	})
+}
