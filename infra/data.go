@@ -5,6 +5,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/jsii-runtime-go"
+	"strings"
 )
 
 // Table layout from shared/DESIGN.md ("Session state"); pkg/store writes it.
@@ -57,9 +58,27 @@ func newTable(stack awscdk.Stack, cfg Config) awsdynamodb.TableV2 {
 	})
 }
 
-// newBucket holds short-lived transfers: presigned uploads, downloads and
-// large run results. Nothing here is meant to outlive a day.
+// Object lifetimes in the transfer bucket. Large run results live as long
+// as the run records that name them (session.Config.RunRetention, 7 days,
+// counted from the run's creation; the result is written later, so it
+// outlives its record); everything else is short-lived.
+const (
+	transferDays  = 1
+	runResultDays = 7
+)
+
+// newBucket holds presigned uploads, downloads, artifacts and large run
+// results, each prefix with its own lifetime.
 func newBucket(stack awscdk.Stack, cfg Config) awss3.Bucket {
+	expire := func(prefix string, days float64) *awss3.LifecycleRule {
+		return &awss3.LifecycleRule{
+			Id:                                  jsii.String("expire-" + strings.TrimSuffix(prefix, "/")),
+			Enabled:                             jsii.Bool(true),
+			Prefix:                              jsii.String(prefix),
+			Expiration:                          awscdk.Duration_Days(jsii.Number(days)),
+			AbortIncompleteMultipartUploadAfter: awscdk.Duration_Days(jsii.Number(transferDays)),
+		}
+	}
 	return awss3.NewBucket(stack, jsii.String("TransferBucket"), &awss3.BucketProps{
 		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
 		Encryption:        awss3.BucketEncryption_S3_MANAGED,
@@ -67,12 +86,12 @@ func newBucket(stack awscdk.Stack, cfg Config) awss3.Bucket {
 		Versioned:         jsii.Bool(false),
 		ObjectOwnership:   awss3.ObjectOwnership_BUCKET_OWNER_ENFORCED,
 		Cors:              bucketCors(cfg.AllowedOrigins),
-		LifecycleRules: &[]*awss3.LifecycleRule{{
-			Id:                                  jsii.String("expire-transfers"),
-			Enabled:                             jsii.Bool(true),
-			Expiration:                          awscdk.Duration_Days(jsii.Number(1)),
-			AbortIncompleteMultipartUploadAfter: awscdk.Duration_Days(jsii.Number(1)),
-		}},
+		LifecycleRules: &[]*awss3.LifecycleRule{
+			expire(prefixTransfers, transferDays),
+			expire(prefixDownloads, transferDays),
+			expire(prefixArtifacts, transferDays),
+			expire(prefixRunResults, runResultDays),
+		},
 		RemovalPolicy: removalPolicy(cfg.RetainData),
 	})
 }

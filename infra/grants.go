@@ -36,8 +36,12 @@ var (
 // grantsFor returns the statements for one function: only what it calls.
 func grantsFor(name string, r resources) []awsiam.PolicyStatement {
 	switch name {
-	case "start", "stop", "status", "install":
+	case "start", "stop", "install":
 		return []awsiam.PolicyStatement{tableRW(r)}
+	case "status":
+		// GET /v1/runs/{runId} presigns a large result's download; the
+		// URL carries this role's rights, so it needs to read them.
+		return []awsiam.PolicyStatement{tableRW(r), readObjects(r, prefixRunResults)}
 	case "execute":
 		// Artifacts for download URLs; POST .../runs publishes
 		// "Run Requested".
@@ -92,12 +96,23 @@ func objects(r resources, prefixes ...string) awsiam.PolicyStatement {
 	return statement("ReadWriteObjects", objectReadWrite, arns...)
 }
 
+// readObjects grants reading objects under the given prefixes.
+func readObjects(r resources, prefixes ...string) awsiam.PolicyStatement {
+	var arns []string
+	for _, p := range prefixes {
+		arns = append(arns, *r.bucket.ArnForObjects(jsii.String(p + "*")))
+	}
+	return statement("ReadObjects", []string{"s3:GetObject"}, arns...)
+}
+
 // listTransfers lets files see that an upload is missing: without
-// s3:ListBucket S3 answers 403 instead of 404 for an absent key.
+// s3:ListBucket S3 answers 403 instead of 404 for an absent key. S3 checks
+// that right on the bucket with no prefix in the request, so a grant
+// conditioned on s3:prefix never applies to a HeadObject or GetObject: it
+// is unconditioned. It reveals key names only, in a bucket that holds this
+// one tenant's objects.
 func listTransfers(r resources) awsiam.PolicyStatement {
-	s := statement("ListTransfers", []string{"s3:ListBucket"}, *r.bucket.BucketArn())
-	s.AddCondition(jsii.String("StringLike"), map[string]any{"s3:prefix": []string{prefixTransfers + "*"}})
-	return s
+	return statement("ListTransfers", []string{"s3:ListBucket"}, *r.bucket.BucketArn())
 }
 
 // putEvents allows one detail type from the sessionbox source on the

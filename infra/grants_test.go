@@ -77,9 +77,16 @@ func checkGrantScopes(t *testing.T, s synthed) {
 		if len(st) != 1 {
 			t.Fatalf("files: %d ListBucket statements", len(st))
 		}
-		like, _ := st[0].condition["StringLike"].(map[string]any)
-		if jsonOf(like["s3:prefix"]) != `["transfers/*"]` {
+		// S3 turns a missing key's 403 into 404 only for a caller with
+		// ListBucket on the bucket, checked with no prefix: a condition on
+		// s3:prefix would never hold for HeadObject.
+		if len(st[0].condition) != 0 {
 			t.Errorf("files: ListBucket condition %s", jsonOf(st[0].condition))
+		}
+		reads := withAction(s.grants(t, "status"), "s3:GetObject")
+		if len(reads) != 1 || len(reads[0].resources) != 1 || objectPrefix.FindStringSubmatch(reads[0].resources[0]) == nil ||
+			objectPrefix.FindStringSubmatch(reads[0].resources[0])[1] != "runs/*" {
+			t.Errorf("status: GetObject %+v, want on runs/* only", reads)
 		}
 	})
 	t.Run("events only of the function's own detail type", func(t *testing.T) {

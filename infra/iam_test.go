@@ -191,7 +191,7 @@ func expectedActions() map[string][]string {
 	return map[string][]string{
 		"start":      join(logActions, tableActions, secretActions),
 		"stop":       join(logActions, tableActions, secretActions),
-		"status":     join(logActions, tableActions, secretActions),
+		"status":     join(logActions, tableActions, secretActions, []string{"s3:GetObject"}),
 		"install":    join(logActions, tableActions, secretActions),
 		"execute":    join(logActions, tableActions, secretActions, objectActions, []string{"events:PutEvents"}),
 		"files":      join(logActions, tableActions, secretActions, objectActions, []string{"s3:ListBucket"}),

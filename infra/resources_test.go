@@ -80,12 +80,11 @@ func checkBucket(t *testing.T, s synthed, v variant) {
 		"BucketEncryption": map[string]any{"ServerSideEncryptionConfiguration": []any{
 			map[string]any{"ServerSideEncryptionByDefault": map[string]any{"SSEAlgorithm": "AES256"}},
 		}},
-		"LifecycleConfiguration": map[string]any{"Rules": []any{obj(map[string]any{
-			"Status":                         "Enabled",
-			"ExpirationInDays":               1,
-			"AbortIncompleteMultipartUpload": map[string]any{"DaysAfterInitiation": 1},
-			"Prefix":                         absent(),
-		})}},
+		// Large run results are read through GET /v1/runs/{runId} as long
+		// as the run record lives (7 days); transfers for a day.
+		"LifecycleConfiguration": map[string]any{"Rules": []any{
+			expiry("transfers/", 1), expiry("downloads/", 1), expiry("artifacts/", 1), expiry("runs/", 7),
+		}},
 		"VersioningConfiguration": absent(),
 		"CorsConfiguration":       cors,
 	})
@@ -104,6 +103,13 @@ func checkBucket(t *testing.T, s synthed, v variant) {
 	// Emptying a bucket on delete would need a custom-resource Lambda
 	// with wildcard S3 rights; the stack has none.
 	s.count(t, "Custom::S3AutoDeleteObjects", 0)
+}
+
+func expiry(prefix string, days int) any {
+	return obj(map[string]any{
+		"Status": "Enabled", "Prefix": prefix, "ExpirationInDays": days,
+		"AbortIncompleteMultipartUpload": map[string]any{"DaysAfterInitiation": 1},
+	})
 }
 
 func toAny(in []string) []any {

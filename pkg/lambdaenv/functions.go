@@ -11,9 +11,11 @@ type Function struct {
 // decides which routes reach which function, and each function's IAM role
 // allows only what its Needs cover.
 var (
-	Start      = Function{"start", NeedStore | NeedSandboxes}
-	Stop       = Function{"stop", NeedStore | NeedSandboxes}
-	Status     = Function{"status", NeedStore | NeedSandboxes}
+	Start = Function{"start", NeedStore | NeedSandboxes}
+	Stop  = Function{"stop", NeedStore | NeedSandboxes}
+	// Status serves GET /v1/runs/{runId}, which presigns large results
+	// (runs/*; its role may only read them).
+	Status     = Function{"status", NeedStore | NeedSandboxes | NeedBlobs}
 	Execute    = Function{"execute", NeedStore | NeedSandboxes | NeedBlobs | NeedBus}
 	Files      = Function{"files", NeedStore | NeedSandboxes | NeedBlobs}
 	Install    = Function{"install", NeedStore | NeedSandboxes}

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/sessionbox/sessionbox/pkg/lambdaenv/sessionenv"
 	"io"
 	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -139,6 +141,46 @@ func TestRunsRefusesForeignTenant(t *testing.T) {
 		t.Fatalf("no refusal logged:\n%s", logs)
 	}
 	noDuplicateKeys(t, logs.String())
+}
+
+// TestRunsLargeResultThroughStatus runs code whose result is too large for
+// the run record, through the runs function, then fetches it as a client
+// would: GET /v1/runs/{runId} on the status function answers a presigned
+// URL (the status function reads blob storage), and the URL serves it.
+func TestRunsLargeResultThroughStatus(t *testing.T) {
+	s := newStack(t)
+	runs, _ := s.env(lambdaenv.Runs)
+	status, _ := s.env(lambdaenv.Status)
+	const runID = "run-large-1"
+	ev := runEvent(t, session.RunRequested{Tenant: tenant, Principal: "alice", SessionID: "big", RunID: runID,
+		// stdout and stderr are capped at 200 KB each: both near it pass
+		// the record's 300 KB.
+		Code: "import sys\nprint('x' * 190000)\nprint('y' * 190000, file=sys.stderr)"})
+	if err := runs.Runs().Handle(lambdaCtx(t, "runs"), ev); err != nil {
+		t.Fatal(err)
+	}
+	a := invokeAPI(t, map[string]*sessionenv.Env{"status": status}, "status/get-run.json", func(ev *events.APIGatewayProxyRequest) {
+		ev.Path = "/v1/runs/" + runID
+		ev.PathParameters["runId"] = runID
+	})
+	a.ok(t, http.StatusOK)
+	v := a.json(t)
+	url, _ := v["resultUrl"].(string)
+	if v["status"] != "succeeded" || v["result"] != nil || url == "" {
+		t.Fatalf("run: %.300s", a.body)
+	}
+	res, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var r session.ExecResult
+	if err := json.NewDecoder(res.Body).Decode(&r); err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("result download: %d %v", res.StatusCode, err)
+	}
+	if len(r.Stdout) != 190001 || strings.Trim(r.Stdout, "x\n") != "" || len(r.Stderr) != 190001 {
+		t.Fatalf("downloaded stdout of %d bytes, stderr of %d", len(r.Stdout), len(r.Stderr))
+	}
 }
 
 // TestRunsDuplicateDeliveryRunsOnce delivers one event three times at once:
