@@ -659,6 +659,8 @@ type fakeBlobs struct {
 	clock   Clock
 	objects map[string][]byte
 	puts    []string
+	// failPut, when set, is the error of every Put.
+	failPut error
 }
 
 func newFakeBlobs(clock Clock) *fakeBlobs {
@@ -695,6 +697,9 @@ func (f *fakeBlobs) Put(ctx context.Context, key string, r io.Reader, size int64
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.failPut != nil {
+		return f.failPut
+	}
 	f.objects[key] = data
 	f.puts = append(f.puts, key)
 	return nil

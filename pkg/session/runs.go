@@ -307,9 +307,15 @@ func (m *Manager) finishRun(ctx context.Context, r *Run, res *ExecResult, reason
 	if res != nil && res.Error != nil {
 		r.Error = cutString(res.Error.Name+": "+res.Error.Value, maxRunErrorBytes)
 	}
+	var lost error
 	if res != nil {
-		if err := m.placeResult(dctx, r, res); err != nil {
-			return err
+		if lost = m.placeResult(dctx, r, res); lost != nil {
+			// Left running, the run would read so until judged stale: it
+			// is recorded failed now, and the error still goes back for
+			// the dead-letter queue. The reason shown to clients stays
+			// free of the storage error's internals.
+			r.Status, r.Result, r.ResultKey = RunFailed, nil, ""
+			r.Error = "its result could not be saved; run it again"
 		}
 	}
 	var tooLarge error
@@ -336,6 +342,9 @@ func (m *Manager) finishRun(ctx context.Context, r *Run, res *ExecResult, reason
 		if err := m.bus.PublishRunCompleted(dctx, ev); err != nil {
 			return fmt.Errorf("publish completion of run %s: %w", r.ID, err)
 		}
+	}
+	if lost != nil {
+		return lost
 	}
 	return tooLarge
 }

@@ -156,6 +156,26 @@ func TestProcessRunOutcomes(t *testing.T) {
 			t.Fatalf("%d sandbox calls, %d completions", n, len(r.bus.completed))
 		}
 	})
+	t.Run("a result that cannot be saved fails the run at once", func(t *testing.T) {
+		r := newRig(t, Config{})
+		r.blobs.failPut = Errorf(ErrUnavailable, "s3 down")
+		big := strings.Repeat("y", 150<<10)
+		r.sbx.execFn = func(ctx context.Context, id string, req ExecRequest, onEvent func(Event)) (*ExecResult, error) {
+			return &ExecResult{Success: true, Stdout: big, Stderr: big}, nil
+		}
+		_, err := r.m.ProcessRun(ctx, RunRequested{Tenant: "acme", Principal: "alice", SessionID: "s", Code: "x", RunID: "lost"})
+		if !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("err = %v", err)
+		}
+		got, err := r.m.GetRun(ctx, "acme", "alice", "lost")
+		if err != nil || got.Status != RunFailed || !strings.Contains(got.Error, "result could not be saved") ||
+			got.ResultKey != "" || got.Result != nil || strings.Contains(got.Error, "s3 down") {
+			t.Fatalf("%+v %v", got, err)
+		}
+		if len(r.bus.completed) != 1 || r.bus.completed[0].Status != RunFailed {
+			t.Fatalf("completed %+v", r.bus.completed)
+		}
+	})
 	t.Run("large result goes to blobs", func(t *testing.T) {
 		r := newRig(t, Config{})
 		big := strings.Repeat("y", 150<<10)
