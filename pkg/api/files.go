@@ -136,5 +136,5 @@ func (s *Server) writeFile(w http.ResponseWriter, r *http.Request, id identity) 
 
 func (s *Server) tooLargeInline() *Problem {
 	return newProblem(kindTooLarge, "inline files are limited to "+strconv.FormatInt(s.maxInlineFile, 10)+
-		" bytes; use files/upload-url and files/import for larger ones")
+		" bytes; use files/upload-url and files/import for larger ones (files/download-url to read them)")
 }

@@ -12,7 +12,7 @@ import (
 // Default limits on request bodies.
 const (
 	defaultJSONBodyBytes   = 1 << 20 // 1 MiB: JSON bodies, code included
-	defaultInlineFileBytes = 5 << 20 // matches session.Config's inline default
+	defaultInlineFileBytes = session.DefaultMaxInlineFileBytes
 	defaultExecTimeout     = 5 * time.Minute
 	// responseSlack is what an execute or install may take beyond its own
 	// time limit: starting or resuming the sandbox, collecting artifacts.

@@ -15,7 +15,7 @@ import (
 // InlineLimit is the largest file Upload and Download move through the API
 // itself; larger ones go through presigned URLs. It matches the service's
 // default inline limit.
-const InlineLimit = 5 << 20
+const InlineLimit = session.DefaultMaxInlineFileBytes
 
 // ListFiles lists a directory of the session's sandbox.
 func (c *Client) ListFiles(ctx context.Context, sessionID, dir string, depth int) ([]session.FileEntry, error) {

@@ -66,7 +66,7 @@ func (m *Manager) ReadFile(ctx context.Context, key Key, p string) (io.ReadClose
 		}
 		if e.Size > m.cfg.MaxInlineFileBytes {
 			return false, &Error{Kind: ErrTooLarge, Detail: fmt.Sprintf(
-				"%s is %d bytes, more than the inline limit of %d: use a download URL", p, e.Size, m.cfg.MaxInlineFileBytes)}
+				"%s is %d bytes, more than the inline limit of %d bytes: use files/download-url for larger files", p, e.Size, m.cfg.MaxInlineFileBytes)}
 		}
 		r, err := m.sandboxes.ReadFile(ctx, s.SandboxID, p)
 		if err != nil {
@@ -116,7 +116,7 @@ func (m *Manager) WriteFile(ctx context.Context, key Key, p string, r io.Reader)
 	}
 	if int64(buf.Len()) > m.cfg.MaxInlineFileBytes {
 		return FileEntry{}, &Error{Kind: ErrTooLarge, Detail: fmt.Sprintf(
-			"content is more than the inline limit of %d bytes: use an upload URL", m.cfg.MaxInlineFileBytes)}
+			"content is more than the inline limit of %d bytes: use files/upload-url and files/import for larger files", m.cfg.MaxInlineFileBytes)}
 	}
 	var entry FileEntry
 	_, err = m.withSandbox(ctx, key, nil, func(ctx context.Context, s *Session) (bool, error) {

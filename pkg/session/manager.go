@@ -11,6 +11,14 @@ import (
 	"time"
 )
 
+// DefaultMaxInlineFileBytes is the inline file limit, the same when served
+// locally and on Lambda: a Lambda request or response holds at most 6 MB
+// (6,291,456 bytes) and API Gateway carries binary bodies base64-encoded
+// (4 bytes for every 3) inside a JSON event with the headers, so 4.5 MB
+// raw (6,000,000 encoded) leaves room for the envelope, and 4.6 MB would
+// not reliably fit.
+const DefaultMaxInlineFileBytes = 4_500_000
+
 // Config holds the Manager's limits and timings. Zero fields take the
 // defaults documented on each.
 type Config struct {
@@ -26,7 +34,8 @@ type Config struct {
 	// and a run record stay within bounds; beyond it the largest results
 	// are cut to their text and Truncated set.
 	MaxResultBytes int
-	// MaxInlineFileBytes caps inline file reads and writes (default 5 MB).
+	// MaxInlineFileBytes caps inline file reads and writes (default
+	// DefaultMaxInlineFileBytes).
 	MaxInlineFileBytes int64
 	// MaxLiveSandboxesPerTenant caps a tenant's live sandboxes (default 20);
 	// a start beyond it fails with ErrLimit.
@@ -174,7 +183,7 @@ func (c Config) withDefaults() Config {
 		c.MaxResultBytes = 1 << 20
 	}
 	if c.MaxInlineFileBytes == 0 {
-		c.MaxInlineFileBytes = 5 << 20
+		c.MaxInlineFileBytes = DefaultMaxInlineFileBytes
 	}
 	if c.MaxLiveSandboxesPerTenant == 0 {
 		c.MaxLiveSandboxesPerTenant = 20

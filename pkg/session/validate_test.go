@@ -173,7 +173,7 @@ func TestNewManagerConfig(t *testing.T) {
 	}
 	c := m.Config()
 	if c.IdleTimeout != 30*time.Minute || c.Lifetime != 2*time.Hour || c.ExecTimeout != 5*time.Minute ||
-		c.MaxOutputBytes != 200<<10 || c.MaxInlineFileBytes != 5<<20 || c.ActivityWriteInterval != 30*time.Second ||
+		c.MaxOutputBytes != 200<<10 || c.MaxInlineFileBytes != 4_500_000 || c.ActivityWriteInterval != 30*time.Second ||
 		c.TransferTTL != 15*time.Minute || c.DefaultTemplate != "code-interpreter-v1" {
 		t.Fatalf("defaults %+v", c)
 	}
