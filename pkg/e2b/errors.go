@@ -28,6 +28,9 @@ var (
 	ErrRateLimited = errors.New("e2b: rate limited")
 	// ErrAuthentication: the API key or the sandbox access token was refused.
 	ErrAuthentication = errors.New("e2b: authentication failed")
+	// ErrPermissionDenied: the sandbox's user may not do this to the path
+	// (envd's 403 or permission_denied), e.g. writing under /etc.
+	ErrPermissionDenied = errors.New("e2b: permission denied")
 	// ErrInvalidArgument: the request was malformed or refers to an invalid path.
 	ErrInvalidArgument = errors.New("e2b: invalid argument")
 	// ErrNotEnoughSpace: the sandbox disk is full (envd 507).
@@ -136,8 +139,10 @@ func kindsForConnect(code connect.Code) []error {
 		return []error{ErrNotFound}
 	case connect.CodeInvalidArgument, connect.CodeFailedPrecondition, connect.CodeOutOfRange:
 		return []error{ErrInvalidArgument}
-	case connect.CodeUnauthenticated, connect.CodePermissionDenied:
+	case connect.CodeUnauthenticated:
 		return []error{ErrAuthentication}
+	case connect.CodePermissionDenied:
+		return []error{ErrPermissionDenied}
 	case connect.CodeResourceExhausted:
 		return []error{ErrRateLimited}
 	case connect.CodeUnavailable:

@@ -131,8 +131,13 @@ func envdError(op, sandboxID string, resp *http.Response) *Error {
 	if json.Unmarshal(raw, &body) == nil && body.Message != "" {
 		msg = body.Message
 	}
+	kinds := kindsForStatus(resp.StatusCode)
+	if resp.StatusCode == http.StatusForbidden {
+		// envd answers a bad token with 401; its 403 is the file system's.
+		kinds = []error{ErrPermissionDenied}
+	}
 	return &Error{Op: op, SandboxID: sandboxID, StatusCode: resp.StatusCode, Message: msg,
-		kinds:      kindsForStatus(resp.StatusCode),
+		kinds:      kinds,
 		RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}
 }
 

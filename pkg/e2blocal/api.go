@@ -118,10 +118,12 @@ func seconds(v *int64, def time.Duration) (time.Duration, error) {
 	if *v < 0 {
 		return 0, fmt.Errorf("timeout must not be negative, got %d", *v)
 	}
-	d := time.Duration(*v) * time.Second
-	if d > maxTimeout {
-		return 0, fmt.Errorf("timeout must be at most %d seconds", int64(maxTimeout/time.Second))
+	// Compared in seconds: a huge value would overflow a Duration and come
+	// out short or negative.
+	if *v > int64(maxTimeout/time.Second) {
+		return 0, fmt.Errorf("timeout must be at most %d seconds, got %d", int64(maxTimeout/time.Second), *v)
 	}
+	d := time.Duration(*v) * time.Second
 	if d == 0 {
 		return def, nil
 	}

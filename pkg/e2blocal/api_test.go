@@ -134,6 +134,11 @@ func TestBadInput(t *testing.T) {
 		{"POST", "/v2/sandboxes", `{}`, http.StatusBadRequest},
 		{"POST", "/v2/sandboxes", map[string]any{"templateID": "base", "timeout": -1}, http.StatusBadRequest},
 		{"POST", "/v2/sandboxes", map[string]any{"templateID": "base", "timeout": "10"}, http.StatusBadRequest},
+		// Past 24 h, and far enough past to overflow a Duration.
+		{"POST", "/v2/sandboxes", map[string]any{"templateID": "base", "timeout": 86401}, http.StatusBadRequest},
+		{"POST", "/sandboxes", map[string]any{"templateID": "base", "timeout": int64(1e18)}, http.StatusBadRequest},
+		{"POST", "/sandboxes/" + sb.SandboxID + "/timeout", map[string]any{"timeout": int64(1e18)}, http.StatusBadRequest},
+		{"POST", "/sandboxes/" + sb.SandboxID + "/connect", map[string]any{"timeout": int64(9e18)}, http.StatusBadRequest},
 		{"POST", "/v2/sandboxes", map[string]any{"templateID": "base", "volumeMounts": []map[string]string{{"name": "v", "path": "/v"}}}, http.StatusBadRequest},
 		{"GET", "/sandboxes/" + unknown, nil, http.StatusNotFound},
 		{"GET", "/sandboxes/Not-An-Id!", nil, http.StatusNotFound},

@@ -134,7 +134,7 @@ func (a *E2B) ListFiles(ctx context.Context, id, dir string, depth int) ([]sessi
 	}
 	entries, err := sb.Files().List(ctx, dir, e2b.ListOptions{Depth: depth})
 	if err != nil {
-		return nil, domainError("list files", err)
+		return nil, domainError("list files in "+dir, err)
 	}
 	out := make([]session.FileEntry, len(entries))
 	for i, e := range entries {
@@ -151,7 +151,7 @@ func (a *E2B) StatFile(ctx context.Context, id, path string) (session.FileEntry,
 	}
 	e, err := sb.Files().Stat(ctx, path, e2b.FileOptions{})
 	if err != nil {
-		return session.FileEntry{}, domainError("stat file", err)
+		return session.FileEntry{}, domainError("stat "+path, err)
 	}
 	return entryFrom(*e), nil
 }
@@ -164,7 +164,7 @@ func (a *E2B) ReadFile(ctx context.Context, id, path string) (io.ReadCloser, err
 	}
 	r, err := sb.Files().Read(ctx, path, e2b.ReadOptions{})
 	if err != nil {
-		return nil, domainError("read file", err)
+		return nil, domainError("read "+path, err)
 	}
 	return r, nil
 }
@@ -176,7 +176,7 @@ func (a *E2B) WriteFile(ctx context.Context, id, path string, r io.Reader) error
 		return err
 	}
 	_, err = sb.Files().Write(ctx, path, r, e2b.WriteOptions{})
-	return domainError("write file", err)
+	return domainError("write "+path, err)
 }
 
 // RemoveFile removes a file or a directory tree.
@@ -185,7 +185,7 @@ func (a *E2B) RemoveFile(ctx context.Context, id, path string) error {
 	if err != nil {
 		return err
 	}
-	return domainError("remove file", sb.Files().Remove(ctx, path, e2b.FileOptions{}))
+	return domainError("remove "+path, sb.Files().Remove(ctx, path, e2b.FileOptions{}))
 }
 
 func entryFrom(e e2b.EntryInfo) session.FileEntry {

@@ -182,8 +182,16 @@ func domainError(doing string, err error) error {
 			e.RetryAfter = ee.RetryAfter
 		}
 		return e
+	case errors.Is(err, e2b.ErrPermissionDenied):
+		return &session.Error{Kind: session.ErrForbidden, Detail: doing + ": permission denied (the sandbox's user may not change it)", Err: err}
 	case errors.Is(err, e2b.ErrInvalidArgument):
-		kind = session.ErrInvalid
+		// The sandbox's own words say what to change (e.g. "use a smaller
+		// depth").
+		e := &session.Error{Kind: session.ErrInvalid, Detail: doing, Err: err}
+		if ee, ok := errors.AsType[*e2b.Error](err); ok && ee.Message != "" {
+			e.Detail = doing + ": " + ee.Message
+		}
+		return e
 	case errors.Is(err, e2b.ErrAlreadyExists), errors.Is(err, e2b.ErrConflict):
 		kind = session.ErrConflict
 	case errors.Is(err, e2b.ErrNotEnoughSpace):

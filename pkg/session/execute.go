@@ -98,6 +98,11 @@ func (m *Manager) Execute(ctx context.Context, key Key, req ExecRequest, onEvent
 			if errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, ErrTimeout) {
 				err = &Error{Kind: ErrTimeout, Detail: fmt.Sprintf("execution did not finish within %s", timeout), Err: err}
 			}
+			if m.stoppedUnder(ctx, key, err) {
+				// Not the provider's failure, and not to be run again on a
+				// fresh sandbox: the caller (or another) stopped it.
+				return false, &Error{Kind: ErrConflict, Detail: "the session was stopped during this execution; its sandbox and kernel state are gone", Err: err}
+			}
 			return !sink.started(), fmt.Errorf("execute in sandbox %s: %w", s.SandboxID, err)
 		}
 		res = sink.finish(r)
@@ -109,6 +114,18 @@ func (m *Manager) Execute(ctx context.Context, key Key, req ExecRequest, onEvent
 	}
 	res.Restarted = restarted
 	return res, nil
+}
+
+// stoppedUnder reports whether an operation's failure (its sandbox gone or
+// unreachable) came from the session being stopped meanwhile.
+func (m *Manager) stoppedUnder(ctx context.Context, key Key, err error) bool {
+	if ctx.Err() != nil || (!errors.Is(err, ErrSandboxGone) && !errors.Is(err, ErrUnavailable)) {
+		return false
+	}
+	dctx, cancel := detach(ctx)
+	defer cancel()
+	s, gerr := m.store.GetSession(dctx, key)
+	return gerr == nil && (s.State == StateStopping || s.State == StateStopped)
 }
 
 // Reset restarts the session's kernel: variables go, files stay. A sandbox

@@ -175,7 +175,8 @@ func (f *filesystemService) walk(ctx context.Context, shownRoot, realRoot string
 		case ctx.Err() != nil:
 			return nil, connect.NewError(ctxCode(ctx.Err()), err)
 		case errors.Is(err, errTooManyEntries):
-			return nil, connect.NewError(connect.CodeResourceExhausted, fmt.Errorf("list %s: %w", shownRoot, err))
+			// The caller's depth is what to change, not a rate to wait out.
+			return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("list %s: %w", shownRoot, err))
 		default:
 			return nil, fsError(fmt.Errorf("list %s: %w", shownRoot, err))
 		}
