@@ -114,13 +114,16 @@ func benchKernelStart(b *testing.B, compiled string) {
 
 // BenchmarkCellFeatures measures what dedent and chart extraction cost:
 // `1+1` plain and indented, and a figure cell, each with chart extraction on
-// and off (SESSIONBOX_CHARTS=0), on warm kernels in the same run.
+// and off (SESSIONBOX_CHARTS=0), on two warm kernels, the two measured one
+// after the other for each cell.
 func BenchmarkCellFeatures(b *testing.B) {
 	cells := []struct{ name, code, want string }{
 		{"1+1", `1+1`, `"text":"2"`},
 		{"indented-1+1", "\n    x = 1\n    x + 1\n", `"text":"2"`},
 		{"figure", `plt.plot(range(100)); plt.title("t"); plt.show()`, `"png":`},
 	}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+	urls := map[string]string{}
 	for _, charts := range []string{"1", "0"} {
 		s, err := newServer(Config{Python: testPython, Workdir: b.TempDir(), Env: []string{"PATH=/usr/bin:/bin", "SESSIONBOX_CHARTS=" + charts}}, defaultTuning)
 		if err != nil {
@@ -131,30 +134,36 @@ func BenchmarkCellFeatures(b *testing.B) {
 			ts.Close()
 			_ = s.Close()
 		})
-		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
-		run := func(b *testing.B, code, want string) {
-			body, _ := json.Marshal(map[string]string{"code": code})
-			resp, err := client.Post(ts.URL+"/execute", "application/json", bytes.NewReader(body))
-			if err != nil {
-				b.Fatal(err)
-			}
-			out, err := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if err != nil || !bytes.Contains(out, []byte(want)) {
-				b.Fatalf("bad response %q: %v", out, err)
-			}
-			if hasChart := bytes.Contains(out, []byte(`"chart":`)); hasChart != (charts == "1" && want == `"png":`) {
-				b.Fatalf("charts=%s but chart present=%v: %.200q", charts, hasChart, out)
-			}
+		urls[charts] = ts.URL
+	}
+	run := func(b *testing.B, charts, code, want string) {
+		body, _ := json.Marshal(map[string]string{"code": code})
+		resp, err := client.Post(urls[charts]+"/execute", "application/json", bytes.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
 		}
-		run(b, "import matplotlib.pyplot as plt", "end_of_execution")
+		out, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || !bytes.Contains(out, []byte(want)) {
+			b.Fatalf("bad response %q: %v", out, err)
+		}
+		if hasChart := bytes.Contains(out, []byte(`"chart":`)); hasChart != (charts == "1" && want == `"png":`) {
+			b.Fatalf("charts=%s but chart present=%v: %.200q", charts, hasChart, out)
+		}
+	}
+	for _, charts := range []string{"1", "0"} {
+		run(b, charts, "import matplotlib.pyplot as plt", "end_of_execution")
 		for _, c := range cells {
-			run(b, c.code, c.want) // first use: imports, font cache
+			run(b, charts, c.code, c.want) // first use: imports, font cache
+		}
+	}
+	for _, c := range cells {
+		for _, charts := range []string{"1", "0"} {
 			b.Run(c.name+"/charts="+charts, func(b *testing.B) {
 				durs := make([]time.Duration, 0, b.N)
 				for i := 0; i < b.N; i++ {
 					t0 := time.Now()
-					run(b, c.code, c.want)
+					run(b, charts, c.code, c.want)
 					durs = append(durs, time.Since(t0))
 				}
 				b.StopTimer()
