@@ -75,6 +75,9 @@ type Config struct {
 	// header size, open connections); the zero value is httplimits'
 	// defaults. Runtime.HTTPLimits does the same for the local runtime.
 	HTTPLimits httplimits.Limits
+	// ExpireInterval is how often objects past the bucket's lifecycle
+	// ages are deleted; default 10 min.
+	ExpireInterval time.Duration
 	// ReapInterval is how often the reaper runs; default 30 s.
 	ReapInterval time.Duration
 	// RunWorkers bounds concurrent asynchronous runs; default 4.
@@ -167,6 +170,9 @@ func (c Config) withDefaults() Config {
 	}
 	// Every local key is seeded under Tenant; the Manager checks keys against it.
 	c.Session.Tenant = c.Tenant
+	if c.ExpireInterval == 0 {
+		c.ExpireInterval = 10 * time.Minute
+	}
 	if c.ReapInterval == 0 {
 		c.ReapInterval = 30 * time.Second
 	}
@@ -251,7 +257,43 @@ func (s *Service) startBlobs(ctx context.Context, cfg Config) (*blob.Blobs, erro
 	if err := localaws.EnsureBucket(ctx, client, Bucket); err != nil {
 		return nil, fmt.Errorf("create local bucket: %w", err)
 	}
+	s.startExpiry(cfg, client)
 	return blob.New(client, Bucket), nil
+}
+
+// expiryRules are the production bucket's lifecycle rules (infra/data.go):
+// transfers, downloads and artifacts go after a day, large run results
+// after seven, so local disk use is bounded the same way.
+var expiryRules = []localaws.ExpiryRule{
+	{Prefix: "transfers/", Age: 24 * time.Hour},
+	{Prefix: "downloads/", Age: 24 * time.Hour},
+	{Prefix: "artifacts/", Age: 24 * time.Hour},
+	{Prefix: "runs/", Age: 7 * 24 * time.Hour},
+}
+
+// startExpiry applies expiryRules now and every ExpireInterval.
+func (s *Service) startExpiry(cfg Config, client *s3.Client) {
+	s.reaping.Add(1)
+	go func() {
+		defer s.reaping.Done()
+		t := time.NewTicker(cfg.ExpireInterval)
+		defer t.Stop()
+		for {
+			ctx, cancel := context.WithTimeout(context.Background(), reapTimeout)
+			n, err := localaws.Expire(ctx, client, Bucket, expiryRules, time.Now())
+			cancel()
+			if err != nil {
+				cfg.Logger.Warn("expire old objects", "deleted", n, "error", err)
+			} else if n > 0 {
+				cfg.Logger.Info("expire old objects", "deleted", n)
+			}
+			select {
+			case <-s.done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
 }
 
 func (s *Service) serve(ctx context.Context, cfg Config, h http.Handler) error {

@@ -172,9 +172,19 @@ func TestS3PresignedPutSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, n := range []int{10 << 20, 11, 9} {
-		status, code, body := send(t, "PUT", req.URL, bytes.Repeat([]byte("x"), n), nil)
-		if status != http.StatusForbidden || code != "SignatureDoesNotMatch" {
-			t.Fatalf("PUT of %d bytes on a 10-byte ticket: %d %s: %s", n, status, code, body)
+		put, _ := http.NewRequestWithContext(t.Context(), "PUT", req.URL, bytes.NewReader(bytes.Repeat([]byte("x"), n)))
+		resp, err := http.DefaultClient.Do(put)
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			var e struct{ Code string }
+			_ = xml.Unmarshal(b, &e)
+			if resp.StatusCode != http.StatusForbidden || e.Code != "SignatureDoesNotMatch" {
+				t.Fatalf("PUT of %d bytes on a 10-byte ticket: %d %s", n, resp.StatusCode, b)
+			}
+		} else if n < 1<<20 {
+			// Only a large body may be cut off unread, as S3 does.
+			t.Fatalf("PUT of %d bytes: %v", n, err)
 		}
 		if _, err := client.HeadObject(t.Context(), &s3.HeadObjectInput{Bucket: aws.String("bkt"), Key: aws.String("up")}); err == nil {
 			t.Fatalf("a refused %d-byte PUT stored the object", n)
