@@ -121,9 +121,13 @@ plt.show()
       assert.equal(await sbx.files.exists('/home/user/blue.png'), true)
     })
 
-    await t.test('contexts take a cwd; a missing one is refused with 400', async () => {
+    await t.test('contexts take a cwd, /root included; a missing one is refused with 400', async () => {
       const ctx = await sbx.createCodeContext({ cwd: '/tmp' })
       assert.equal((await sbx.runCode('import os\nos.getcwd()', { context: ctx })).text, '/tmp')
+      // E2B's kernels run as root, so /root works as a cwd.
+      const root = await sbx.createCodeContext({ cwd: '/root' })
+      const ex = await sbx.runCode('import os\nopen("made-here.txt", "w").write("x")\nos.getcwd()', { context: root })
+      assert.equal(ex.text, '/root')
       await assert.rejects(sbx.createCodeContext({ cwd: '/no/such/dir' }), /400/)
     })
 

@@ -26,6 +26,9 @@ type kctx struct {
 	language string
 	cwd      string
 	srv      *Server
+	// asServer runs the kernel as the server itself (root in a sandbox)
+	// rather than Config.Credential: its cwd is closed to that user.
+	asServer bool
 
 	// sem is held by the running execution or lifecycle operation, so
 	// executions on one context run one at a time.
@@ -102,7 +105,7 @@ func (c *kctx) ensure(ctx context.Context) (*proc, error) {
 		}
 	}
 	c.mu.Unlock()
-	p, err := startProc(ctx, c.srv.procSpec(c.language, c.cwd), c.srv.tune.startTimeout)
+	p, err := startProc(ctx, c.srv.procSpec(c.language, c.cwd, c.asServer), c.srv.tune.startTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("context %s: %w", c.id, err)
 	}

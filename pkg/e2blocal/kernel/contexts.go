@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -96,6 +98,10 @@ func (s *Server) handleCreateContext(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := newContext(s, lang, cwd)
+	// E2B's kernels run as root, so a context in /root works there; here
+	// kernels run as the sandbox's user, except in a cwd that user cannot
+	// enter, where the kernel keeps the server's identity (root inside).
+	c.asServer = s.cfg.Credential != nil && !searchable(cwd, s.cfg.Credential)
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -155,6 +161,24 @@ func (s *Server) handleRestartContext(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, nil)
+}
+
+// searchable reports whether the user of cred may enter dir, from the
+// permission bits of dir alone (its parents are the server's to reach).
+func searchable(dir string, cred *syscall.Credential) bool {
+	var st unix.Stat_t
+	if err := unix.Stat(dir, &st); err != nil {
+		return false
+	}
+	switch {
+	case cred.Uid == 0:
+		return true
+	case st.Uid == cred.Uid:
+		return st.Mode&0o100 != 0
+	case st.Gid == cred.Gid || slices.Contains(cred.Groups, st.Gid):
+		return st.Mode&0o010 != 0
+	}
+	return st.Mode&0o001 != 0
 }
 
 // checkCwd says why a kernel cannot start in dir, naming it: it is missing,

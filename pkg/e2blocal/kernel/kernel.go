@@ -57,7 +57,9 @@ type Config struct {
 	Compiled string
 	// Credential is who kernels run as; nil keeps this process's identity.
 	// The sandbox agent runs as root inside the sandbox and starts kernels
-	// as its user.
+	// as its user, except for a context whose cwd that user cannot enter
+	// (E2B's /root): its kernel keeps the agent's identity, as E2B's
+	// kernels all run as root.
 	Credential *syscall.Credential
 }
 
@@ -173,8 +175,12 @@ func (s *Server) Close() error {
 	return nil
 }
 
-func (s *Server) procSpec(lang, cwd string) procSpec {
-	return procSpec{python: s.cfg.Python, compiled: s.cfg.Compiled, lang: lang, dir: cwd, env: s.cfg.Env, cap: s.cfg.MaxOutputBytes, maxFrame: s.maxFrame(), cred: s.cfg.Credential}
+func (s *Server) procSpec(lang, cwd string, asServer bool) procSpec {
+	cred := s.cfg.Credential
+	if asServer {
+		cred = nil
+	}
+	return procSpec{python: s.cfg.Python, compiled: s.cfg.Compiled, lang: lang, dir: cwd, env: s.cfg.Env, cap: s.cfg.MaxOutputBytes, maxFrame: s.maxFrame(), cred: cred}
 }
 
 func (s *Server) maxFrame() uint32 {

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -610,5 +611,49 @@ func TestBashContext(t *testing.T) {
 	r2 := e.exec(t, map[string]any{"code": "echo $Z $BASH_VERSION | cut -c1-14", "language": "bash"})
 	if r1.status != http.StatusOK || r2.text("stdout") != "default-bash 5\n" {
 		t.Errorf("default bash context: %d %q", r1.status, r2.text("stdout"))
+	}
+}
+
+// TestContextInDirClosedToUser: kernels run as Config.Credential, except in
+// a context whose cwd that user cannot enter (E2B's /root): there the
+// kernel keeps the server's identity, as E2B's kernels all run as root.
+func TestContextInDirClosedToUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to start kernels as another user")
+	}
+	t.Parallel()
+	work, err := os.MkdirTemp("", "kernel-cred-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(work) })
+	closed := filepath.Join(work, "rootonly")
+	for dir, mode := range map[string]os.FileMode{work: 0o755, closed: 0o700} {
+		if err := os.MkdirAll(dir, mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(dir, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cred := &syscall.Credential{Uid: 1000, Gid: 1000, Groups: []uint32{}}
+	e := newTestEnv(t, Config{Workdir: work, Credential: cred, Env: []string{"PATH=/usr/bin:/bin"}}, testTuning)
+	const who = "import os\n(os.getuid(), os.getcwd())"
+	if got := e.run(t, who).mustNoError(t).mainText(); got != fmt.Sprintf("(1000, '%s')", work) {
+		t.Errorf("default context: %s", got)
+	}
+	st, c, body := e.createContext(t, map[string]any{"cwd": closed})
+	if st != http.StatusOK {
+		t.Fatalf("context in %s: %d %s", closed, st, body)
+	}
+	if got := e.runIn(t, c.ID, who).mustNoError(t).mainText(); got != fmt.Sprintf("(0, '%s')", closed) {
+		t.Errorf("context in a closed dir: %s", got)
+	}
+	st, c, body = e.createContext(t, map[string]any{"cwd": work})
+	if st != http.StatusOK {
+		t.Fatalf("context in %s: %d %s", work, st, body)
+	}
+	if got := e.runIn(t, c.ID, who).mustNoError(t).mainText(); got != fmt.Sprintf("(1000, '%s')", work) {
+		t.Errorf("context in an open dir: %s", got)
 	}
 }
