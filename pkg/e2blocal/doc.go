@@ -6,7 +6,16 @@
 //
 // A sandbox is one bwrap tree: new user, pid, net, ipc, uts, mount and
 // cgroup namespaces; uid 1000 "user" inside, an unprivileged host uid
-// outside (its own per sandbox when the runtime is root); a generated /etc;
+// outside (its own per sandbox when the runtime is root). When the runtime
+// is root, the sandbox also has root: bwrap waits while the runtime maps
+// the leased uid to 0 and the uid UIDCount above it to 1000 (idmap.go);
+// the agent runs as root with a few capabilities of that user namespace,
+// starts commands and kernels as user unless a request names root, and
+// serves sudo (package sudo); /root is a capped tmpfs. Root inside is still
+// an unprivileged host uid, and the seccomp filter applies to it. A
+// non-root runtime can map one id only, so its sandboxes have user alone.
+// Also: a generated /etc; `python` and sudo in /opt/e2b; envd and the
+// interpreter on the sandbox's own 127.0.0.1:49983 and :49999;
 // read-only /usr and merged-usr symlinks; a read-only /dev of device nodes
 // with /dev/pts and a /dev/shm capped like /tmp; a private /home/user on the
 // host and a size-capped /tmp; its own network namespace with only lo, unless

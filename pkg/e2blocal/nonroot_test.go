@@ -44,7 +44,8 @@ func TestUnprivilegedRuntime(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "-test.run=^(TestCreateRouteKill|TestRunCommand|TestPauseResumeKeepsMemory|TestAutoResume|"+
-		"TestIsolationFilesystem|TestIsolationIdentity|TestIsolationNoHostLoopback|TestIsolationResourceBombs|TestKillRemovesTree|TestKillPausedAndConnectRearms|TestInternetAccess)$")
+		"TestIsolationFilesystem|TestIsolationIdentity|TestIsolationNoHostLoopback|TestIsolationResourceBombs|TestKillRemovesTree|TestKillPausedAndConnectRearms|TestInternetAccess|"+
+		"TestRootAndSudo|TestSeccompDeniesInSandbox|TestSandboxImage)$")
 	cmd.Dir = tmp
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + tmp, "TMPDIR=" + tmp}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nonRootUID, Gid: nonRootUID, Groups: []uint32{}}}
