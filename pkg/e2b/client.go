@@ -21,8 +21,8 @@ type Client struct {
 	transport *http.Transport // owned by the Client; nil when the caller supplied HTTPClient
 }
 
-// New builds a Client. Fields left zero in cfg are read from the E2B_*
-// environment variables (unless cfg.IgnoreEnv) and then from the defaults.
+// New builds a Client. Fields left zero in cfg take the defaults; New reads
+// no environment variable (ConfigFromEnv does, when asked).
 func New(cfg Config) (*Client, error) {
 	cfg = cfg.withDefaults()
 	if cfg.APIURL == "" {
@@ -52,8 +52,7 @@ func newTransport() *http.Transport {
 	}
 }
 
-// Config returns the effective configuration (with environment values and
-// defaults applied).
+// Config returns the effective configuration, defaults applied.
 func (c *Client) Config() Config { return c.cfg }
 
 // Close releases idle connections held by the Client's own transport. It does

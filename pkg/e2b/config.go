@@ -1,6 +1,7 @@
 package e2b
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -29,9 +30,11 @@ const (
 	keepaliveSeconds = "50"
 )
 
-// Config configures a Client. Zero fields take their value from the
-// environment (E2B_API_KEY, E2B_DOMAIN, E2B_API_URL, E2B_SANDBOX_URL,
-// E2B_DEBUG) and then from the defaults, exactly like the official SDKs.
+// Config configures a Client. Zero fields take the defaults; New reads no
+// environment variable. A program that wants the official SDKs' variables
+// (E2B_API_KEY, E2B_DOMAIN, E2B_API_URL, E2B_SANDBOX_URL, E2B_DEBUG) asks
+// for them with ConfigFromEnv, so a variable left in a shell cannot change
+// a client built from explicit settings.
 type Config struct {
 	// APIKey authenticates control-plane calls (X-API-Key). Env: E2B_API_KEY.
 	APIKey string
@@ -78,8 +81,32 @@ type Config struct {
 	// negative means no limit. CommandOptions, ConnectOptions and
 	// RunCodeOptions can override it per call.
 	MaxOutputBytes int
-	// IgnoreEnv stops New from reading E2B_* environment variables.
-	IgnoreEnv bool
+}
+
+// Environment variables ConfigFromEnv reads, as the official SDKs name them.
+const (
+	EnvAPIKey     = "E2B_API_KEY"
+	EnvDomain     = "E2B_DOMAIN"
+	EnvAPIURL     = "E2B_API_URL"
+	EnvSandboxURL = "E2B_SANDBOX_URL"
+	EnvDebug      = "E2B_DEBUG"
+)
+
+// ConfigFromEnv is the configuration the official SDKs take from the
+// environment: the E2B_* variables above, each optional. E2B_DEBUG is
+// "true" or "false" in any case; another value is an error naming it.
+func ConfigFromEnv() (Config, error) { return configFrom(os.Getenv) }
+
+func configFrom(getenv func(string) string) (Config, error) {
+	c := Config{APIKey: getenv(EnvAPIKey), Domain: getenv(EnvDomain), APIURL: getenv(EnvAPIURL), SandboxURL: getenv(EnvSandboxURL)}
+	switch v := getenv(EnvDebug); strings.ToLower(strings.TrimSpace(v)) {
+	case "", "false":
+	case "true":
+		c.Debug = true
+	default:
+		return Config{}, fmt.Errorf("e2b: %s=%q: want true or false", EnvDebug, v)
+	}
+	return c, nil
 }
 
 // RetryPolicy bounds retries of idempotent calls on 429, 502, 503, 504 and
@@ -97,9 +124,6 @@ type RetryPolicy struct {
 }
 
 func (c Config) withDefaults() Config {
-	if !c.IgnoreEnv {
-		c = c.fromEnv()
-	}
 	if c.Domain == "" {
 		c.Domain = DefaultDomain
 	}
@@ -126,22 +150,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Retry.MaxDelay <= 0 {
 		c.Retry.MaxDelay = 5 * time.Second
-	}
-	return c
-}
-
-func (c Config) fromEnv() Config {
-	fill := func(dst *string, key string) {
-		if *dst == "" {
-			*dst = os.Getenv(key)
-		}
-	}
-	fill(&c.APIKey, "E2B_API_KEY")
-	fill(&c.Domain, "E2B_DOMAIN")
-	fill(&c.APIURL, "E2B_API_URL")
-	fill(&c.SandboxURL, "E2B_SANDBOX_URL")
-	if !c.Debug {
-		c.Debug = strings.EqualFold(os.Getenv("E2B_DEBUG"), "true")
 	}
 	return c
 }

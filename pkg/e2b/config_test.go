@@ -1,37 +1,79 @@
 package e2b
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
 
 func TestConfigFromEnv(t *testing.T) {
-	t.Setenv("E2B_API_KEY", "e2b_env")
-	t.Setenv("E2B_DOMAIN", "my.domain")
-	t.Setenv("E2B_API_URL", "")
-	t.Setenv("E2B_SANDBOX_URL", "http://127.0.0.1:3002/")
-	t.Setenv("E2B_DEBUG", "TRUE")
-	cfg := Config{}.withDefaults()
-	if cfg.APIKey != "e2b_env" || cfg.Domain != "my.domain" || cfg.SandboxURL != "http://127.0.0.1:3002" || !cfg.Debug {
-		t.Errorf("cfg = %+v", cfg)
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	cases := []struct {
+		name string
+		env  map[string]string
+		want Config
+		err  string // the error names it; "" means none
+	}{
+		{"nothing set", nil, Config{}, ""},
+		{"every variable", map[string]string{"E2B_API_KEY": "e2b_env", "E2B_DOMAIN": "my.domain", "E2B_API_URL": "http://api",
+			"E2B_SANDBOX_URL": "http://127.0.0.1:3002/", "E2B_DEBUG": "TRUE"},
+			Config{APIKey: "e2b_env", Domain: "my.domain", APIURL: "http://api", SandboxURL: "http://127.0.0.1:3002/", Debug: true}, ""},
+		{"debug false", map[string]string{"E2B_DEBUG": "false"}, Config{}, ""},
+		{"debug malformed", map[string]string{"E2B_DEBUG": "yes"}, Config{}, `E2B_DEBUG="yes"`},
+		{"debug 1 is not true", map[string]string{"E2B_DEBUG": "1"}, Config{}, `E2B_DEBUG="1"`},
 	}
-	if cfg.APIURL != "http://localhost:3000" {
-		t.Errorf("debug API URL = %s", cfg.APIURL)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := configFrom(env(c.env))
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("err = %v, want one naming %s", err, c.err)
+				}
+				return
+			}
+			if err != nil || got.APIKey != c.want.APIKey || got.Domain != c.want.Domain || got.APIURL != c.want.APIURL ||
+				got.SandboxURL != c.want.SandboxURL || got.Debug != c.want.Debug {
+				t.Fatalf("got %+v, %v; want %+v", got, err, c.want)
+			}
+		})
+	}
+	t.Run("from the process environment", func(t *testing.T) {
+		t.Setenv("E2B_API_KEY", "e2b_env")
+		t.Setenv("E2B_API_URL", "")
+		t.Setenv("E2B_DEBUG", "true")
+		cfg, err := ConfigFromEnv()
+		if err != nil || cfg.APIKey != "e2b_env" || !cfg.Debug {
+			t.Fatalf("%+v %v", cfg, err)
+		}
+		if cfg.withDefaults().APIURL != "http://localhost:3000" {
+			t.Errorf("debug API URL = %s", cfg.withDefaults().APIURL)
+		}
+	})
+}
+
+// TestNewReadsNoEnvironment: variables left in a shell change nothing of a
+// client built from explicit settings; E2B_DEBUG above all, which would
+// send every create to a fake sandbox.
+func TestNewReadsNoEnvironment(t *testing.T) {
+	for k, v := range map[string]string{"E2B_API_KEY": "e2b_env", "E2B_DOMAIN": "env.domain", "E2B_API_URL": "http://env-api",
+		"E2B_SANDBOX_URL": "http://env-sandbox", "E2B_DEBUG": "true"} {
+		t.Setenv(k, v)
+	}
+	c, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	got := c.Config()
+	if got.APIKey != "" || got.Domain != DefaultDomain || got.APIURL != "https://api.e2b.app" || got.SandboxURL != "" || got.Debug {
+		t.Errorf("the zero Config read the environment: %+v", got)
+	}
+	if got.RequestTimeout != DefaultRequestTimeout || got.Retry.MaxAttempts != 3 {
+		t.Errorf("defaults: %+v", got)
 	}
 	explicit := Config{APIKey: "k", Domain: "d.test", APIURL: "http://api/"}.withDefaults()
-	if explicit.APIKey != "k" || explicit.Domain != "d.test" || explicit.APIURL != "http://api" {
-		t.Errorf("explicit values overridden: %+v", explicit)
-	}
-	ignored := Config{IgnoreEnv: true}.withDefaults()
-	if ignored.APIKey != "" || ignored.Domain != DefaultDomain || ignored.APIURL != "https://api.e2b.app" || ignored.Debug {
-		t.Errorf("IgnoreEnv read the environment: %+v", ignored)
-	}
-	if ignored.RequestTimeout != DefaultRequestTimeout || ignored.Retry.MaxAttempts != 3 {
-		t.Errorf("defaults: %+v", ignored)
-	}
-	t.Setenv("E2B_DEBUG", "false")
-	if (Config{}).withDefaults().Debug {
-		t.Error("E2B_DEBUG=false enabled debug")
+	if explicit.APIKey != "k" || explicit.Domain != "d.test" || explicit.APIURL != "http://api" || explicit.Debug {
+		t.Errorf("explicit values changed: %+v", explicit)
 	}
 }
 
@@ -59,9 +101,7 @@ func TestSandboxURLRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := tt.cfg
-			cfg.IgnoreEnv = true
-			cfg = cfg.withDefaults()
+			cfg := tt.cfg.withDefaults()
 			if got := cfg.sandboxBaseURL("sbid", tt.domain, tt.port, tt.direct); got != tt.want {
 				t.Errorf("got %s, want %s", got, tt.want)
 			}
@@ -70,7 +110,7 @@ func TestSandboxURLRules(t *testing.T) {
 }
 
 func TestSandboxHost(t *testing.T) {
-	c, err := New(Config{IgnoreEnv: true, Domain: "d.test"})
+	c, err := New(Config{Domain: "d.test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +119,7 @@ func TestSandboxHost(t *testing.T) {
 	if got := sb.Host(8080); got != "8080-sbid.d.test" {
 		t.Errorf("host = %s", got)
 	}
-	dc, _ := New(Config{IgnoreEnv: true, Debug: true})
+	dc, _ := New(Config{Debug: true})
 	if got := dc.Attach("x", AttachParams{}).Host(3000); got != "localhost:3000" {
 		t.Errorf("debug host = %s", got)
 	}
@@ -138,7 +178,7 @@ func TestFileSignature(t *testing.T) {
 }
 
 func TestSignedURLs(t *testing.T) {
-	c, err := New(Config{IgnoreEnv: true, SandboxURL: "http://127.0.0.1:3002"})
+	c, err := New(Config{SandboxURL: "http://127.0.0.1:3002"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,9 @@
 //
 // # Configuration
 //
-// A Client is configured like the official SDKs. Fields left empty in
-// Config are read from the environment:
+// A Client is configured by its Config alone: New reads no environment
+// variable. ConfigFromEnv reads the official SDKs' variables, for programs
+// that want to be configured like them:
 //
 //	E2B_API_KEY      API key (X-API-Key)
 //	E2B_DOMAIN       domain, default e2b.app
@@ -22,7 +23,8 @@
 //
 // # Usage
 //
-//	client, err := e2b.New(e2b.Config{})
+//	cfg, err := e2b.ConfigFromEnv() // or e2b.Config{APIKey: ..., Domain: ...}
+//	client, err := e2b.New(cfg)
 //	sb, err := client.Create(ctx, e2b.CreateParams{Template: "code-interpreter-v1"})
 //	defer sb.Kill(context.WithoutCancel(ctx))
 //	exec, err := sb.RunCode(ctx, "1 + 1", e2b.RunCodeOptions{})

@@ -11,12 +11,17 @@ import (
 	"github.com/sessionbox/sessionbox/pkg/e2b"
 )
 
-// The examples read E2B_API_KEY, E2B_API_URL and E2B_SANDBOX_URL from the
-// environment; the test binary points them at an in-process local runtime.
+// The examples take E2B_API_KEY, E2B_API_URL and E2B_SANDBOX_URL from the
+// environment through ConfigFromEnv; the test binary points them at an
+// in-process local runtime.
 
 func Example() {
 	ctx := context.Background()
-	client, err := e2b.New(e2b.Config{})
+	cfg, err := e2b.ConfigFromEnv()
+	if err != nil {
+		log.Fatal(err)
+	}
+	client, err := e2b.New(cfg)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -38,7 +43,11 @@ func Example() {
 
 func ExampleClient_Create() {
 	ctx := context.Background()
-	client, err := e2b.New(e2b.Config{})
+	cfg, err := e2b.ConfigFromEnv()
+	if err != nil {
+		log.Fatal(err)
+	}
+	client, err := e2b.New(cfg)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -64,7 +73,8 @@ func ExampleClient_Create() {
 
 func ExampleSandbox_RunCode() {
 	ctx := context.Background()
-	client, _ := e2b.New(e2b.Config{})
+	cfg, _ := e2b.ConfigFromEnv()
+	client, _ := e2b.New(cfg)
 	defer client.Close()
 	sb, err := client.Create(ctx, e2b.CreateParams{Template: "code-interpreter-v1"})
 	if err != nil {
@@ -88,7 +98,8 @@ func ExampleSandbox_RunCode() {
 
 func ExampleFilesystem_Write() {
 	ctx := context.Background()
-	client, _ := e2b.New(e2b.Config{})
+	cfg, _ := e2b.ConfigFromEnv()
+	client, _ := e2b.New(cfg)
 	defer client.Close()
 	sb, err := client.Create(ctx, e2b.CreateParams{})
 	if err != nil {
@@ -107,7 +118,8 @@ func ExampleFilesystem_Write() {
 
 func ExampleFilesystem_Read() {
 	ctx := context.Background()
-	client, _ := e2b.New(e2b.Config{})
+	cfg, _ := e2b.ConfigFromEnv()
+	client, _ := e2b.New(cfg)
 	defer client.Close()
 	sb, err := client.Create(ctx, e2b.CreateParams{})
 	if err != nil {
@@ -137,7 +149,8 @@ func ExampleFilesystem_Read() {
 
 func ExampleClient_Kill() {
 	ctx := context.Background()
-	client, _ := e2b.New(e2b.Config{})
+	cfg, _ := e2b.ConfigFromEnv()
+	client, _ := e2b.New(cfg)
 	defer client.Close()
 	sb, err := client.Create(ctx, e2b.CreateParams{})
 	if err != nil {
@@ -155,7 +168,8 @@ func ExampleClient_Kill() {
 
 func ExampleClient_List() {
 	ctx := context.Background()
-	client, _ := e2b.New(e2b.Config{})
+	cfg, _ := e2b.ConfigFromEnv()
+	client, _ := e2b.New(cfg)
 	defer client.Close()
 	sb, err := client.Create(ctx, e2b.CreateParams{Metadata: map[string]string{"owner": "list-example"}})
 	if err != nil {
@@ -174,7 +188,8 @@ func ExampleClient_List() {
 
 func ExampleCommands_Start() {
 	ctx := context.Background()
-	client, _ := e2b.New(e2b.Config{})
+	cfg, _ := e2b.ConfigFromEnv()
+	client, _ := e2b.New(cfg)
 	defer client.Close()
 	sb, err := client.Create(ctx, e2b.CreateParams{})
 	if err != nil {

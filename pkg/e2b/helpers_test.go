@@ -75,7 +75,7 @@ func goroutines() map[string]string {
 
 // testConfig targets fake servers with fast retries.
 func testConfig(apiURL, sandboxURL string) Config {
-	return Config{IgnoreEnv: true, APIKey: "e2b_test", APIURL: apiURL, SandboxURL: sandboxURL,
+	return Config{APIKey: "e2b_test", APIURL: apiURL, SandboxURL: sandboxURL,
 		Retry: RetryPolicy{MaxAttempts: 3, BaseDelay: time.Millisecond, MaxDelay: 4 * time.Millisecond}}
 }
 

@@ -247,3 +247,34 @@ func TestInternetAccess(t *testing.T) {
 		t.Errorf("sandbox with internet access resolves through %s, want slirp's 10.0.2.3", got)
 	}
 }
+
+// TestE2BVariablesChangeNothing: E2B_* variables left in a shell (E2B_DEBUG
+// above all, which skips the control plane and names every sandbox
+// debug_sandbox_id) reach neither the service's E2B client nor its sandboxes:
+// local mode configures its client explicitly.
+func TestE2BVariablesChangeNothing(t *testing.T) {
+	for k, v := range map[string]string{"E2B_DEBUG": "true", "E2B_API_KEY": "e2b_from_the_shell",
+		"E2B_API_URL": "http://127.0.0.1:1", "E2B_SANDBOX_URL": "http://127.0.0.1:1", "E2B_DOMAIN": "shell.invalid"} {
+		t.Setenv(k, v)
+	}
+	key, err := local.NewKey("alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	svc, err := local.Start(ctx, local.Config{DataDir: t.TempDir(), Keys: []local.Key{key}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	code, res := call(t, "POST", svc.URL+"/v1/sessions/s1/execute", key.Secret, `{"code":"6 * 7"}`)
+	if code != http.StatusOK || res["success"] != true || res["results"].([]any)[0].(map[string]any)["text"] != "42" {
+		t.Fatalf("execute = %d %v", code, res)
+	}
+	_, st := call(t, "GET", svc.URL+"/v1/sessions/s1/sandbox", key.Secret, "")
+	id, _ := st["sandboxId"].(string)
+	if id == "" || id == "debug_sandbox_id" {
+		t.Fatalf("sandbox id %q: the service's E2B client read E2B_DEBUG", id)
+	}
+}

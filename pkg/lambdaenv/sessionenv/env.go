@@ -99,7 +99,7 @@ func (e *Env) buildManager(ctx context.Context) error {
 		key = k
 	}
 	client, err := e2b.New(e2b.Config{APIKey: key, APIURL: e.Config.E2BAPIURL, SandboxURL: e.Config.E2BSandboxURL,
-		Domain: e.Config.E2BDomain, IgnoreEnv: true})
+		Domain: e.Config.E2BDomain})
 	if err != nil {
 		return fmt.Errorf("E2B client: %w", err)
 	}
