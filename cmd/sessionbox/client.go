@@ -28,7 +28,11 @@ func apiClient() (*client.Client, error) {
 	if key == "" {
 		return nil, errors.New("set SESSIONBOX_API_KEY (`sessionbox serve` prints one)")
 	}
-	return client.New(envOr("SESSIONBOX_URL", "http://127.0.0.1:8080"), key, nil), nil
+	url := os.Getenv("SESSIONBOX_URL")
+	if url == "" {
+		url = "http://127.0.0.1:8080"
+	}
+	return client.New(url, key, nil), nil
 }
 
 func runExec(ctx context.Context, args []string) error {

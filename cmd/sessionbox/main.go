@@ -5,6 +5,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -46,7 +48,12 @@ func run(ctx context.Context, args []string) int {
 	}
 	for _, c := range cmds {
 		if c.name == args[0] {
-			if err := c.run(ctx, args[1:]); err != nil {
+			err := c.run(ctx, args[1:])
+			if errors.Is(err, flag.ErrHelp) {
+				// The flag set printed the usage asked for.
+				return 0
+			}
+			if err != nil {
 				fmt.Fprintf(os.Stderr, "sessionbox %s: %v\n", c.name, err)
 				return 1
 			}

@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
-	"strconv"
 	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/e2blocal"
@@ -16,63 +14,61 @@ func runtimeCommand() command {
 	return command{
 		name:    "runtime",
 		summary: "serve the local E2B-compatible sandbox runtime",
-		run:     runRuntime,
+		run:     func(ctx context.Context, args []string) error { return runRuntime(ctx, args, os.Getenv) },
 	}
 }
 
-// envOr returns the environment variable's value, or def when it is unset.
-func envOr(key, def string) string {
-	if v, ok := os.LookupEnv(key); ok {
-		return v
-	}
-	return def
-}
-
-// envInt is envOr for integers; a malformed value falls back to def.
-func envInt(key string, def int) int {
-	if v, err := strconv.Atoi(os.Getenv(key)); err == nil {
-		return v
-	}
-	return def
-}
-
-func runRuntime(ctx context.Context, args []string) error {
+// runtimeFlags reads the runtime's flags and their E2BLOCAL_* variables.
+func runtimeFlags(args []string, getenv func(string) string) (e2blocal.Config, error) {
 	fs := flag.NewFlagSet("runtime", flag.ContinueOnError)
-	apiAddr := fs.String("api-addr", envOr("E2BLOCAL_API_ADDR", "127.0.0.1:3000"), "control-plane address (E2B_API_URL) [$E2BLOCAL_API_ADDR]")
-	sbAddr := fs.String("sandbox-addr", envOr("E2BLOCAL_SANDBOX_ADDR", "127.0.0.1:3002"), "sandbox routing address (E2B_SANDBOX_URL) [$E2BLOCAL_SANDBOX_ADDR]")
-	dataDir := fs.String("data-dir", envOr("E2BLOCAL_DATA_DIR", ".data/runtime"), "sandbox data directory [$E2BLOCAL_DATA_DIR]")
-	apiKey := fs.String("api-key", envOr("E2BLOCAL_API_KEY", os.Getenv("E2B_API_KEY")), "the X-API-Key callers must send (default: one generated and printed) [$E2BLOCAL_API_KEY, $E2B_API_KEY]")
-	uidBase := fs.Int("uid-base", envInt("E2BLOCAL_UID_BASE", 200000), "first host uid for sandboxes when run as root, one per sandbox [$E2BLOCAL_UID_BASE]")
-	memMB := fs.Int64("memory-mb", int64(envInt("E2BLOCAL_MEMORY_MB", 512)), "memory limit per sandbox in MiB [$E2BLOCAL_MEMORY_MB]")
+	apiAddr := fs.String("api-addr", "127.0.0.1:3000", "control-plane address (E2B_API_URL) [$E2BLOCAL_API_ADDR]")
+	sbAddr := fs.String("sandbox-addr", "127.0.0.1:3002", "sandbox routing address (E2B_SANDBOX_URL) [$E2BLOCAL_SANDBOX_ADDR]")
+	dataDir := fs.String("data-dir", ".data/runtime", "sandbox data directory [$E2BLOCAL_DATA_DIR]")
+	apiKey := fs.String("api-key", "", "the X-API-Key callers must send (default: one generated and printed) [$E2BLOCAL_API_KEY, $E2B_API_KEY]")
+	uidBase := fs.Int("uid-base", 200000, "first host uid for sandboxes when run as root, one per sandbox [$E2BLOCAL_UID_BASE]")
+	memMB := fs.Int64("memory-mb", 512, "memory limit per sandbox in MiB [$E2BLOCAL_MEMORY_MB]")
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return err
+		return e2blocal.Config{}, err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments: %v", fs.Args())
+		return e2blocal.Config{}, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	if err := envFlags(fs, getenv, map[string]string{"api-addr": "E2BLOCAL_API_ADDR", "sandbox-addr": "E2BLOCAL_SANDBOX_ADDR",
+		"data-dir": "E2BLOCAL_DATA_DIR", "api-key": "E2BLOCAL_API_KEY", "uid-base": "E2BLOCAL_UID_BASE",
+		"memory-mb": "E2BLOCAL_MEMORY_MB"}); err != nil {
+		return e2blocal.Config{}, err
+	}
+	if *apiKey == "" {
+		// The key clients of the runtime already hold, as the SDKs read it.
+		*apiKey = getenv("E2B_API_KEY")
+	}
+	if *uidBase <= 0 || *memMB <= 0 {
+		return e2blocal.Config{}, fmt.Errorf("--uid-base (%d) and --memory-mb (%d) must be positive", *uidBase, *memMB)
+	}
+	return e2blocal.Config{APIAddr: *apiAddr, SandboxAddr: *sbAddr, DataDir: *dataDir, APIKey: *apiKey,
+		UIDBase: *uidBase, MemoryBytes: *memMB << 20}, nil
+}
+
+func runRuntime(ctx context.Context, args []string, getenv func(string) string) error {
+	cfg, err := runtimeFlags(args, getenv)
+	if err != nil {
+		return err
 	}
 	// The control API lists every sandbox with its access token: it takes
 	// one key, never any key of the right shape.
-	generated := *apiKey == ""
+	generated := cfg.APIKey == ""
 	if generated {
-		key, err := e2blocal.NewAPIKey()
-		if err != nil {
+		if cfg.APIKey, err = e2blocal.NewAPIKey(); err != nil {
 			return err
 		}
-		*apiKey = key
 	}
-	rt, err := e2blocal.Start(ctx, e2blocal.Config{
-		APIAddr: *apiAddr, SandboxAddr: *sbAddr, DataDir: *dataDir, APIKey: *apiKey,
-		UIDBase: *uidBase, MemoryBytes: *memMB << 20,
-	})
+	rt, err := e2blocal.Start(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "e2blocal runtime ready\n  E2B_API_URL=%s\n  E2B_SANDBOX_URL=%s\n", rt.APIURL(), rt.SandboxURL())
 	if generated {
-		fmt.Fprintf(os.Stderr, "  E2B_API_KEY=%s\n", *apiKey)
+		fmt.Fprintf(os.Stderr, "  E2B_API_KEY=%s\n", cfg.APIKey)
 	}
 	<-ctx.Done()
 	fmt.Fprintln(os.Stderr, "e2blocal runtime: shutting down, killing sandboxes")

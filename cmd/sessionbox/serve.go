@@ -10,64 +10,86 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/local"
 	"github.com/sessionbox/sessionbox/pkg/session"
+	"github.com/sessionbox/sessionbox/pkg/sessionconfig"
 )
 
 func serveCommand() command {
 	return command{
 		name:    "serve",
 		summary: "serve the whole API locally, with embedded stand-ins for AWS and E2B",
-		run:     runServe,
+		run:     func(ctx context.Context, args []string) error { return runServe(ctx, args, os.Getenv) },
 	}
 }
 
-func runServe(ctx context.Context, args []string) error {
+// serveOptions is what serve runs with, read once from its flags and the
+// environment.
+type serveOptions struct {
+	addr, dataDir, apiKeys string
+	reap                   time.Duration
+	jsonLogs               bool
+	// session holds the knobs, read by the loader the Lambda functions use.
+	session session.Config
+}
+
+func serveFlags(args []string, getenv func(string) string) (serveOptions, error) {
+	var o serveOptions
 	fl := flag.NewFlagSet("serve", flag.ContinueOnError)
-	addr := fl.String("addr", envOr("SESSIONBOX_ADDR", "127.0.0.1:8080"), "API listen address [$SESSIONBOX_ADDR]")
-	dataDir := fl.String("data-dir", envOr("SESSIONBOX_DATA_DIR", ".data"), "state directory: sandbox homes, transfers, the generated key [$SESSIONBOX_DATA_DIR]")
-	keysEnv := fl.String("api-keys", os.Getenv("SESSIONBOX_API_KEYS"), "comma-separated API keys, each [principal=]sbx_...; default: one generated key [$SESSIONBOX_API_KEYS]")
-	reap := fl.Duration("reap-interval", 30*time.Second, "how often idle sandboxes are paused or killed")
-	jsonLogs := fl.Bool("json-logs", false, "log JSON lines instead of text")
-	internet := fl.Bool("internet", false, "let sandboxes reach the internet (pip from PyPI); needs root and slirp4netns [$SESSIONBOX_ALLOW_INTERNET_ACCESS=true]")
+	fl.StringVar(&o.addr, "addr", "127.0.0.1:8080", "API listen address [$SESSIONBOX_ADDR]")
+	fl.StringVar(&o.dataDir, "data-dir", ".data", "state directory: sandbox homes, transfers, the generated key [$SESSIONBOX_DATA_DIR]")
+	fl.StringVar(&o.apiKeys, "api-keys", "", "comma-separated API keys, each [principal=]sbx_...; default: one generated key [$SESSIONBOX_API_KEYS]")
+	fl.DurationVar(&o.reap, "reap-interval", 30*time.Second, "how often idle sandboxes are paused or killed [$SESSIONBOX_REAP_INTERVAL]")
+	fl.BoolVar(&o.jsonLogs, "json-logs", false, "log JSON lines instead of text [$SESSIONBOX_JSON_LOGS]")
+	knobs := sessionconfig.AddFlags(fl)
 	if err := fl.Parse(args); err != nil {
-		return err
-	}
-	if v := os.Getenv("SESSIONBOX_ALLOW_INTERNET_ACCESS"); v != "" && !flagSet(fl, "internet") {
-		on, err := strconv.ParseBool(v)
-		if err != nil {
-			return fmt.Errorf("SESSIONBOX_ALLOW_INTERNET_ACCESS: %q is neither true nor false", v)
-		}
-		*internet = on
+		return serveOptions{}, err
 	}
 	if fl.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments: %v", fl.Args())
+		return serveOptions{}, fmt.Errorf("unexpected arguments: %v", fl.Args())
 	}
-	dir, err := filepath.Abs(*dataDir)
+	err := envFlags(fl, getenv, map[string]string{"addr": "SESSIONBOX_ADDR", "data-dir": "SESSIONBOX_DATA_DIR",
+		"api-keys": "SESSIONBOX_API_KEYS", "reap-interval": "SESSIONBOX_REAP_INTERVAL", "json-logs": "SESSIONBOX_JSON_LOGS"})
+	if o.reap <= 0 {
+		err = errors.Join(err, fmt.Errorf("--reap-interval %s is not a positive duration", o.reap))
+	}
+	var kerr error
+	o.session, kerr = sessionconfig.Load(knobs.Over(sessionconfig.FromEnv(getenv)), sessionconfig.Local)
+	if err = errors.Join(err, kerr); err != nil {
+		return serveOptions{}, err
+	}
+	return o, nil
+}
+
+func runServe(ctx context.Context, args []string, getenv func(string) string) error {
+	o, err := serveFlags(args, getenv)
+	if err != nil {
+		return err
+	}
+	dir, err := filepath.Abs(o.dataDir)
 	if err != nil {
 		return err
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create data dir: %w", err)
 	}
-	keys, generated, err := serveKeys(*keysEnv, dir)
+	keys, generated, err := serveKeys(o.apiKeys, dir)
 	if err != nil {
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	if *jsonLogs {
+	if o.jsonLogs {
 		logger = slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	}
-	svc, err := local.Start(ctx, local.Config{Addr: *addr, DataDir: dir, Keys: keys, ReapInterval: *reap, Logger: logger,
-		Session: session.Config{AllowInternetAccess: *internet}})
+	svc, err := local.Start(ctx, local.Config{Addr: o.addr, DataDir: dir, Keys: keys, ReapInterval: o.reap, Logger: logger,
+		Session: o.session})
 	if err != nil {
 		return err
 	}
-	printWelcome(os.Stderr, svc.URL, keys, generated, *internet)
+	printWelcome(os.Stderr, svc.URL, keys, generated, o.session.AllowInternetAccess)
 	<-ctx.Done()
 	fmt.Fprintln(os.Stderr, "sessionbox: shutting down, killing sandboxes")
 	return svc.Close()
@@ -120,10 +142,4 @@ func printWelcome(w io.Writer, url string, keys []local.Key, generated, internet
 	if !internet {
 		fmt.Fprintf(w, "Sandboxes are offline; serve with --internet (as root, with slirp4netns) to let them reach the internet.\n\n")
 	}
-}
-
-// flagSet reports whether name was given on the command line.
-func flagSet(fl *flag.FlagSet, name string) (set bool) {
-	fl.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
 }

@@ -8,12 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/authorizer"
 	"github.com/sessionbox/sessionbox/pkg/session"
+	"github.com/sessionbox/sessionbox/pkg/sessionconfig"
 )
 
 // Environment variables read by Load.
@@ -29,18 +28,9 @@ const (
 	EnvJWTJWKSURL   = "SESSIONBOX_JWT_JWKS_URL"
 	EnvStackID      = "SESSIONBOX_STACK_ID"
 	EnvOrigins      = "SESSIONBOX_ALLOWED_ORIGINS"
-	EnvTemplate     = "SESSIONBOX_TEMPLATE"
-	EnvIdleSecs     = "SESSIONBOX_IDLE_TIMEOUT_SECS"
-	EnvLifetimeSecs = "SESSIONBOX_LIFETIME_SECS"
-	EnvExecSecs     = "SESSIONBOX_EXEC_TIMEOUT_SECS"
-	EnvMaxLive      = "SESSIONBOX_MAX_LIVE_SANDBOXES"
-	// EnvMaxPerPrincipal is a principal's share of EnvMaxLive while other
-	// principals have sandboxes (default half, rounded up).
-	EnvMaxPerPrincipal = "SESSIONBOX_MAX_LIVE_SANDBOXES_PER_PRINCIPAL"
-	EnvReapBatch       = "SESSIONBOX_REAP_BATCH"
-	// EnvInternet lets sandboxes reach the internet (pip from PyPI);
-	// "true" unless set to "false".
-	EnvInternet = "SESSIONBOX_ALLOW_INTERNET_ACCESS"
+	// The session knobs (template, timeouts, caps, internet access, output
+	// budgets) are pkg/sessionconfig's, shared with sessionbox serve.
+
 	// Local runs give the E2B key and URLs directly, like the E2B SDKs.
 	EnvE2BAPIKey     = "E2B_API_KEY"
 	EnvE2BAPIURL     = "E2B_API_URL"
@@ -122,9 +112,9 @@ func Load(getenv func(string) string, needs Needs) (Config, error) {
 	jwt, err := loadJWT(get)
 	errs = append(errs, err)
 	c.JWT = jwt
-	c.Session, err = loadSession(get, c.StackID)
+	c.Session, err = sessionconfig.Load(sessionconfig.FromEnv(get), sessionconfig.Lambda)
 	errs = append(errs, err)
-	c.Session.Tenant = c.Tenant
+	c.Session.Tenant, c.Session.StackID = c.Tenant, c.StackID
 	c.LogLevel, err = parseLevel(get(EnvLogLevel))
 	errs = append(errs, err)
 	if err := errors.Join(errs...); err != nil {
@@ -165,51 +155,6 @@ func countSet(vs ...string) int {
 		}
 	}
 	return n
-}
-
-func loadSession(get func(string) string, stackID string) (session.Config, error) {
-	c := session.Config{StackID: stackID, DefaultTemplate: get(EnvTemplate)}
-	var errs []error
-	secs := func(name string, dst *time.Duration) {
-		n, err := positiveInt(get(name))
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", name, err))
-		}
-		*dst = time.Duration(n) * time.Second
-	}
-	count := func(name string, dst *int) {
-		n, err := positiveInt(get(name))
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", name, err))
-		}
-		*dst = n
-	}
-	secs(EnvIdleSecs, &c.IdleTimeout)
-	secs(EnvLifetimeSecs, &c.Lifetime)
-	secs(EnvExecSecs, &c.ExecTimeout)
-	count(EnvMaxLive, &c.MaxLiveSandboxesPerTenant)
-	count(EnvMaxPerPrincipal, &c.MaxLiveSandboxesPerPrincipal)
-	count(EnvReapBatch, &c.ReapBatch)
-	switch v := get(EnvInternet); v {
-	case "", "true":
-		c.AllowInternetAccess = true
-	case "false":
-	default:
-		errs = append(errs, fmt.Errorf("%s: %q is neither true nor false", EnvInternet, v))
-	}
-	return c, errors.Join(errs...)
-}
-
-// positiveInt parses an optional positive count; "" is 0 (the default).
-func positiveInt(s string) (int, error) {
-	if s == "" {
-		return 0, nil
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("%q is not a positive whole number", s)
-	}
-	return n, nil
 }
 
 // parseLevel reads Lambda's application log level (advanced logging

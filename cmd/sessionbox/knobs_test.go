@@ -1,0 +1,199 @@
+package main
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sessionbox/sessionbox/pkg/lambdaenv"
+	"github.com/sessionbox/sessionbox/pkg/session"
+	"github.com/sessionbox/sessionbox/pkg/sessionconfig"
+)
+
+// lambdaBase is what the stack sets besides the knobs, so every function's
+// Load gets as far as the knobs.
+var lambdaBase = map[string]string{"SESSIONBOX_TENANT": "acme", "SESSIONBOX_TABLE": "t", "SESSIONBOX_BUCKET": "b",
+	"SESSIONBOX_EVENT_BUS": "bus", "SESSIONBOX_E2B_SECRET_ARN": "arn:secret"}
+
+// TestServeAndFunctionsLoadTheSameKnobs gives serve and every Lambda
+// function the same environment: they must read the same session knobs to
+// the same values, or both refuse the same malformed values, naming the
+// variable and the value. Internet access is the one default that differs,
+// and it differs as sessionconfig says: online in Lambda, offline locally.
+func TestServeAndFunctionsLoadTheSameKnobs(t *testing.T) {
+	t.Parallel()
+	every := map[string]string{
+		"SESSIONBOX_TEMPLATE": "my-template", "SESSIONBOX_IDLE_TIMEOUT_SECS": "600", "SESSIONBOX_LIFETIME_SECS": " 3600 ",
+		"SESSIONBOX_EXEC_TIMEOUT_SECS": "120", "SESSIONBOX_MAX_LIVE_SANDBOXES": "7", "SESSIONBOX_REAP_BATCH": "50",
+		"SESSIONBOX_MAX_LIVE_SANDBOXES_PER_PRINCIPAL": "3",
+		"SESSIONBOX_ALLOW_INTERNET_ACCESS":            "false", "SESSIONBOX_MAX_OUTPUT_BYTES": "4096", "SESSIONBOX_MAX_RESULT_BYTES": "65536",
+	}
+	for _, k := range sessionconfig.Knobs() {
+		if _, ok := every[k.Env]; !ok {
+			t.Fatalf("the table does not set the knob %s", k.Env)
+		}
+	}
+	cases := []struct {
+		name string
+		env  map[string]string
+		// want is the knobs both load; Lambda's and serve's internet
+		// access when the variable is unset are checked apart.
+		want session.Config
+		// errs are what the error must name; nil means no error.
+		errs []string
+	}{
+		{name: "nothing set", env: nil, want: session.Config{}},
+		{name: "every knob", env: every, want: session.Config{DefaultTemplate: "my-template", IdleTimeout: 10 * time.Minute,
+			Lifetime: time.Hour, ExecTimeout: 2 * time.Minute, MaxLiveSandboxesPerTenant: 7, MaxLiveSandboxesPerPrincipal: 3, ReapBatch: 50,
+			MaxOutputBytes: 4096, MaxResultBytes: 65536}},
+		{name: "internet on", env: map[string]string{"SESSIONBOX_ALLOW_INTERNET_ACCESS": "true"}, want: session.Config{AllowInternetAccess: true}},
+		{name: "internet 1", env: map[string]string{"SESSIONBOX_ALLOW_INTERNET_ACCESS": "1"}, want: session.Config{AllowInternetAccess: true}},
+		{name: "internet FALSE", env: map[string]string{"SESSIONBOX_ALLOW_INTERNET_ACCESS": "FALSE"}, want: session.Config{}},
+		{name: "malformed internet", env: map[string]string{"SESSIONBOX_ALLOW_INTERNET_ACCESS": "yes please"},
+			errs: []string{`SESSIONBOX_ALLOW_INTERNET_ACCESS: "yes please"`}},
+		{name: "seconds in words", env: map[string]string{"SESSIONBOX_IDLE_TIMEOUT_SECS": "ten"},
+			errs: []string{`SESSIONBOX_IDLE_TIMEOUT_SECS: "ten" is not a positive whole number`}},
+		{name: "a duration is not seconds", env: map[string]string{"SESSIONBOX_LIFETIME_SECS": "2h"},
+			errs: []string{`SESSIONBOX_LIFETIME_SECS: "2h"`}},
+		{name: "zero", env: map[string]string{"SESSIONBOX_EXEC_TIMEOUT_SECS": "0"}, errs: []string{`SESSIONBOX_EXEC_TIMEOUT_SECS: "0"`}},
+		{name: "negative", env: map[string]string{"SESSIONBOX_REAP_BATCH": "-1"}, errs: []string{`SESSIONBOX_REAP_BATCH: "-1"`}},
+		{name: "fraction", env: map[string]string{"SESSIONBOX_MAX_LIVE_SANDBOXES": "1.5"}, errs: []string{`SESSIONBOX_MAX_LIVE_SANDBOXES: "1.5"`}},
+		{name: "exponent", env: map[string]string{"SESSIONBOX_MAX_OUTPUT_BYTES": "1e6"}, errs: []string{`SESSIONBOX_MAX_OUTPUT_BYTES: "1e6"`}},
+		{name: "template with a space", env: map[string]string{"SESSIONBOX_TEMPLATE": "my template"}, errs: []string{`SESSIONBOX_TEMPLATE: "my template"`}},
+		{name: "every malformed knob is named", env: map[string]string{"SESSIONBOX_MAX_RESULT_BYTES": "lots", "SESSIONBOX_IDLE_TIMEOUT_SECS": "soon"},
+			errs: []string{`SESSIONBOX_MAX_RESULT_BYTES: "lots"`, `SESSIONBOX_IDLE_TIMEOUT_SECS: "soon"`}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			getenv := func(k string) string {
+				if v, ok := c.env[k]; ok {
+					return v
+				}
+				return lambdaBase[k]
+			}
+			loaded := map[string]session.Config{}
+			check := func(who string, cfg session.Config, err error) {
+				t.Helper()
+				if c.errs != nil {
+					if err == nil {
+						t.Fatalf("%s accepted %v", who, c.env)
+					}
+					for _, want := range c.errs {
+						if !strings.Contains(err.Error(), want) {
+							t.Fatalf("%s: error %q does not name %s", who, err, want)
+						}
+					}
+					return
+				}
+				if err != nil {
+					t.Fatalf("%s: %v", who, err)
+				}
+				loaded[who] = cfg
+			}
+			o, err := serveFlags(nil, getenv)
+			check("serve", o.session, err)
+			for _, fn := range lambdaenv.Functions() {
+				lc, err := lambdaenv.Load(getenv, fn.Needs)
+				// Tenant and stack are the deployment's identity, not knobs.
+				lc.Session.Tenant, lc.Session.StackID = "", ""
+				check(fn.Name, lc.Session, err)
+			}
+			for who, got := range loaded {
+				want := c.want
+				if _, set := c.env["SESSIONBOX_ALLOW_INTERNET_ACCESS"]; !set {
+					want.AllowInternetAccess = who != "serve"
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("%s loaded %+v\nwant %+v", who, got, want)
+				}
+			}
+		})
+	}
+}
+
+// TestServeFlagsWinOverEnvironment: serve takes each knob as a flag too; a
+// flag given wins over its variable, and a malformed flag is named as such.
+func TestServeFlagsWinOverEnvironment(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"SESSIONBOX_IDLE_TIMEOUT_SECS": "600", "SESSIONBOX_ALLOW_INTERNET_ACCESS": "false",
+		"SESSIONBOX_TEMPLATE": "from-env", "SESSIONBOX_ADDR": "127.0.0.1:9999", "SESSIONBOX_REAP_INTERVAL": "5s"}
+	getenv := func(k string) string { return env[k] }
+	o, err := serveFlags([]string{"--idle-timeout-secs", "60", "--internet", "--addr", "127.0.0.1:7777"}, getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.session.IdleTimeout != time.Minute || !o.session.AllowInternetAccess || o.session.DefaultTemplate != "from-env" ||
+		o.addr != "127.0.0.1:7777" || o.reap != 5*time.Second {
+		t.Fatalf("options %+v", o)
+	}
+	for args, want := range map[string]string{
+		"--idle-timeout-secs=soon": `--idle-timeout-secs: "soon" is not a positive whole number`,
+		"--internet=perhaps":       `--internet: "perhaps" is neither true nor false`,
+	} {
+		if _, err := serveFlags([]string{args}, getenv); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error saying %s", args, err, want)
+		}
+	}
+	bad := map[string]string{"SESSIONBOX_REAP_INTERVAL": "often", "SESSIONBOX_JSON_LOGS": "sometimes"}
+	_, err = serveFlags(nil, func(k string) string { return bad[k] })
+	for _, want := range []string{`SESSIONBOX_REAP_INTERVAL: "often"`, `SESSIONBOX_JSON_LOGS: "sometimes"`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("err %v does not name %s", err, want)
+		}
+	}
+}
+
+// TestRuntimeVariables: a malformed E2BLOCAL_* value is an error naming it,
+// not a silent default; flags win over the variables.
+func TestRuntimeVariables(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string // error text; "" means none
+		uid  int
+		mem  int64
+	}{
+		{"defaults", nil, nil, "", 200000, 512 << 20},
+		{"from the environment", nil, map[string]string{"E2BLOCAL_UID_BASE": "300000", "E2BLOCAL_MEMORY_MB": "1024"}, "", 300000, 1024 << 20},
+		{"flag wins", []string{"--memory-mb", "256"}, map[string]string{"E2BLOCAL_MEMORY_MB": "1024"}, "", 200000, 256 << 20},
+		{"malformed uid base", nil, map[string]string{"E2BLOCAL_UID_BASE": "lots"}, `E2BLOCAL_UID_BASE: "lots"`, 0, 0},
+		{"malformed memory", nil, map[string]string{"E2BLOCAL_MEMORY_MB": "1GiB"}, `E2BLOCAL_MEMORY_MB: "1GiB"`, 0, 0},
+		{"negative memory", nil, map[string]string{"E2BLOCAL_MEMORY_MB": "-1"}, "--memory-mb (-1) must be positive", 0, 0},
+	}
+	keys := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"none: runtime generates one", nil, nil, ""},
+		{"the SDKs' variable", nil, map[string]string{"E2B_API_KEY": "e2b_sdk"}, "e2b_sdk"},
+		{"the runtime's variable first", nil, map[string]string{"E2B_API_KEY": "e2b_sdk", "E2BLOCAL_API_KEY": "e2b_rt"}, "e2b_rt"},
+		{"the flag first", []string{"--api-key", "e2b_flag"}, map[string]string{"E2BLOCAL_API_KEY": "e2b_rt"}, "e2b_flag"},
+	}
+	for _, k := range keys {
+		cfg, err := runtimeFlags(k.args, func(v string) string { return k.env[v] })
+		if err != nil || cfg.APIKey != k.want {
+			t.Errorf("%s: key %q, %v; want %q", k.name, cfg.APIKey, err, k.want)
+		}
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := runtimeFlags(c.args, func(k string) string { return c.env[k] })
+			if c.want != "" {
+				if err == nil || !strings.Contains(err.Error(), c.want) {
+					t.Fatalf("err %v, want %s", err, c.want)
+				}
+				return
+			}
+			if err != nil || cfg.UIDBase != c.uid || cfg.MemoryBytes != c.mem {
+				t.Fatalf("%+v %v", cfg, err)
+			}
+		})
+	}
+}
