@@ -50,6 +50,7 @@ var (
 	kindTooLarge     = problemKind{"too-large", "Payload too large", http.StatusRequestEntityTooLarge}
 	kindMediaType    = problemKind{"unsupported-media-type", "Unsupported media type", http.StatusUnsupportedMediaType}
 	kindLimit        = problemKind{"limit-reached", "Limit reached", http.StatusTooManyRequests}
+	kindStorage      = problemKind{"insufficient-storage", "Insufficient storage", http.StatusInsufficientStorage}
 	kindInternal     = problemKind{"internal", "Internal error", http.StatusInternalServerError}
 	kindUnavailable  = problemKind{"unavailable", "Upstream unavailable", http.StatusBadGateway}
 	kindTimeout      = problemKind{"timeout", "Timed out", http.StatusGatewayTimeout}
@@ -59,7 +60,7 @@ var (
 // names each type URI.
 var problemKinds = []problemKind{
 	kindInvalid, kindUnauthorized, kindForbidden, kindNotFound, kindMethod,
-	kindNotAccept, kindConflict, kindTooLarge, kindMediaType, kindLimit,
+	kindNotAccept, kindConflict, kindTooLarge, kindMediaType, kindLimit, kindStorage,
 	kindInternal, kindUnavailable, kindTimeout,
 }
 

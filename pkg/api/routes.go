@@ -8,6 +8,9 @@ type route struct {
 	method string
 	path   string // a net/http ServeMux path pattern
 	public bool   // served without authentication
+	// grows marks routes that may start a sandbox or store an upload:
+	// refused with 507 while the storage check fails.
+	grows  bool
 	handle func(s *Server, w http.ResponseWriter, r *http.Request, id identity)
 }
 
@@ -17,23 +20,23 @@ func (s *Server) routeTable() []route {
 		{method: http.MethodGet, path: "/v1/openapi.json", public: true, handle: (*Server).openAPI},
 
 		{method: http.MethodGet, path: "/v1/sessions", handle: (*Server).listSessions},
-		{method: http.MethodPost, path: "/v1/sessions/{id}/sandbox/start", handle: (*Server).startSandbox},
+		{method: http.MethodPost, path: "/v1/sessions/{id}/sandbox/start", grows: true, handle: (*Server).startSandbox},
 		{method: http.MethodPost, path: "/v1/sessions/{id}/sandbox/stop", handle: (*Server).stopSandbox},
 		{method: http.MethodGet, path: "/v1/sessions/{id}/sandbox", handle: (*Server).sandboxStatus},
 
-		{method: http.MethodPost, path: "/v1/sessions/{id}/execute", handle: (*Server).execute},
+		{method: http.MethodPost, path: "/v1/sessions/{id}/execute", grows: true, handle: (*Server).execute},
 		{method: http.MethodPost, path: "/v1/sessions/{id}/reset", handle: (*Server).reset},
-		{method: http.MethodPost, path: "/v1/sessions/{id}/install", handle: (*Server).install},
+		{method: http.MethodPost, path: "/v1/sessions/{id}/install", grows: true, handle: (*Server).install},
 
 		{method: http.MethodGet, path: "/v1/sessions/{id}/files", handle: (*Server).listFiles},
 		{method: http.MethodDelete, path: "/v1/sessions/{id}/files", handle: (*Server).deleteFile},
 		{method: http.MethodGet, path: "/v1/sessions/{id}/files/content", handle: (*Server).readFile},
-		{method: http.MethodPut, path: "/v1/sessions/{id}/files/content", handle: (*Server).writeFile},
-		{method: http.MethodPost, path: "/v1/sessions/{id}/files/upload-url", handle: (*Server).uploadURL},
-		{method: http.MethodPost, path: "/v1/sessions/{id}/files/import", handle: (*Server).importFile},
+		{method: http.MethodPut, path: "/v1/sessions/{id}/files/content", grows: true, handle: (*Server).writeFile},
+		{method: http.MethodPost, path: "/v1/sessions/{id}/files/upload-url", grows: true, handle: (*Server).uploadURL},
+		{method: http.MethodPost, path: "/v1/sessions/{id}/files/import", grows: true, handle: (*Server).importFile},
 		{method: http.MethodPost, path: "/v1/sessions/{id}/files/download-url", handle: (*Server).downloadURL},
 
-		{method: http.MethodPost, path: "/v1/sessions/{id}/runs", handle: (*Server).submitRun},
+		{method: http.MethodPost, path: "/v1/sessions/{id}/runs", grows: true, handle: (*Server).submitRun},
 		{method: http.MethodGet, path: "/v1/runs/{runId}", handle: (*Server).getRun},
 	}
 }

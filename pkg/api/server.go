@@ -33,6 +33,9 @@ type Server struct {
 	// keepAliveFirst and keepAliveEvery time keepalive lines of streams.
 	keepAliveFirst, keepAliveEvery time.Duration
 
+	// storage, when set, is checked before routes that grow the disk.
+	storage func() error
+
 	mux     *http.ServeMux
 	routes  []route
 	handler http.Handler
@@ -40,6 +43,10 @@ type Server struct {
 
 // Option configures a Server.
 type Option func(*Server)
+
+// WithStorageCheck refuses requests that may start a sandbox or store an
+// upload with 507 while check fails; its error is the problem's detail.
+func WithStorageCheck(check func() error) Option { return func(s *Server) { s.storage = check } }
 
 // WithLogger sets the logger for access logs and errors.
 func WithLogger(l *slog.Logger) Option { return func(s *Server) { s.log = l } }
@@ -158,6 +165,12 @@ func (s *Server) wrap(rt route) http.Handler {
 		if !rt.public {
 			var ok bool
 			if id, ok = s.authenticate(w, r); !ok {
+				return
+			}
+		}
+		if rt.grows && s.storage != nil {
+			if err := s.storage(); err != nil {
+				writeProblem(w, r, newProblem(kindStorage, err.Error()))
 				return
 			}
 		}

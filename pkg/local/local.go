@@ -23,6 +23,7 @@ import (
 	"github.com/sessionbox/sessionbox/pkg/api"
 	"github.com/sessionbox/sessionbox/pkg/blob"
 	"github.com/sessionbox/sessionbox/pkg/bus"
+	"github.com/sessionbox/sessionbox/pkg/diskspace"
 	"github.com/sessionbox/sessionbox/pkg/e2b"
 	"github.com/sessionbox/sessionbox/pkg/e2blocal"
 	"github.com/sessionbox/sessionbox/pkg/httplimits"
@@ -75,6 +76,14 @@ type Config struct {
 	// header size, open connections); the zero value is httplimits'
 	// defaults. Runtime.HTTPLimits does the same for the local runtime.
 	HTTPLimits httplimits.Limits
+	// MinFreeBytes is the free space kept on the data dir's file system:
+	// below it, requests that may start a sandbox or store an upload get
+	// 507 (API) or S3's InsufficientStorage (the S3 stand-in). 0 is
+	// diskspace's default (1 GiB, or 5% of a smaller file system);
+	// negative turns it off.
+	MinFreeBytes int64
+	// Statfs measures the data dir's file system; tests inject their own.
+	Statfs diskspace.Statfs
 	// ExpireInterval is how often objects past the bucket's lifecycle
 	// ages are deleted; default 10 min.
 	ExpireInterval time.Duration
@@ -151,11 +160,17 @@ func (s *Service) start(ctx context.Context, cfg Config) error {
 	}
 	// Keys are remembered for a while, as API Gateway's authorizer cache
 	// does in production: a known key costs no store read per request.
-	if err := s.serve(ctx, cfg, api.New(mgr, api.WithLogger(cfg.Logger), api.WithKeyCache(keyCacheTTL))); err != nil {
+	if err := s.serve(ctx, cfg, api.New(mgr, api.WithLogger(cfg.Logger), api.WithKeyCache(keyCacheTTL),
+		api.WithStorageCheck(cfg.floor().Check))); err != nil {
 		return err
 	}
 	s.startReaper(cfg)
 	return nil
+}
+
+// floor is the free-space floor on the data dir's file system.
+func (c Config) floor() diskspace.Floor {
+	return diskspace.Floor{Dir: c.DataDir, MinFree: c.MinFreeBytes, Statfs: c.Statfs}
 }
 
 func (c Config) withDefaults() Config {
@@ -247,7 +262,8 @@ func (s *Service) startStore(ctx context.Context, cfg Config) (*store.Store, err
 func (s *Service) startBlobs(ctx context.Context, cfg Config) (*blob.Blobs, error) {
 	client := cfg.S3
 	if client == nil {
-		endpoint, stop, err := localaws.StartS3(context.WithoutCancel(ctx), filepath.Join(cfg.DataDir, "s3"))
+		endpoint, stop, err := localaws.StartS3(context.WithoutCancel(ctx), filepath.Join(cfg.DataDir, "s3"),
+			localaws.WithSpaceCheck(cfg.floor().Check))
 		if err != nil {
 			return nil, err
 		}

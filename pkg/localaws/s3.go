@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -40,14 +41,38 @@ func StartS3(ctx context.Context, dir string, opts ...S3Option) (endpoint string
 	if err != nil {
 		return "", nil, err
 	}
-	return serve(ctx, "s3", newSigV4(h, cfg.creds, time.Now), nil)
+	var inner http.Handler = h
+	if cfg.spaceCheck != nil {
+		inner = spaceGuard(h, cfg.spaceCheck)
+	}
+	return serve(ctx, "s3", newSigV4(inner, cfg.creds, time.Now), nil)
 }
 
 // S3Option configures StartS3.
 type S3Option func(*s3Config)
 
 type s3Config struct {
-	creds aws.Credentials
+	creds      aws.Credentials
+	spaceCheck func() error
+}
+
+// WithSpaceCheck refuses uploads (PUT and POST) with 507 while check
+// fails, so a full disk refuses new objects instead of keeping part of one.
+func WithSpaceCheck(check func() error) S3Option {
+	return func(c *s3Config) { c.spaceCheck = check }
+}
+
+func spaceGuard(next http.Handler, check func() error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut || r.Method == http.MethodPost {
+			if err := check(); err != nil {
+				w.Header().Set("Connection", "close")
+				writeS3Error(w, s3Error{http.StatusInsufficientStorage, "InsufficientStorage", err.Error()})
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // WithS3Credentials makes the stand-in accept requests signed with these

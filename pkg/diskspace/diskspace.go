@@ -1,0 +1,66 @@
+// Package diskspace keeps a floor of free space on a file system: work
+// that would fill it (new sandboxes, uploads) is refused while the free
+// space is below the floor, rather than filling the host's disk.
+package diskspace
+
+import (
+	"errors"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrLow is what Check returns (wrapped) when free space is below the floor.
+var ErrLow = errors.New("not enough free disk space")
+
+// DefaultFloor is the free space kept by default: 1 GiB, or 5% of a file
+// system smaller than 20 GiB.
+const DefaultFloor = 1 << 30
+
+// Statfs reports a file system's free (to unprivileged users) and total
+// bytes.
+type Statfs func(dir string) (free, total uint64, err error)
+
+// Floor is a free-space floor on the file system holding Dir.
+type Floor struct {
+	Dir string
+	// MinFree is the floor in bytes; 0 means DefaultFloor, capped at 5% of
+	// the file system; negative turns the floor off.
+	MinFree int64
+	// Statfs defaults to the system's statfs; tests inject their own.
+	Statfs Statfs
+}
+
+// Check returns an error wrapping ErrLow, naming the free space and the
+// floor, when the file system holding Dir has less free space than the
+// floor. A file system that cannot be measured passes.
+func (f Floor) Check() error {
+	if f.MinFree < 0 {
+		return nil
+	}
+	statfs := f.Statfs
+	if statfs == nil {
+		statfs = systemStatfs
+	}
+	free, total, err := statfs(f.Dir)
+	if err != nil {
+		return nil
+	}
+	floor := uint64(f.MinFree)
+	if floor == 0 {
+		floor = min(DefaultFloor, total/20)
+	}
+	if free >= floor {
+		return nil
+	}
+	return fmt.Errorf("%w: %d MiB free on the file system holding the data directory, below the floor of %d MiB; free some space (or stop sessions) and try again",
+		ErrLow, free>>20, floor>>20)
+}
+
+func systemStatfs(dir string) (free, total uint64, err error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return 0, 0, fmt.Errorf("statfs %s: %w", dir, err)
+	}
+	return st.Bavail * uint64(st.Bsize), st.Blocks * uint64(st.Bsize), nil
+}
