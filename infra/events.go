@@ -66,6 +66,12 @@ func reaperSchedule(stack awscdk.Stack, cfg Config, reaper function) awsschedule
 		Description: jsii.String("sessionbox reaper tick for tenant " + cfg.Tenant),
 		Schedule:    awsscheduler.ScheduleExpression_Rate(awscdk.Duration_Minutes(jsii.Number(1))),
 		Target: awsschedulertargets.NewLambdaInvoke(reaper.fn, &awsschedulertargets.ScheduleTargetBaseProps{
+			// What the reaper logs with each tick (events/reaper); it
+			// reaps on any payload.
+			Input: awsscheduler.ScheduleTargetInput_FromObject(map[string]any{
+				"executionId":   awsscheduler.ContextAttribute_ExecutionId(),
+				"scheduledTime": awsscheduler.ContextAttribute_ScheduledTime(),
+			}),
 			RetryAttempts: jsii.Number(0),
 			MaxEventAge:   awscdk.Duration_Minutes(jsii.Number(1)),
 		}),

@@ -57,6 +57,11 @@ func checkEvents(t *testing.T, s synthed) {
 	if sp["ScheduleExpression"] != "rate(1 minute)" || sp["State"] != "ENABLED" || ref(target["Arn"]) != reaperID {
 		t.Errorf("reaper schedule %s", jsonOf(sp))
 	}
+	// The input the reaper logs (events/reaper/scheduler-tick.json).
+	if in, _ := target["Input"].(string); !strings.Contains(in, `"executionId":"<aws.scheduler.execution-id>"`) ||
+		!strings.Contains(in, `"scheduledTime":"<aws.scheduler.scheduled-time>"`) {
+		t.Errorf("schedule input %s", jsonOf(target["Input"]))
+	}
 	if jsonOf(target["RetryPolicy"]) != `{"MaximumEventAgeInSeconds":60,"MaximumRetryAttempts":0}` {
 		t.Errorf("schedule retry %s", jsonOf(target["RetryPolicy"]))
 	}

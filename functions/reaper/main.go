@@ -11,5 +11,5 @@ import (
 
 func main() {
 	env := sessionenv.MustInit(lambdaenv.Reaper)
-	lambda.Start(env.Reaper().Handle)
+	lambda.Start(env.Reaper())
 }

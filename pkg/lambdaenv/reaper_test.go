@@ -8,13 +8,13 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/sessionbox/sessionbox/pkg/lambdaenv"
 	"github.com/sessionbox/sessionbox/pkg/lambdaenv/sessionenv"
@@ -68,7 +68,7 @@ type emf struct {
 func (r *reaperRig) tick(t *testing.T) (emf, error) {
 	t.Helper()
 	var out bytes.Buffer
-	err := r.env.ReaperWith(r.env.Manager, &out).Handle(lambdaCtx(t, "tick"), loadEvent[events.CloudWatchEvent](t, "reaper/scheduler-tick.json"))
+	err := r.env.ReaperWith(r.env.Manager, &out).Handle(lambdaCtx(t, "tick"), readEvent(t, "reaper/scheduler-tick.json"))
 	return parseEMF(t, out.Bytes()), err
 }
 
@@ -294,9 +294,44 @@ func TestReaperTickThatCannotRun(t *testing.T) {
 	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", r.secrets.url) // answers nothing DynamoDB understands
 	env, _ := r.stack.env(lambdaenv.Reaper, lambdaenv.WithClock(r.clock))
 	var out bytes.Buffer
-	err := env.ReaperWith(env.Manager, &out).Handle(lambdaCtx(t, "tick"), loadEvent[events.CloudWatchEvent](t, "reaper/scheduler-tick.json"))
+	err := env.ReaperWith(env.Manager, &out).Handle(lambdaCtx(t, "tick"), readEvent(t, "reaper/scheduler-tick.json"))
 	if err == nil || !strings.Contains(err.Error(), "reaper tick") {
 		t.Fatalf("got %v", err)
 	}
 	want(t, parseEMF(t, out.Bytes()), 0, 0, 0, 1)
+}
+
+func readEvent(t *testing.T, file string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(eventsDir, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestReaperAcceptsAnyPayload invokes the reaper as Lambda would, with what
+// the stack's schedule sends, what a schedule without input or a manual
+// invoke sends, and an EventBridge rule's envelope: each is a tick.
+func TestReaperAcceptsAnyPayload(t *testing.T) {
+	r := newReaperRig(t)
+	for _, c := range []struct {
+		name    string
+		payload []byte
+	}{
+		{"the stack's input", readEvent(t, "reaper/scheduler-tick.json")},
+		{"a rule envelope", readEvent(t, "reaper/rule-envelope.json")},
+		{"empty object", []byte("{}")},
+		{"null", []byte("null")},
+		{"nothing", nil},
+		{"a string", []byte(`"tick"`)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var out bytes.Buffer
+			if _, err := r.env.ReaperWith(r.env.Manager, &out).Invoke(lambdaCtx(t, "tick"), c.payload); err != nil {
+				t.Fatal(err)
+			}
+			want(t, parseEMF(t, out.Bytes()), 0, 0, 0, 0)
+		})
+	}
 }

@@ -2,11 +2,10 @@ package sessionenv
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-
-	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/sessionbox/sessionbox/pkg/lambdaenv"
 	"github.com/sessionbox/sessionbox/pkg/session"
@@ -36,11 +35,31 @@ func (e *Env) ReaperWith(r Reaping, metrics io.Writer) *ReaperHandler {
 	return &ReaperHandler{env: e, reaping: r, metrics: metrics}
 }
 
+// Tick is what the stack's schedule sends as its input; only the log line
+// uses it.
+type Tick struct {
+	ExecutionID   string `json:"executionId"`
+	ScheduledTime string `json:"scheduledTime"`
+}
+
+// Invoke is the Lambda entry point. Any payload is a tick: the stack's
+// schedule sends a Tick, but a schedule without input, an EventBridge rule's
+// envelope or a manual invoke with nothing must reap all the same, not fail
+// decoding before the handler runs.
+func (h *ReaperHandler) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	if err := h.Handle(ctx, payload); err != nil {
+		return nil, err
+	}
+	return []byte("null"), nil
+}
+
 // Handle reaps once and reports the counts as embedded metrics. It fails
 // when the tick could not run or any session or orphan failed, so the
 // function's Errors metric (the ReaperErrors alarm) sees it; the next tick
 // retries what failed, so the schedule's own retries add nothing.
-func (h *ReaperHandler) Handle(ctx context.Context, ev events.CloudWatchEvent) error {
+func (h *ReaperHandler) Handle(ctx context.Context, payload []byte) error {
+	var tick Tick
+	_ = json.Unmarshal(payload, &tick) // whatever it is, it is a tick
 	rep, err := h.reaping.Reap(ctx)
 	errs := rep.Errors
 	if err != nil {
@@ -55,7 +74,8 @@ func (h *ReaperHandler) Handle(ctx context.Context, ev events.CloudWatchEvent) e
 	if merr != nil {
 		h.env.Log.ErrorContext(ctx, "reaper metrics", "error", merr)
 	}
-	h.env.Log.InfoContext(ctx, "reaper tick", "event", ev.ID, "paused", rep.Paused, "killed", rep.Killed,
+	h.env.Log.InfoContext(ctx, "reaper tick", "execution", tick.ExecutionID, "scheduledTime", tick.ScheduledTime,
+		"payloadBytes", len(payload), "paused", rep.Paused, "killed", rep.Killed,
 		"orphans", rep.Orphans, "errors", errs)
 	switch {
 	case err != nil:
