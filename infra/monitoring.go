@@ -59,7 +59,13 @@ func addAlarms(stack awscdk.Stack, m monitored) []awscloudwatch.Alarm {
 	notBreaching := awscloudwatch.TreatMissingData_NOT_BREACHING
 	for _, f := range m.fns {
 		n := title(f.spec.name)
-		add("Alarm"+n+"Errors", f.spec.name+" function errors", f.fn.MetricErrors(sum(5)), 1, 1, atLeast, notBreaching)
+		if f.spec.name == "authorizer" {
+			// Every refused key is a function error to Lambda (that is how
+			// an authorizer answers 401): only real failures page.
+			add("AlarmAuthorizerFailures", "authorizer failures (not refusals)", authMetric(m.cfg, metricAuthFailures), 1, 1, atLeast, notBreaching)
+		} else {
+			add("Alarm"+n+"Errors", f.spec.name+" function errors", f.fn.MetricErrors(sum(5)), 1, 1, atLeast, notBreaching)
+		}
 		add("Alarm"+n+"Throttles", f.spec.name+" function throttled", f.fn.MetricThrottles(sum(5)), 1, 1, atLeast, notBreaching)
 		if f.spec.name != "reaper" {
 			continue
@@ -90,6 +96,23 @@ func api5xxRate(api awsapigateway.RestApi) awscloudwatch.MathExpression {
 	})
 }
 
+// The authorizer's embedded metrics (pkg/lambdaenv), one of them 1 per
+// invocation, in namespace sessionbox with the tenant as dimension.
+const (
+	metricsNamespace   = "sessionbox"
+	metricAuthAllowed  = "AuthAllowed"
+	metricAuthRefusals = "AuthRefusals"
+	metricAuthFailures = "AuthFailures"
+)
+
+func authMetric(cfg Config, name string) awscloudwatch.Metric {
+	return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+		Namespace: jsii.String(metricsNamespace), MetricName: jsii.String(name),
+		DimensionsMap: &map[string]*string{"tenant": jsii.String(cfg.Tenant)},
+		Statistic:     jsii.String("Sum"), Period: minutes(5), Label: jsii.String(name),
+	})
+}
+
 func addDashboard(stack awscdk.Stack, m monitored, alarms []awscloudwatch.Alarm) awscloudwatch.Dashboard {
 	d := awscloudwatch.NewDashboard(stack, jsii.String("Dashboard"), &awscloudwatch.DashboardProps{
 		DashboardName: jsii.String("sessionbox-" + m.cfg.Tenant),
@@ -100,6 +123,7 @@ func addDashboard(stack awscdk.Stack, m monitored, alarms []awscloudwatch.Alarm)
 		graph("API latency p90 (ms)", stage.MetricLatency(&awscloudwatch.MetricOptions{Statistic: jsii.String("p90")}),
 			stage.MetricIntegrationLatency(&awscloudwatch.MetricOptions{Statistic: jsii.String("p90")})),
 		graph("Run dead letters", m.dlq.MetricApproximateNumberOfMessagesVisible(nil)),
+		graph("Authorizer", authMetric(m.cfg, metricAuthAllowed), authMetric(m.cfg, metricAuthRefusals), authMetric(m.cfg, metricAuthFailures)),
 	)
 	var inv, errs, dur []awscloudwatch.IMetric
 	for _, f := range m.fns {

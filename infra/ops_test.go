@@ -127,6 +127,9 @@ func checkAlarms(t *testing.T, s synthed, v variant) {
 	for _, name := range functionNames {
 		id, _ := s.function(t, name)
 		for suffix, metric := range map[string]string{" function errors": "Errors", " function throttled": "Throttles"} {
+			if name == "authorizer" && metric == "Errors" {
+				continue // below: a wrong key must not page
+			}
 			a, ok := byDesc[name+suffix]
 			if !ok {
 				t.Errorf("no alarm %q", name+suffix)
@@ -137,6 +140,15 @@ func checkAlarms(t *testing.T, s synthed, v variant) {
 				t.Errorf("alarm %q: %s", name+suffix, jsonOf(a))
 			}
 		}
+	}
+	if _, ok := byDesc["authorizer function errors"]; ok {
+		t.Error("an alarm on the authorizer's Errors pages on every refused key")
+	}
+	af := byDesc["authorizer failures (not refusals)"]
+	if af["MetricName"] != "AuthFailures" || af["Namespace"] != "sessionbox" || af["Statistic"] != "Sum" ||
+		jsonOf(af["Dimensions"]) != `[{"Name":"tenant","Value":"`+s.tenant+`"}]` || af["Threshold"] != 1.0 ||
+		af["ComparisonOperator"] != "GreaterThanOrEqualToThreshold" || af["TreatMissingData"] != "notBreaching" {
+		t.Errorf("authorizer failures alarm %s", jsonOf(af))
 	}
 	queueID, _ := s.only(t, "AWS::SQS::Queue")
 	dl := byDesc["run requests in the dead-letter queue"]

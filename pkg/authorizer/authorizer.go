@@ -80,6 +80,9 @@ func (a *Authorizer) Handle(ctx context.Context, ev events.APIGatewayCustomAutho
 	id, err := a.Authenticate(ctx, ev.Headers)
 	if err != nil {
 		if errors.Is(err, ErrUnauthorized) {
+			// API Gateway hears only "Unauthorized"; the reason is for
+			// whoever reads the logs (it names a key by its prefix only).
+			a.log.InfoContext(ctx, "request refused", "reason", err.Error(), "methodArn", ev.MethodArn)
 			return events.APIGatewayCustomAuthorizerResponse{}, ErrUnauthorized
 		}
 		// Anything else (the store down) must not read as "bad key": API

@@ -80,7 +80,7 @@ func InitBase(fn Function, opts ...Option) (*Base, error) {
 
 // MustAuthorizer is the authorizer function's init: a failure is logged as
 // JSON and ends the process, which Lambda reports as an init error.
-func MustAuthorizer() *authorizer.Authorizer {
+func MustAuthorizer() *AuthorizerHandler {
 	b, err := InitBase(Authorizer)
 	if err != nil {
 		Exit(err)
@@ -89,7 +89,7 @@ func MustAuthorizer() *authorizer.Authorizer {
 	if err != nil {
 		Exit(err)
 	}
-	return a
+	return b.AuthorizerHandler(a, os.Stdout)
 }
 
 // Exit logs why init failed and ends the process.

@@ -12,7 +12,7 @@ import (
 )
 
 // MetricsNamespace is the CloudWatch namespace of sessionbox's metrics.
-const MetricsNamespace = "sessionbox"
+const MetricsNamespace = lambdaenv.MetricsNamespace
 
 // Reaping is the part of the Manager the reaper uses.
 type Reaping interface {
