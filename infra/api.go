@@ -114,8 +114,9 @@ func integrationFor(f function) awsapigateway.LambdaIntegration {
 // newAuthorizer is a REQUEST authorizer. API Gateway builds its cache key
 // from the identity sources and answers 401 itself when any is missing, so
 // with the cache on only the Authorization header can be one: listing
-// X-API-Key too would demand both headers on every call. acceptXApiKey
-// trades the cache for accepting either header (README, "API keys").
+// X-API-Key too would demand both headers on every call. acceptXApiKey,
+// the default, trades the cache for accepting either header, as the README
+// and local serve do (infra/README, "API keys").
 func newAuthorizer(stack awscdk.Stack, cfg Config, fn function) awsapigateway.RequestAuthorizer {
 	props := &awsapigateway.RequestAuthorizerProps{
 		Handler:         fn.fn,
@@ -143,7 +144,9 @@ func corsOptions(origins []string) *awsapigateway.CorsOptions {
 	return &awsapigateway.CorsOptions{
 		AllowOrigins:  jsii.Strings(origins...),
 		AllowMethods:  jsii.Strings("GET", "POST", "PUT", "DELETE", "OPTIONS"),
-		AllowHeaders:  jsii.Strings("Authorization", "X-API-Key", "Content-Type", "Accept", "Idempotency-Key"),
+		// Every request header the OpenAPI document lists (pkg/api's
+		// corsAllowHeaders answers the same locally).
+		AllowHeaders:  jsii.Strings("Authorization", "X-API-Key", "Content-Type", "Accept", "Idempotency-Key", "X-Request-Id"),
 		ExposeHeaders: jsii.Strings("X-Request-Id", "Retry-After"),
 		MaxAge:        awscdk.Duration_Hours(jsii.Number(1)),
 	}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -127,6 +129,13 @@ func checkRoutes(t *testing.T, s synthed, v variant) {
 		if m.props["AuthorizationType"] != "NONE" || in["Type"] != "MOCK" {
 			t.Errorf("%s: preflight must be an unauthorized MOCK, is %v %v", key, m.props["AuthorizationType"], in["Type"])
 		}
+		// A browser may send every header the OpenAPI document lists.
+		allowed := jsonOf(in["IntegrationResponses"])
+		for _, h := range append(openAPIHeaders(t), "Authorization", "Content-Type", "Accept") {
+			if !regexp.MustCompile(`Access-Control-Allow-Headers":"'[^']*\b` + regexp.QuoteMeta(h) + `\b`).MatchString(allowed) {
+				t.Errorf("%s: preflight does not allow %s: %s", key, h, allowed)
+			}
+		}
 	}
 	sort.Strings(extra)
 	if len(extra) > 0 {
@@ -249,4 +258,21 @@ func checkGatewayResponses(t *testing.T, s synthed, v variant) {
 			t.Errorf("no gateway response for %s", typ)
 		}
 	}
+}
+
+// openAPIHeaders are the request headers the API's OpenAPI document names.
+func openAPIHeaders(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile("../pkg/api/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, m := range regexp.MustCompile(`"in":\s*"header",\s*"name":\s*"([^"]+)"|"name":\s*"([^"]+)",\s*"in":\s*"header"`).FindAllStringSubmatch(string(b), -1) {
+		out = append(out, m[1]+m[2])
+	}
+	if len(out) == 0 {
+		t.Fatal("no header parameters found in the OpenAPI document")
+	}
+	return out
 }

@@ -51,8 +51,10 @@ type Config struct {
 	LogRetentionDays int
 	ThrottleRate     float64
 	ThrottleBurst    float64
-	// AcceptXAPIKey lets the authorizer see X-API-Key as well as
-	// Authorization, which means no identity source and so no result cache.
+	// AcceptXAPIKey (the default) lets the authorizer see X-API-Key as
+	// well as Authorization, as the README and local serve do, which means
+	// no identity source and so no result cache. Off, only Authorization
+	// works and decisions are cached.
 	AcceptXAPIKey bool
 	// APIGatewayCloudWatchRole sets the account-wide role API Gateway needs
 	// to write access logs; one stack per account and region is enough.
@@ -139,7 +141,7 @@ func (c *Config) readOperations(get func(string) any) error {
 	if c.ThrottleBurst != math.Trunc(c.ThrottleBurst) {
 		return fmt.Errorf("context %s: burst %v is not a whole number", ctxThrottleBurst, c.ThrottleBurst)
 	}
-	if c.AcceptXAPIKey, err = boolFrom(ctxAcceptXAPIKey, get(ctxAcceptXAPIKey), false); err != nil {
+	if c.AcceptXAPIKey, err = boolFrom(ctxAcceptXAPIKey, get(ctxAcceptXAPIKey), true); err != nil {
 		return err
 	}
 	if c.APIGatewayCloudWatchRole, err = boolFrom(ctxAPIGatewayRole, get(ctxAPIGatewayRole), true); err != nil {

@@ -18,7 +18,7 @@ func TestConfigDefaults(t *testing.T) {
 	}
 	want := Config{
 		Tenant: "acme", RetainData: true, LogRetentionDays: 30, ThrottleRate: 50, ThrottleBurst: 100,
-		APIGatewayCloudWatchRole: true, StageName: "prod",
+		APIGatewayCloudWatchRole: true, StageName: "prod", AcceptXAPIKey: true,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults\n got %+v\nwant %+v", c, want)
@@ -45,10 +45,10 @@ func TestConfigValues(t *testing.T) {
 			}},
 		{"numbers as JSON", map[string]any{"throttleRate": 7.0, "throttleBurst": 9.0, "logRetentionDays": 365.0},
 			func(c Config) bool { return c.ThrottleRate == 7 && c.ThrottleBurst == 9 && c.LogRetentionDays == 365 }},
-		{"booleans as strings", map[string]any{"acceptXApiKey": "true", "apiGatewayCloudWatchRole": "false"},
-			func(c Config) bool { return c.AcceptXAPIKey && !c.APIGatewayCloudWatchRole }},
-		{"booleans as JSON", map[string]any{"acceptXApiKey": true, "apiGatewayCloudWatchRole": false},
-			func(c Config) bool { return c.AcceptXAPIKey && !c.APIGatewayCloudWatchRole }},
+		{"booleans as strings", map[string]any{"acceptXApiKey": "false", "apiGatewayCloudWatchRole": "false"},
+			func(c Config) bool { return !c.AcceptXAPIKey && !c.APIGatewayCloudWatchRole }},
+		{"booleans as JSON", map[string]any{"acceptXApiKey": false, "apiGatewayCloudWatchRole": false},
+			func(c Config) bool { return !c.AcceptXAPIKey && !c.APIGatewayCloudWatchRole }},
 		{"jwt", map[string]any{"jwtIssuer": "https://idp.example.com", "jwtAudience": "api", "jwtJwksUrl": "https://idp.example.com/jwks"},
 			func(c Config) bool {
 				return c.JWTIssuer == "https://idp.example.com" && c.JWTAudience == "api" && c.JWTJWKSURL == "https://idp.example.com/jwks"

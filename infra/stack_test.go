@@ -41,7 +41,7 @@ func runChecks(t *testing.T, s synthed, v variant) {
 // TestDefaultStack: only the tenant given; everything else defaults.
 func TestDefaultStack(t *testing.T) {
 	s := synth(t, map[string]any{"tenant": "acme", "distDir": fakeDist(t)})
-	runChecks(t, s, variant{retain: true, retentionDays: 30, rate: 50, burst: 100})
+	runChecks(t, s, variant{retain: true, retentionDays: 30, rate: 50, burst: 100, acceptXAPIKey: true})
 }
 
 // TestConfiguredStack: imported secret, JWT, browser origins, dev removal,
@@ -59,7 +59,7 @@ func TestConfiguredStack(t *testing.T) {
 		"jwtJwksUrl":               "https://auth.example.com/.well-known/jwks.json",
 		"allowedOrigins":           "https://app.example.com, http://localhost:5173",
 		"removalPolicy":            "destroy",
-		"acceptXApiKey":            "true",
+		"acceptXApiKey":            "false",
 		"throttleRate":             "20",
 		"throttleBurst":            40.0,
 		"logRetentionDays":         "7",
@@ -70,7 +70,7 @@ func TestConfiguredStack(t *testing.T) {
 		retain: false, retentionDays: 7, rate: 20, burst: 40,
 		origins:       []string{"https://app.example.com", "http://localhost:5173"},
 		importedName:  "shared/e2b/api-key",
-		acceptXAPIKey: true,
+		acceptXAPIKey: false,
 		alarmTopic:    topic,
 		noAccountRole: true,
 		jwt: map[string]string{
