@@ -142,8 +142,8 @@ func corsOptions(origins []string) *awsapigateway.CorsOptions {
 		return nil
 	}
 	return &awsapigateway.CorsOptions{
-		AllowOrigins:  jsii.Strings(origins...),
-		AllowMethods:  jsii.Strings("GET", "POST", "PUT", "DELETE", "OPTIONS"),
+		AllowOrigins: jsii.Strings(origins...),
+		AllowMethods: jsii.Strings("GET", "POST", "PUT", "DELETE", "OPTIONS"),
 		// Every request header the OpenAPI document lists (pkg/api's
 		// corsAllowHeaders answers the same locally).
 		AllowHeaders:  jsii.Strings("Authorization", "X-API-Key", "Content-Type", "Accept", "Idempotency-Key", "X-Request-Id"),

@@ -109,7 +109,7 @@ func authMetric(cfg Config, name string) awscloudwatch.Metric {
 	return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
 		Namespace: jsii.String(metricsNamespace), MetricName: jsii.String(name),
 		DimensionsMap: &map[string]*string{"tenant": jsii.String(cfg.Tenant)},
-		Statistic:     jsii.String("Sum"), Period: minutes(5), Label: jsii.String(name),
+		Statistic:     jsii.String("Sum"), Period: minutes(5),
 	})
 }
 
