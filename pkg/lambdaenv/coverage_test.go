@@ -12,7 +12,7 @@ import (
 var otherReplays = []string{
 	"authorizer/bearer-key.json", "authorizer/x-api-key.json", "authorizer/unknown-key.json", "authorizer/no-credential.json",
 	"runs/run-requested.json", "runs/run-requested-idempotent.json",
-	"reaper/scheduler-tick.json",
+	"reaper/scheduler-tick.json", "reaper/rule-envelope.json",
 }
 
 // TestEverySampleIsReplayed keeps events/ and the replay tests together: a
