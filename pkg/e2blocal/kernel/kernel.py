@@ -373,18 +373,20 @@ class Kernel:
         # could drop the status the shell already wrote).
         b = self.bash
         if b is None or b.p.poll() is not None:
+            if b is not None:
+                b.close()
             b = self.bash = _Bash()
         status = b.run(code, _env_pairs(env), self)
         if self.intr_pending:
             self.intr_pending = False
             if status is None:
-                b.p.wait()
+                b.close()
                 self.bash = None
             self.send(b"X", _error_json(KeyboardInterrupt()), now=False)
             return
         if status is None:
             # The cell ended the shell (exit): its variables are gone.
-            status = b.p.wait()
+            status = b.close()
             self.bash = None
         if status != 0:
             # As bash_kernel reports a failed cell: no name, the status as value.
@@ -536,6 +538,19 @@ class _Bash:
         os.close(w)
         self.buf = b""
         self._send("trap 'return 130 2>/dev/null' INT\n")
+
+    def close(self):
+        """Reaps the exited shell and drops its pipe and cell file; returns its status."""
+        import shutil
+
+        status = self.p.wait()
+        for f in (self.p.stdin.close, lambda: os.close(self.r)):
+            try:
+                f()
+            except OSError:
+                pass
+        shutil.rmtree(self.dir, ignore_errors=True)
+        return status
 
     def _send(self, text):
         self.p.stdin.write(text.encode("utf-8", "surrogateescape"))

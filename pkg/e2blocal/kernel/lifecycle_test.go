@@ -606,6 +606,15 @@ func TestBashContext(t *testing.T) {
 	if got := e.runIn(t, bc.ID, "echo $Y").text("stdout"); got != "kept\n" {
 		t.Errorf("after interrupt: %q (timeout cell: %v)", got, r.lines)
 	}
+	// A shell that exits leaves no descriptor behind in the kernel.
+	fds := func() string { return e.runIn(t, bc.ID, "ls /proc/$PPID/fd | wc -l").text("stdout") }
+	before := fds()
+	for range 3 {
+		e.runIn(t, bc.ID, "exit 1")
+	}
+	if after := fds(); after != before {
+		t.Errorf("kernel descriptors: %q before three exits, %q after", before, after)
+	}
 	// language "bash" without a context runs in bash's default context.
 	r1 := e.exec(t, map[string]any{"code": "Z=default-bash", "language": "bash"})
 	r2 := e.exec(t, map[string]any{"code": "echo $Z $BASH_VERSION | cut -c1-14", "language": "bash"})
