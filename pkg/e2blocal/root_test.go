@@ -69,6 +69,7 @@ func TestRootAndSudo(t *testing.T) {
 		{"root by request", "root", `id -un; id -u; echo $HOME; pwd`, "root\n0\n/root\n/root\n"},
 		{"sudo whoami", "user", `sudo whoami`, "root\n"},
 		{"sudo keeps the cwd and exit status", "user", `cd /tmp && sudo bash -c 'pwd; exit 7'; echo "exit $?"`, "/tmp\nexit 7\n"},
+		{"sudo of a missing command", "user", `sudo no-such-cmd 2>&1; echo "exit $?"`, "sudo: no-such-cmd: command not found\nexit 1\n"},
 		{"sudo -i", "user", `sudo -i pwd`, "/root\n"},
 		{"sudo pipes", "user", `echo hi | sudo tee /root/f >/dev/null && sudo cat /root/f`, "hi\n"},
 		{"user cannot read root's home", "user", `ls /root 2>/dev/null || echo denied`, "denied\n"},
@@ -90,6 +91,27 @@ func TestRootAndSudo(t *testing.T) {
 			}
 		})
 	}
+	t.Run("files as each user", func(t *testing.T) {
+		post := func(user, path string) int {
+			r := do(t, "POST", rt.SandboxURL()+"/files?username="+user+"&path="+path, "data",
+				map[string]string{hdrSandboxID: sb.SandboxID, hdrSandboxPort: "49983",
+					"X-Access-Token": sb.EnvdAccessToken, "Content-Type": "application/octet-stream"})
+			return r.status
+		}
+		if st := post("root", "/root/by-root"); st != http.StatusOK {
+			t.Fatalf("root writes /root: %d", st)
+		}
+		if st := post("user", "/root/by-user"); st != http.StatusForbidden {
+			t.Fatalf("user writes /root: %d, want 403", st)
+		}
+		if st := post("user", "/home/user/by-user"); st != http.StatusOK {
+			t.Fatalf("user writes home: %d", st)
+		}
+		r := runAs(t, rt, sb, "root", `stat -c %U /root/by-root /home/user/by-user; ls /root/by-user 2>/dev/null || echo absent`)
+		if r.stdout != "root\nuser\nabsent\n" {
+			t.Fatalf("owners: %+v", r)
+		}
+	})
 	t.Run("host uids", func(t *testing.T) {
 		s := rt.lookup(sb.SandboxID)
 		if s.userUID < 0 || s.userUID == s.hostUID || s.hostUID == 0 {
