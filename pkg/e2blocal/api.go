@@ -183,6 +183,7 @@ func (rt *Runtime) createParams(req newSandboxRequest, v2 bool) (createParams, e
 		autoResume: req.AutoResume != nil && req.AutoResume.Enabled,
 		secure:     v2 || (req.Secure != nil && *req.Secure),
 		allowNet:   req.AllowInternetAccess, metadata: req.Metadata, envVars: req.EnvVars,
+		private: req.Network != nil && req.Network.AllowPublicTraffic != nil && !*req.Network.AllowPublicTraffic,
 	}
 	return p, nil
 }
@@ -191,6 +192,7 @@ func (rt *Runtime) sandboxBody(s *sandbox) sandboxBody {
 	return sandboxBody{
 		TemplateID: s.templateID, SandboxID: s.id, ClientID: clientID, EnvdVersion: rt.envdVer,
 		Alias: s.alias, EnvdAccessToken: s.accessToken,
+		TrafficAccessToken: optional(s.trafficToken),
 	}
 }
 
@@ -229,4 +231,12 @@ func (rt *Runtime) handleKill(w http.ResponseWriter, r *http.Request, s *sandbox
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// optional is nil for "", as E2B sends null for a token a sandbox lacks.
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }

@@ -62,7 +62,7 @@ type metricBody struct {
 }
 
 // newSandboxRequest covers NewSandbox (v1) and NewSandboxV2; unknown fields
-// (mcp, network, iam, ...) are accepted and ignored like optional features.
+// (mcp, iam, network egress rules, ...) are accepted and ignored like optional features.
 type newSandboxRequest struct {
 	TemplateID          string                  `json:"templateID"`
 	Timeout             *int64                  `json:"timeout"`
@@ -70,12 +70,22 @@ type newSandboxRequest struct {
 	AutoResume          *struct{ Enabled bool } `json:"autoResume"`
 	Secure              *bool                   `json:"secure"`
 	AllowInternetAccess *bool                   `json:"allow_internet_access"`
+	Network             *networkRequest         `json:"network"`
 	Metadata            map[string]string       `json:"metadata"`
 	EnvVars             map[string]string       `json:"envVars"`
 	VolumeMounts        []struct {
 		Name string `json:"name"`
 		Path string `json:"path"`
 	} `json:"volumeMounts"`
+}
+
+// networkRequest is the part of E2B's SandboxNetworkConfig the runtime
+// acts on; egress rules are not supported and ignored.
+type networkRequest struct {
+	// AllowPublicTraffic false makes every port but envd's answer only
+	// requests carrying the sandbox's traffic access token; E2B's default
+	// is true.
+	AllowPublicTraffic *bool `json:"allowPublicTraffic"`
 }
 
 type timeoutRequest struct {

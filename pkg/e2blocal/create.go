@@ -20,6 +20,7 @@ type createParams struct {
 	autoPause  bool
 	autoResume bool
 	secure     bool
+	private    bool // network.allowPublicTraffic: false
 	allowNet   *bool
 	metadata   map[string]string
 	envVars    map[string]string
@@ -84,6 +85,11 @@ func (rt *Runtime) create(ctx context.Context, p createParams) (*sandbox, error)
 	s.timeout = p.timeout
 	if p.secure {
 		if s.accessToken, err = newAccessToken(); err != nil {
+			return nil, errors.Join(err, s.teardown(ctx))
+		}
+	}
+	if p.private {
+		if s.trafficToken, err = newAccessToken(); err != nil {
 			return nil, errors.Join(err, s.teardown(ctx))
 		}
 	}

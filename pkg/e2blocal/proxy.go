@@ -102,10 +102,11 @@ func (rt *Runtime) proxyHandler() http.Handler {
 			proxyNotFound(w, id)
 			return
 		}
-		if !portTokenOK(s, port, r) {
-			writeError(w, http.StatusUnauthorized, "port %s of sandbox %s needs the sandbox's X-Access-Token", port, id)
+		if !trafficAllowed(s, port, r) {
+			writeError(w, http.StatusForbidden, "Sandbox is secured with traffic access token. Token header '%s' is missing or wrong", trafficTokenHeader)
 			return
 		}
+		r.Header.Del(trafficTokenHeader) // the sandbox's servers never see it
 		// By default an HTTP/1 server stops the request body once response
 		// headers are flushed; a proxy still copying the request body then
 		// fails and drops the stream (seen with fast envd replies).
@@ -118,15 +119,21 @@ func (rt *Runtime) proxyHandler() http.Handler {
 	})
 }
 
-// portTokenOK guards the ports of a secured sandbox that have no
-// authentication of their own: envd checks the access token (or a file
-// URL's signature) itself and the interpreter checks it on /execute, as in
-// E2B; anything else a sandbox serves answers only the token's holder.
-func portTokenOK(s *sandbox, port string, r *http.Request) bool {
-	if s.accessToken == "" || port == "" || port == agent.EnvdPort || port == agent.KernelPort {
+// trafficTokenHeader carries a private sandbox's traffic access token.
+const trafficTokenHeader = "E2B-Traffic-Access-Token"
+
+// trafficAllowed applies E2B's rule for sandbox URLs: public unless the
+// sandbox was created with network.allowPublicTraffic false, and then only
+// for requests with its traffic token. envd is exempt, as in E2B (the SDKs
+// never send the header there): it checks the envd access token, or a file
+// URL's signature, itself. A sandbox's own web servers are reachable by
+// anyone who knows its id unless it is private, exactly as on E2B; the
+// local runtime lists ids only to holders of its control API key.
+func trafficAllowed(s *sandbox, port string, r *http.Request) bool {
+	if s.trafficToken == "" || port == "" || port == agent.EnvdPort {
 		return true
 	}
-	return subtle.ConstantTimeCompare([]byte(r.Header.Get("X-Access-Token")), []byte(s.accessToken)) == 1
+	return subtle.ConstantTimeCompare([]byte(r.Header.Get(trafficTokenHeader)), []byte(s.trafficToken)) == 1
 }
 
 // pathRoute splits an escaped path of the form /_sandboxes/<id>/<port>[/rest]

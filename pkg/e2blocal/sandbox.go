@@ -47,19 +47,22 @@ type sandbox struct {
 	metadata    map[string]string
 	envVars     map[string]string
 	accessToken string
-	startedAt   time.Time
-	timeout     time.Duration // the lifetime asked for at creation
-	autoPause   bool
-	autoResume  bool
-	allowNet    *bool
-	uid         *uidLease
-	hostUID     int // bwrap's host uid: root inside when userUID is set, else user
-	userUID     int // user's host uid in a sandbox with root, else -1
-	cg          cgroup
-	proc        *agentProc
-	net         *slirpProc // nil without internet access
-	transport   *http.Transport
-	homeMounted bool // /home/user is a loop-mounted image (homeimg.go)
+	// trafficToken, when set, is required of every request to a port
+	// other than envd's (E2B's network.allowPublicTraffic: false).
+	trafficToken string
+	startedAt    time.Time
+	timeout      time.Duration // the lifetime asked for at creation
+	autoPause    bool
+	autoResume   bool
+	allowNet     *bool
+	uid          *uidLease
+	hostUID      int // bwrap's host uid: root inside when userUID is set, else user
+	userUID      int // user's host uid in a sandbox with root, else -1
+	cg           cgroup
+	proc         *agentProc
+	net          *slirpProc // nil without internet access
+	transport    *http.Transport
+	homeMounted  bool // /home/user is a loop-mounted image (homeimg.go)
 
 	mu     sync.Mutex
 	state  sbState

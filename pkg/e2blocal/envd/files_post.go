@@ -44,6 +44,11 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 	defer r.Body.Close()
 	entries, err := s.upload(r)
 	if err != nil {
+		// Answering while the client still sends makes the server close
+		// the connection under it, and the client then sees a reset rather
+		// than this answer (a 507 for a full disk, say). Taking the rest
+		// first, within a bound, lets it read why.
+		_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, maxDrainOnError))
 		status := http.StatusInternalServerError
 		var he *httpError
 		if errors.As(err, &he) {
@@ -54,6 +59,10 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, entries)
 }
+
+// maxDrainOnError bounds what a failed upload reads of the body it could
+// not store; past it the connection is closed.
+const maxDrainOnError = 64 << 20
 
 func (s *Server) upload(r *http.Request) ([]uploadedEntry, error) {
 	if err := s.fileAuth(r, opWrite, time.Now()); err != nil {
