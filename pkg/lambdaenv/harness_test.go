@@ -197,21 +197,22 @@ func (eb *eventBridge) entries(detailType string) []putEntry {
 
 // secretsManager is a loopback Secrets Manager serving fixed secrets.
 type secretsManager struct {
-	url   string
-	mu    sync.Mutex
-	reads int
+	url     string
+	mu      sync.Mutex
+	reads   int
+	secrets map[string]string
 }
 
 func newSecretsManager(t testing.TB, secrets map[string]string) *secretsManager {
-	sm := &secretsManager{}
+	sm := &secretsManager{secrets: secrets}
 	srv := httptest.NewServer(awsJSON(t, map[string]func([]byte) (any, int){
 		"secretsmanager.GetSecretValue": func(body []byte) (any, int) {
 			var in struct{ SecretId string }
 			_ = json.Unmarshal(body, &in)
 			sm.mu.Lock()
 			sm.reads++
+			v, ok := sm.secrets[in.SecretId]
 			sm.mu.Unlock()
-			v, ok := secrets[in.SecretId]
 			if !ok {
 				return map[string]string{"__type": "ResourceNotFoundException", "message": "no secret " + in.SecretId}, http.StatusBadRequest
 			}
@@ -221,6 +222,13 @@ func newSecretsManager(t testing.TB, secrets map[string]string) *secretsManager 
 	t.Cleanup(srv.Close)
 	sm.url = srv.URL
 	return sm
+}
+
+// set changes a secret's value, as put-secret-value does.
+func (sm *secretsManager) set(arn, v string) {
+	sm.mu.Lock()
+	defer sm.mu.Unlock()
+	sm.secrets[arn] = v
 }
 
 func (sm *secretsManager) count() int {

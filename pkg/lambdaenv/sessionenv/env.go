@@ -7,6 +7,7 @@ package sessionenv
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
@@ -30,7 +31,16 @@ type Env struct {
 	Sandboxes *sandboxes.E2B
 	Manager   *session.Manager
 
-	e2b *e2b.Client
+	e2b       *e2b.Client
+	transport *http.Transport // under the key rotator, when the key is a secret's
+}
+
+// e2bTransport is pooled for many concurrent long-lived streams to the E2B
+// API and sandbox hosts.
+func e2bTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns, t.MaxIdleConnsPerHost = 256, 64
+	return t
 }
 
 // New builds what needs asks for from cfg; needs must include NeedStore and
@@ -88,18 +98,23 @@ func MustInit(fn lambdaenv.Function) *Env {
 
 func (e *Env) buildManager(ctx context.Context) error {
 	key := e.Config.E2BAPIKey
+	var hc *http.Client
 	if key == "" {
 		sm := secretsmanager.NewFromConfig(e.AWS, func(so *secretsmanager.Options) {
 			so.BaseEndpoint = e.Endpoint("SECRETS_MANAGER")
 		})
-		k, err := e2bKey(ctx, sm, e.Config.E2BSecretARN)
+		arn := e.Config.E2BSecretARN
+		k, err := e2bKey(ctx, sm, arn)
 		if err != nil {
 			return err
 		}
 		key = k
+		e.transport = e2bTransport()
+		hc = &http.Client{Transport: &keyRotator{base: e.transport, key: key, now: e.Now, log: e.Log,
+			read: func(ctx context.Context) (string, error) { return e2bKey(ctx, sm, arn) }}}
 	}
 	client, err := e2b.New(e2b.Config{APIKey: key, APIURL: e.Config.E2BAPIURL, SandboxURL: e.Config.E2BSandboxURL,
-		Domain: e.Config.E2BDomain})
+		Domain: e.Config.E2BDomain, HTTPClient: hc})
 	if err != nil {
 		return fmt.Errorf("E2B client: %w", err)
 	}
@@ -124,6 +139,9 @@ func (e *Env) buildManager(ctx context.Context) error {
 
 // Close releases the E2B client's idle connections.
 func (e *Env) Close() error {
+	if e.transport != nil {
+		e.transport.CloseIdleConnections()
+	}
 	if e.e2b != nil {
 		return e.e2b.Close()
 	}
