@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -26,6 +27,9 @@ const (
 	ctxAPIGatewayRole = "apiGatewayCloudWatchRole"
 	ctxAlarmTopicARN  = "alarmTopicArn"
 	ctxStageName      = "stageName"
+	ctxE2BDomain      = "e2bDomain"
+	ctxE2BAPIURL      = "e2bApiUrl"
+	ctxLogLevel       = "logLevel"
 	defaultStageName  = "prod"
 	defaultRetention  = 30
 	defaultRate       = 50
@@ -61,7 +65,46 @@ type Config struct {
 	APIGatewayCloudWatchRole bool
 	AlarmTopicARN            string
 	StageName                string
+	// E2BDomain and E2BAPIURL point the functions at a self-hosted E2B.
+	E2BDomain string
+	E2BAPIURL string
+	// LogLevel is the functions' application log level (INFO).
+	LogLevel string
+	// SessionEnv holds the session knobs given in context, by variable;
+	// a knob not given keeps the functions' default (pkg/sessionconfig).
+	SessionEnv map[string]string
 }
+
+// knobKind is how a session knob's context value is checked.
+type knobKind uint8
+
+const (
+	knobWhole knobKind = iota // a positive whole number
+	knobBool
+	knobName // a template name: no spaces
+)
+
+// sessionKnobs are the session settings the functions read, pkg/sessionconfig
+// in the main module, by context key; a test there holds the two lists
+// equal. The functions parse them again at init with the same rules.
+var sessionKnobs = []struct {
+	ctx, env string
+	kind     knobKind
+}{
+	{"template", "SESSIONBOX_TEMPLATE", knobName},
+	{"idleTimeoutSecs", "SESSIONBOX_IDLE_TIMEOUT_SECS", knobWhole},
+	{"lifetimeSecs", "SESSIONBOX_LIFETIME_SECS", knobWhole},
+	{"execTimeoutSecs", "SESSIONBOX_EXEC_TIMEOUT_SECS", knobWhole},
+	{"maxLiveSandboxes", "SESSIONBOX_MAX_LIVE_SANDBOXES", knobWhole},
+	{"maxLiveSandboxesPerPrincipal", "SESSIONBOX_MAX_LIVE_SANDBOXES_PER_PRINCIPAL", knobWhole},
+	{"reapBatch", "SESSIONBOX_REAP_BATCH", knobWhole},
+	{"maxOutputBytes", "SESSIONBOX_MAX_OUTPUT_BYTES", knobWhole},
+	{"maxResultBytes", "SESSIONBOX_MAX_RESULT_BYTES", knobWhole},
+	{"allowInternetAccess", "SESSIONBOX_ALLOW_INTERNET_ACCESS", knobBool},
+}
+
+// logLevels are the application log levels Lambda offers.
+var logLevels = []string{"TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL"}
 
 // tenantPattern keeps the tenant usable in a stack name, an event bus name,
 // a dashboard name and a secret name: lower case, digits and inner hyphens.
@@ -98,7 +141,71 @@ func ConfigFromContext(get func(key string) any) (Config, error) {
 	if err = c.readOperations(get); err != nil {
 		return Config{}, err
 	}
+	if err = c.readFunctionSettings(get); err != nil {
+		return Config{}, err
+	}
 	return c, nil
+}
+
+// readFunctionSettings reads what the stack passes to the functions as
+// environment variables: the session knobs, the E2B endpoint and the log
+// level.
+func (c *Config) readFunctionSettings(get func(string) any) error {
+	c.SessionEnv = map[string]string{}
+	for _, k := range sessionKnobs {
+		v, err := knobFrom(k.ctx, k.kind, get(k.ctx))
+		if err != nil {
+			return err
+		}
+		if v != "" {
+			c.SessionEnv[k.env] = v
+		}
+	}
+	c.E2BDomain = stringOf(get(ctxE2BDomain))
+	if strings.ContainsAny(c.E2BDomain, "/: ") {
+		return fmt.Errorf("context %s: %q is not a domain like e2b.example.com", ctxE2BDomain, c.E2BDomain)
+	}
+	c.E2BAPIURL = stringOf(get(ctxE2BAPIURL))
+	if c.E2BAPIURL != "" {
+		if err := httpsURL(c.E2BAPIURL); err != nil {
+			return fmt.Errorf("context %s: %w", ctxE2BAPIURL, err)
+		}
+	}
+	c.LogLevel = strings.ToUpper(stringOf(get(ctxLogLevel)))
+	if c.LogLevel == "" {
+		c.LogLevel = "INFO"
+	}
+	if !slices.Contains(logLevels, c.LogLevel) {
+		return fmt.Errorf("context %s: %q is not one of %s", ctxLogLevel, c.LogLevel, strings.Join(logLevels, " "))
+	}
+	return nil
+}
+
+// knobFrom checks one knob's context value and returns it as the variable's
+// text, "" when not given.
+func knobFrom(key string, kind knobKind, v any) (string, error) {
+	if v == nil || stringOf(v) == "" {
+		return "", nil
+	}
+	switch kind {
+	case knobBool:
+		b, err := boolFrom(key, v, false)
+		return strconv.FormatBool(b), err
+	case knobName:
+		s := stringOf(v)
+		if strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+			return "", fmt.Errorf("context %s: %q is not a template name", key, s)
+		}
+		return s, nil
+	}
+	n, err := positiveNumber(key, v, 0)
+	if err != nil {
+		return "", err
+	}
+	if n != math.Trunc(n) || n > math.MaxInt32 {
+		return "", fmt.Errorf("context %s: %v is not a whole number", key, n)
+	}
+	return strconv.Itoa(int(n)), nil
 }
 
 func (c *Config) readJWT(get func(string) any) error {

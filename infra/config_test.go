@@ -18,7 +18,7 @@ func TestConfigDefaults(t *testing.T) {
 	}
 	want := Config{
 		Tenant: "acme", RetainData: true, LogRetentionDays: 30, ThrottleRate: 50, ThrottleBurst: 100,
-		APIGatewayCloudWatchRole: true, StageName: "prod", AcceptXAPIKey: true,
+		APIGatewayCloudWatchRole: true, StageName: "prod", AcceptXAPIKey: true, LogLevel: "INFO", SessionEnv: map[string]string{},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults\n got %+v\nwant %+v", c, want)
@@ -56,6 +56,24 @@ func TestConfigValues(t *testing.T) {
 		{"imported secret", map[string]any{"e2bSecretName": "team/e2b"}, func(c Config) bool { return c.E2BSecretName == "team/e2b" }},
 		{"stage", map[string]any{"stageName": "v1_live"}, func(c Config) bool { return c.StageName == "v1_live" }},
 		{"dist dir", map[string]any{"distDir": "/opt/build"}, func(c Config) bool { return c.DistDir == "/opt/build" }},
+		{"session knobs as strings", map[string]any{"template": "my-tpl", "idleTimeoutSecs": "600", "lifetimeSecs": "3600",
+			"execTimeoutSecs": "120", "maxLiveSandboxes": "5", "maxLiveSandboxesPerPrincipal": "2", "reapBatch": "50", "maxOutputBytes": "4096",
+			"maxResultBytes": "65536", "allowInternetAccess": "false"},
+			func(c Config) bool {
+				return reflect.DeepEqual(c.SessionEnv, map[string]string{"SESSIONBOX_TEMPLATE": "my-tpl",
+					"SESSIONBOX_IDLE_TIMEOUT_SECS": "600", "SESSIONBOX_LIFETIME_SECS": "3600", "SESSIONBOX_EXEC_TIMEOUT_SECS": "120",
+					"SESSIONBOX_MAX_LIVE_SANDBOXES": "5", "SESSIONBOX_MAX_LIVE_SANDBOXES_PER_PRINCIPAL": "2", "SESSIONBOX_REAP_BATCH": "50", "SESSIONBOX_MAX_OUTPUT_BYTES": "4096",
+					"SESSIONBOX_MAX_RESULT_BYTES": "65536", "SESSIONBOX_ALLOW_INTERNET_ACCESS": "false"})
+			}},
+		{"session knobs as JSON", map[string]any{"idleTimeoutSecs": 900.0, "allowInternetAccess": true},
+			func(c Config) bool {
+				return reflect.DeepEqual(c.SessionEnv, map[string]string{"SESSIONBOX_IDLE_TIMEOUT_SECS": "900",
+					"SESSIONBOX_ALLOW_INTERNET_ACCESS": "true"})
+			}},
+		{"self-hosted E2B and log level", map[string]any{"e2bDomain": "e2b.example.com", "e2bApiUrl": "https://api.e2b.example.com", "logLevel": "debug"},
+			func(c Config) bool {
+				return c.E2BDomain == "e2b.example.com" && c.E2BAPIURL == "https://api.e2b.example.com" && c.LogLevel == "DEBUG"
+			}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -106,6 +124,15 @@ func TestConfigRejects(t *testing.T) {
 		{"bool of wrong type", map[string]any{"acceptXApiKey": 1.0}, "acceptXApiKey"},
 		{"topic not an ARN", map[string]any{"alarmTopicArn": "oncall"}, "alarmTopicArn"},
 		{"bad stage", map[string]any{"stageName": "prod-1"}, "stageName"},
+		{"seconds in words", map[string]any{"idleTimeoutSecs": "ten"}, `context idleTimeoutSecs: "ten"`},
+		{"zero seconds", map[string]any{"execTimeoutSecs": "0"}, "execTimeoutSecs"},
+		{"fractional count", map[string]any{"maxLiveSandboxes": 2.5}, "maxLiveSandboxes"},
+		{"negative bytes", map[string]any{"maxOutputBytes": "-1"}, "maxOutputBytes"},
+		{"internet not a bool", map[string]any{"allowInternetAccess": "yes please"}, "allowInternetAccess"},
+		{"template with a space", map[string]any{"template": "my template"}, "template"},
+		{"domain with a scheme", map[string]any{"e2bDomain": "https://e2b.example.com"}, "e2bDomain"},
+		{"http E2B API", map[string]any{"e2bApiUrl": "http://api.e2b.example.com"}, "e2bApiUrl"},
+		{"unknown log level", map[string]any{"logLevel": "LOUD"}, "logLevel"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -26,6 +26,10 @@ const (
 	envJWTAudience = "SESSIONBOX_JWT_AUDIENCE"
 	envJWTJWKSURL  = "SESSIONBOX_JWT_JWKS_URL"
 	envOrigins     = "SESSIONBOX_ALLOWED_ORIGINS"
+	envStackID     = "SESSIONBOX_STACK_ID"
+	envE2BDomain   = "E2B_DOMAIN"
+	envE2BAPIURL   = "E2B_API_URL"
+	// The session knobs' variables are in sessionKnobs (config.go).
 )
 
 // fnSpec is one Lambda function: its size and whether it talks to E2B.
@@ -112,9 +116,9 @@ func newFunction(stack awscdk.Stack, cfg Config, distDir string, s fnSpec, env m
 		LogGroup:      lg,
 		LoggingFormat: awslambda.LoggingFormat_JSON,
 		// Go emits its own JSON through slog; this sets AWS_LAMBDA_LOG_LEVEL
-		// for it. Platform lines stay at INFO: REPORT carries init duration
-		// and memory used.
-		ApplicationLogLevelV2: awslambda.ApplicationLogLevel_INFO,
+		// for it (context logLevel). Platform lines stay at INFO: REPORT
+		// carries init duration and memory used.
+		ApplicationLogLevelV2: awslambda.ApplicationLogLevel(cfg.LogLevel),
 		SystemLogLevelV2:      awslambda.SystemLogLevel_INFO,
 		Environment:           &env,
 	})

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"cmp"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,6 +23,11 @@ type variant struct {
 	acceptXAPIKey bool
 	alarmTopic    string
 	noAccountRole bool // apiGatewayCloudWatchRole=false
+	// sessionEnv are the knobs given in context, by variable; e2b the
+	// self-hosted E2B's domain and API URL; logLevel "" means INFO.
+	sessionEnv map[string]string
+	e2b        map[string]string
+	logLevel   string
 }
 
 func obj(m map[string]any) assertions.Matcher { return assertions.Match_ObjectLike(&m) }
@@ -136,7 +143,7 @@ func checkFunctions(t *testing.T, s synthed, v variant) {
 			"Handler":       "bootstrap",
 			"LoggingConfig": obj(map[string]any{
 				"LogFormat": "JSON", "LogGroup": assertions.Match_AnyValue(),
-				"ApplicationLogLevel": "INFO", "SystemLogLevel": "INFO",
+				"ApplicationLogLevel": cmp.Or(v.logLevel, "INFO"), "SystemLogLevel": "INFO",
 			}),
 		})
 	})
@@ -199,6 +206,22 @@ func checkEnvironment(t *testing.T, s synthed, v variant) {
 		origins, _ := env["SESSIONBOX_ALLOWED_ORIGINS"].(string)
 		if want := strings.Join(v.origins, ","); apiFns[name] && origins != want || !apiFns[name] && origins != "" {
 			t.Errorf("%s: SESSIONBOX_ALLOWED_ORIGINS = %q, want %q", name, origins, want)
+		}
+		// The session functions get every knob given, the stack's id and
+		// the E2B endpoint; the authorizer none of them.
+		want := map[string]string{}
+		if e2bCallers[name] {
+			want["SESSIONBOX_STACK_ID"] = "sessionbox-" + s.tenant
+			maps.Copy(want, v.sessionEnv)
+			maps.Copy(want, v.e2b)
+		}
+		for _, k := range []string{"SESSIONBOX_STACK_ID", "E2B_DOMAIN", "E2B_API_URL", "SESSIONBOX_TEMPLATE", "SESSIONBOX_IDLE_TIMEOUT_SECS",
+			"SESSIONBOX_LIFETIME_SECS", "SESSIONBOX_EXEC_TIMEOUT_SECS", "SESSIONBOX_MAX_LIVE_SANDBOXES", "SESSIONBOX_REAP_BATCH",
+			"SESSIONBOX_MAX_LIVE_SANDBOXES_PER_PRINCIPAL",
+			"SESSIONBOX_MAX_OUTPUT_BYTES", "SESSIONBOX_MAX_RESULT_BYTES", "SESSIONBOX_ALLOW_INTERNET_ACCESS"} {
+			if got, _ := env[k].(string); got != want[k] {
+				t.Errorf("%s: %s = %q, want %q", name, k, got, want[k])
+			}
 		}
 		for _, k := range []string{"SESSIONBOX_JWT_ISSUER", "SESSIONBOX_JWT_AUDIENCE", "SESSIONBOX_JWT_JWKS_URL"} {
 			want := ""

@@ -103,6 +103,16 @@ func environmentFor(cfg Config, s fnSpec, r resources) map[string]*string {
 	}
 	if s.e2b {
 		env[envSecretARN] = jsii.String(r.secret.arn)
+		// The orphan sweep kills only sandboxes carrying this id.
+		env[envStackID] = jsii.String(stackName(cfg.Tenant))
+		for k, v := range map[string]string{envE2BDomain: cfg.E2BDomain, envE2BAPIURL: cfg.E2BAPIURL} {
+			if v != "" {
+				env[k] = jsii.String(v)
+			}
+		}
+		for k, v := range cfg.SessionEnv {
+			env[k] = jsii.String(v)
+		}
 	}
 	if s.api && len(cfg.AllowedOrigins) > 0 {
 		// API Gateway answers the preflight; the function's own responses
