@@ -65,11 +65,15 @@ bench: setup
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./...
 	@if [ -x scripts/bench/run.sh ]; then scripts/bench/run.sh; fi
 
-## lint: gofmt, go vet, staticcheck (pinned as a tool in go.mod)
+## lint: gofmt, go vet, staticcheck (pinned as a tool in go.mod), and the
+## platform boundary: the CLI and the Go client build for darwin and windows
+## (pkg/e2blocal is Linux-only; elsewhere its stub says so)
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt: $$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...
+	GOOS=darwin $(GO) build ./cmd/sessionbox ./pkg/client/...
+	GOOS=windows $(GO) build ./cmd/sessionbox ./pkg/client/...
 
 ## proto: regenerate pkg/envdpb from proto/ (protoc from apt; the generators are
 ## tools pinned in go.mod, built at those versions onto PATH for protoc)

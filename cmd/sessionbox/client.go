@@ -180,9 +180,11 @@ func getFile(ctx context.Context, c *client.Client, sid, remote, local string) e
 	if err != nil {
 		return err
 	}
-	if local != "-" {
-		fmt.Fprintf(os.Stderr, "%s (%d bytes)\n", local, n)
+	if local == "-" {
+		// A pipe or terminal cannot be synced (EINVAL), nor needs to be.
+		return nil
 	}
+	fmt.Fprintf(os.Stderr, "%s (%d bytes)\n", local, n)
 	return out.Sync()
 }
 

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package agent is the in-sandbox init process of an e2blocal sandbox: the
 // sessionbox binary re-executed inside bubblewrap. It serves envd's protocol
 // and the code interpreter on one unix socket that the runtime proxies to.

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package envd serves E2B's in-sandbox daemon protocol (envd): the REST file,
 // health, env and metrics endpoints and the Connect process and filesystem
 // services, as one http.Handler. It runs as the sandbox user and never changes

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package sudo gives a sandbox's user passwordless sudo, as E2B's templates
 // do. Sandboxes run with no_new_privs (their seccomp filter needs it), so a
 // setuid program cannot work; instead `sudo` is a client that asks the
