@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -26,11 +27,22 @@ const (
 	agentListenFD = 5
 )
 
+// agentHookCalled records that this process called RunAgentIfRequested.
+// It is process-wide by nature: the hook is about what this binary does
+// when the runtime re-executes it.
+var agentHookCalled atomic.Bool
+
+// errNoAgentHook is why a runtime refuses to start in a process whose main
+// never called the hook: every sandbox would start this binary as its
+// agent, which would run main instead, and each create would time out.
+var errNoAgentHook = errors.New("e2blocal: RunAgentIfRequested was not called in main (or TestMain); the runtime re-executes this binary as each sandbox's agent")
+
 // RunAgentIfRequested runs the in-sandbox agent and exits when this process
 // was started by the runtime as a sandbox's init; otherwise it returns at
 // once. Call it first thing in main() and in TestMain of packages that start
 // a runtime, because the runtime re-executes its own binary as the agent.
 func RunAgentIfRequested() {
+	agentHookCalled.Store(true)
 	// Inside a sandbox with root, /opt/e2b/sbin/sudo links to the agent.
 	if filepath.Base(os.Args[0]) == "sudo" {
 		if exe, err := os.Executable(); err == nil && exe == insideAgent {

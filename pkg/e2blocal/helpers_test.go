@@ -14,7 +14,11 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	RunAgentIfRequested()
+	// TestAgentHookRequired runs this binary again as a main that forgot
+	// the hook.
+	if os.Getenv(noHookEnv) == "" {
+		RunAgentIfRequested()
+	}
 	if dir := os.Getenv(childRuntimeEnv); dir != "" {
 		os.Exit(runChildRuntime(dir))
 	}

@@ -107,6 +107,9 @@ type Runtime struct {
 
 // Start builds the runtime and serves both addresses until Close.
 func Start(ctx context.Context, cfg Config) (*Runtime, error) {
+	if !agentHookCalled.Load() {
+		return nil, errNoAgentHook
+	}
 	cfg.setDefaults()
 	if cfg.DataDir == "" {
 		return nil, errors.New("e2blocal: DataDir is required")
