@@ -8,7 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,7 +68,7 @@ type cgroup interface {
 // detectCgroups returns a driver, or nil when this process cannot manage
 // cgroups (then callers use rlimits and signals only); v2Root, when set,
 // picks a unified hierarchy mounted elsewhere (hybrid hosts, tests).
-func detectCgroups(runtimeTag, v2Root string) (cgroupDriver, error) {
+func detectCgroups(runtimeTag, v2Root string, log *slog.Logger) (cgroupDriver, error) {
 	if v2Root == "" {
 		if _, err := os.Stat(filepath.Join(cgroupRoot, "cgroup.controllers")); err != nil {
 			d, err := newV1Driver(runtimeTag)
@@ -84,7 +84,7 @@ func detectCgroups(runtimeTag, v2Root string) (cgroupDriver, error) {
 		return nil, err
 	}
 	if len(d.missing) > 0 {
-		log.Printf("e2blocal: cgroup v2 at %s offers no %s controller: those sandbox limits are not enforced", v2Root, strings.Join(d.missing, ", "))
+		log.Warn("e2blocal: cgroup v2 lacks controllers: those sandbox limits are not enforced", "cgroup", v2Root, "missing", strings.Join(d.missing, ","))
 	}
 	return d, nil
 }

@@ -1,6 +1,7 @@
 package e2blocal
 
 import (
+	"log/slog"
 	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/httplimits"
@@ -38,6 +39,10 @@ type Config struct {
 	// it exists to measure the filter's cost and to diagnose a workload it
 	// refuses, never for production.
 	NoSeccomp bool
+	// Logger receives what the runtime reports about the host (limits it
+	// cannot enforce) and sandboxes that die on their own; default
+	// slog.Default().
+	Logger *slog.Logger
 
 	cgroupV2Root    string        // a unified hierarchy to use instead of the host's own (tests on hybrid hosts)
 	metricsInterval time.Duration // how often running sandboxes are sampled, default 5 s (tests shorten it)

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -40,7 +40,7 @@ type layout struct {
 // generated /etc and the agent binary, so a second runtime on the same
 // DataDir must not rebuild them in place, and sandboxes do not outlive their
 // runtime, so what a killed runtime left behind is removed by the next.
-func newLayout(dataDir, tag string, root bool) (*layout, error) {
+func newLayout(dataDir, tag string, root bool, log *slog.Logger) (*layout, error) {
 	dataDir, err := filepath.Abs(dataDir)
 	if err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
@@ -48,8 +48,8 @@ func newLayout(dataDir, tag string, root bool) (*layout, error) {
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
-	removeStale(filepath.Join(os.TempDir(), "e2bl-*-*-*"), 2)
-	removeStale(filepath.Join(dataDir, "rt-*-*"), 1)
+	removeStale(filepath.Join(os.TempDir(), "e2bl-*-*-*"), 2, log)
+	removeStale(filepath.Join(dataDir, "rt-*-*"), 1, log)
 	l := &layout{state: dataDir}
 	if root && !traversable(dataDir) {
 		dir, err := os.MkdirTemp("", tempPrefix("state"))
@@ -140,7 +140,7 @@ func tempPrefix(kind string) string {
 
 // removeStale removes the dirs matching pattern whose name carries, as its
 // field pidField ('-'-separated), the pid of a process that is gone.
-func removeStale(pattern string, pidField int) {
+func removeStale(pattern string, pidField int, log *slog.Logger) {
 	dirs, _ := filepath.Glob(pattern)
 	for _, d := range dirs {
 		parts := strings.Split(filepath.Base(d), "-")
@@ -154,7 +154,7 @@ func removeStale(pattern string, pidField int) {
 			// The dead runtime's sandbox homes are still mounted: removing
 			// their contents would not free their images.
 			if err := unmountBelow(d); err != nil {
-				log.Printf("e2blocal: leftovers of a dead runtime: %v", err)
+				log.Warn("e2blocal: cannot remove the leftovers of a dead runtime", "dir", d, "error", err)
 				continue
 			}
 			_ = os.RemoveAll(d)

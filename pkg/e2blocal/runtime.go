@@ -6,7 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log"
+	"log/slog"
 	"math"
 	"net"
 	"net/http"
@@ -64,6 +64,9 @@ func (c *Config) setDefaults() {
 	if c.DefaultV2Timeout == 0 {
 		c.DefaultV2Timeout = 300 * time.Second
 	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
 	if c.metricsInterval == 0 {
 		c.metricsInterval = defaultMetricsInterval
 	}
@@ -72,6 +75,7 @@ func (c *Config) setDefaults() {
 // Runtime is a running local E2B runtime.
 type Runtime struct {
 	cfg     Config
+	log     *slog.Logger // cfg.Logger
 	envdVer string
 	fs      *layout
 	spawn   *spawner
@@ -118,7 +122,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		return nil, fmt.Errorf("e2blocal: bubblewrap not found: %w", err)
 	}
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	rt := &Runtime{cfg: cfg, envdVer: envdVersion, ctx: rctx, cancel: cancel, sandboxes: map[string]*sandbox{}, signed: newSignedRouter()}
+	rt := &Runtime{cfg: cfg, log: cfg.Logger, envdVer: envdVersion, ctx: rctx, cancel: cancel, sandboxes: map[string]*sandbox{}, signed: newSignedRouter()}
 	if err := rt.init(); err != nil {
 		rt.shutdown()
 		return nil, err
@@ -154,7 +158,7 @@ func (rt *Runtime) init() error {
 		return err
 	}
 	tag := fmt.Sprintf("%d-%s", os.Getpid(), suffix[:8])
-	fs, err := newLayout(rt.cfg.DataDir, tag, root)
+	fs, err := newLayout(rt.cfg.DataDir, tag, root, rt.log)
 	if err != nil {
 		return err
 	}
@@ -163,14 +167,14 @@ func (rt *Runtime) init() error {
 	// Kernels run bytecode compiled once here rather than compiling their
 	// source at every start.
 	if rt.kernel, err = fs.compileKernel(rt.cfg.Python); err != nil {
-		log.Printf("e2blocal: kernels compile their source at every start: %v", err)
+		rt.log.Warn("e2blocal: kernels compile their source at every start", "error", err)
 	}
 	rt.slirp, rt.noNet = netSupport(rt.cfg)
 	var why string
 	if rt.cfg.DiskMB < 0 {
-		log.Printf("e2blocal: sandbox homes are not size-limited (DiskMB < 0)")
+		rt.log.Warn("e2blocal: sandbox homes are not size-limited", "reason", "DiskMB < 0")
 	} else if rt.homes, why = detectHomeImages(root, rt.cfg.DiskMB); rt.homes == nil {
-		log.Printf("e2blocal: sandbox homes are not size-limited (%s): a sandbox can fill the file system holding %s", why, rt.cfg.DataDir)
+		rt.log.Warn("e2blocal: sandbox homes are not size-limited: a sandbox can fill the file system holding the data dir", "reason", why, "dataDir", rt.cfg.DataDir)
 	}
 	if root {
 		dir, err := uidLockDir()
@@ -182,8 +186,8 @@ func (rt *Runtime) init() error {
 		}
 	}
 	// One parent group per runtime; several runtimes may share a process.
-	if cg, err := detectCgroups(tag, rt.cfg.cgroupV2Root); err != nil {
-		log.Printf("e2blocal: sandboxes get no cgroup limits (%v): rlimits bound them and pause stops them with SIGSTOP", err)
+	if cg, err := detectCgroups(tag, rt.cfg.cgroupV2Root, rt.log); err != nil {
+		rt.log.Warn("e2blocal: sandboxes get no cgroup limits: rlimits bound them and pause stops them with SIGSTOP", "error", err)
 	} else {
 		rt.cgroups = cg
 	}

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log"
 	"net"
 	"net/http"
 	"os"
@@ -337,7 +336,7 @@ func (s *sandbox) releaseWhenGone() {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.rt.ctx), 10*time.Second)
 	defer cancel()
 	if err := s.release(ctx); err != nil {
-		log.Printf("e2blocal: release sandbox %s after its tree exited: %v", s.id, err)
+		s.rt.log.Error("e2blocal: release sandbox after its tree exited", "sandbox", s.id, "error", err)
 	}
 }
 
@@ -348,7 +347,7 @@ func (s *sandbox) watch() {
 	defer cancel()
 	if err := s.kill(ctx); !errors.Is(err, errGone) {
 		// Nobody asked for this: keep the agent's last words.
-		log.Printf("e2blocal: sandbox %s died: %v; agent output: %q", s.id, s.proc.err, s.proc.stderr.String())
+		s.rt.log.Warn("e2blocal: sandbox died", "sandbox", s.id, "error", s.proc.err, "agentOutput", s.proc.stderr.String())
 	}
 }
 

@@ -6,7 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log"
+	"log/slog"
 	"os"
 	"os/exec"
 	"sync/atomic"
@@ -83,7 +83,7 @@ func (rt *Runtime) attachNet(s *sandbox, timeout time.Duration) error {
 		return err
 	}
 	defer netns.Close()
-	p, err := startSlirp(rt.spawn, s.id, rt.cfg.Bwrap, rt.slirp, netns)
+	p, err := startSlirp(rt.spawn, rt.log, s.id, rt.cfg.Bwrap, rt.slirp, netns)
 	if err != nil {
 		return fmt.Errorf("sandbox %s network: %w", s.id, err)
 	}
@@ -144,7 +144,7 @@ func slirpArgs(slirp string) []string {
 	}
 }
 
-func startSlirp(sp *spawner, id, bwrap, slirp string, netns *os.File) (*slirpProc, error) {
+func startSlirp(sp *spawner, log *slog.Logger, id, bwrap, slirp string, netns *os.File) (*slirpProc, error) {
 	readyR, readyW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("ready pipe: %w", err)
@@ -174,7 +174,7 @@ func startSlirp(sp *spawner, id, bwrap, slirp string, netns *os.File) (*slirpPro
 		err := cmd.Wait()
 		if !p.stopping.Load() {
 			// The sandbox lives on offline; keep slirp's last words.
-			log.Printf("e2blocal: slirp4netns %s exited early: %v; output: %q", id, err, p.output.String())
+			log.Warn("e2blocal: slirp4netns exited early; the sandbox is offline", "sandbox", id, "error", err, "output", p.output.String())
 		}
 		close(p.done)
 	}()

@@ -197,6 +197,9 @@ func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	if c.Runtime.Logger == nil {
+		c.Runtime.Logger = c.Logger
+	}
 	if c.Runtime.APIAddr == "" {
 		c.Runtime.APIAddr = "127.0.0.1:0"
 	}
