@@ -6,8 +6,6 @@ package diskspace
 import (
 	"errors"
 	"fmt"
-
-	"golang.org/x/sys/unix"
 )
 
 // ErrLow is what Check returns (wrapped) when free space is below the floor.
@@ -55,12 +53,4 @@ func (f Floor) Check() error {
 	}
 	return fmt.Errorf("%w: %d MiB free on the file system holding the data directory, below the floor of %d MiB; free some space (or stop sessions) and try again",
 		ErrLow, free>>20, floor>>20)
-}
-
-func systemStatfs(dir string) (free, total uint64, err error) {
-	var st unix.Statfs_t
-	if err := unix.Statfs(dir, &st); err != nil {
-		return 0, 0, fmt.Errorf("statfs %s: %w", dir, err)
-	}
-	return st.Bavail * uint64(st.Bsize), st.Blocks * uint64(st.Bsize), nil
 }
