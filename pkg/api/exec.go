@@ -55,12 +55,10 @@ func (s *Server) execute(w http.ResponseWriter, r *http.Request, id identity) {
 		})
 		return
 	}
-	res, err := s.mgr.Execute(r.Context(), key, req, nil)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, normalizeResult(res))
+	s.longJSON(w, r, func() (any, error) {
+		res, err := s.mgr.Execute(r.Context(), key, req, nil)
+		return normalizeResult(res), err
+	})
 }
 
 // normalizeResult sends empty lists as [] rather than null, as documented.
@@ -142,10 +140,8 @@ func (s *Server) install(w http.ResponseWriter, r *http.Request, id identity) {
 		})
 		return
 	}
-	res, err := s.mgr.Install(r.Context(), key, req, nil)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, viewInstall(res))
+	s.longJSON(w, r, func() (any, error) {
+		res, err := s.mgr.Install(r.Context(), key, req, nil)
+		return viewInstall(res), err
+	})
 }

@@ -204,3 +204,63 @@ func (s *Server) streamProblem(r *http.Request, err error) *Problem {
 	}
 	return p
 }
+
+// longJSON answers a JSON-mode execute or install. A call that ends within
+// keepAliveFirst is answered as any other request: its status, then its
+// JSON. A longer one starts a 200 response then and sends a space whenever
+// keepAliveEvery passes, which JSON allows before a value, so a gateway
+// that cuts silent streams (API Gateway: 5 minutes idle) keeps it open. A
+// failure after the start can no longer change the status: the body is
+// then its Problem object (with "type" and "status"), not the result.
+func (s *Server) longJSON(w http.ResponseWriter, r *http.Request, call func() (any, error)) {
+	var (
+		mu      sync.Mutex
+		started bool
+		stopped bool
+	)
+	rc := http.NewResponseController(w)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTimer(s.keepAliveFirst)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			mu.Lock()
+			if !stopped {
+				if !started {
+					h := w.Header()
+					h.Set("Content-Type", "application/json")
+					h.Set("Cache-Control", "no-store")
+					h.Set("X-Accel-Buffering", "no")
+					w.WriteHeader(http.StatusOK)
+					started = true
+				}
+				_, _ = w.Write([]byte(" "))
+				_ = rc.Flush()
+			}
+			mu.Unlock()
+			t.Reset(s.keepAliveEvery)
+		}
+	})
+	res, err := call()
+	close(done)
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	stopped = true
+	switch {
+	case !started && err != nil:
+		s.fail(w, r, err)
+	case !started:
+		writeJSON(w, http.StatusOK, res)
+	case err != nil && !s.clientGone(r, err):
+		_ = json.NewEncoder(w).Encode(s.streamProblem(r, err))
+	case err == nil:
+		_ = json.NewEncoder(w).Encode(res)
+	}
+}
