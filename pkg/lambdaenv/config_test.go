@@ -97,7 +97,7 @@ func TestLoad(t *testing.T) {
 // TestInitFailsClearly: a missing secret or missing credentials stop init
 // with a message that says what to fix.
 func TestInitFailsClearly(t *testing.T) {
-	sm := newSecretsManager(t, map[string]string{"arn:empty": "  ", "arn:json": `{"apiKey":"e2b_fromjson"}`})
+	sm := newSecretsManager(t, map[string]string{"arn:empty": "  ", "arn:json": `{"apiKey":"e2b_0123456789abcdef"}`, "arn:placeholder": "Xk3-placeholder"})
 	cfg := lambdaenv.Config{Tenant: "acme", Table: "t", E2BSecretARN: "arn:missing", E2BAPIURL: "http://127.0.0.1:9"}
 	t.Setenv("AWS_REGION", "eu-west-1")
 	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDLOCAL")
@@ -105,7 +105,8 @@ func TestInitFailsClearly(t *testing.T) {
 	t.Setenv("AWS_ENDPOINT_URL_SECRETS_MANAGER", sm.url)
 	ctx := context.Background()
 	needs := lambdaenv.NeedStore | lambdaenv.NeedSandboxes
-	for arn, want := range map[string]string{"arn:missing": "no secret arn:missing", "arn:empty": "is empty"} {
+	for arn, want := range map[string]string{"arn:missing": "no secret arn:missing", "arn:empty": "is empty",
+		"arn:placeholder": "arn:placeholder does not hold an E2B API key"} {
 		cfg.E2BSecretARN = arn
 		if _, err := sessionenv.New(ctx, cfg, needs, lambdaenv.WithLogOutput(&bytes.Buffer{})); err == nil || !strings.Contains(err.Error(), want) {
 			t.Fatalf("%s: %v", arn, err)
