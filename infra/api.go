@@ -9,7 +9,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 )
 
-// route is one method of the REST API (shared/DESIGN.md, "The HTTP API").
+// route is one method of the REST API (pkg/api/openapi.json).
 type route struct {
 	fn     string
 	method string

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// wantRoutes is shared/DESIGN.md's route table with the function serving
+// wantRoutes is the API's route table (pkg/api/openapi.json) with the function serving
 // each route; public routes have no authorizer.
 var wantRoutes = []struct {
 	method, path, fn string
@@ -139,7 +139,7 @@ func checkRoutes(t *testing.T, s synthed, v variant) {
 	}
 	sort.Strings(extra)
 	if len(extra) > 0 {
-		t.Errorf("routes not in DESIGN.md: %v", extra)
+		t.Errorf("routes not in the route table: %v", extra)
 	}
 	if len(v.origins) == 0 && len(preflight) > 0 {
 		t.Errorf("CORS preflight without allowed origins: %v", preflight)

@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// Table layout from shared/DESIGN.md ("Session state"); pkg/store writes it.
+// Table layout from docs/architecture.md ("Storage"); pkg/store writes it.
 const (
 	attrPK        = "pk"
 	attrSK        = "sk"

@@ -9,7 +9,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 )
 
-// Event detail types (shared/DESIGN.md, "Events").
+// Event detail types (docs/architecture.md, "Runs").
 const (
 	eventSource      = "sessionbox"
 	typeRunRequested = "Run Requested"

@@ -14,7 +14,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 )
 
-// functionNames is the list from shared/DESIGN.md, written out here so the
+// functionNames is the list of functions (docs/architecture.md), written out here so the
 // tests do not trust fnSpecs.
 var functionNames = []string{"start", "stop", "status", "execute", "files", "install", "runs", "reaper", "authorizer"}
 

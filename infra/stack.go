@@ -27,8 +27,8 @@ func Build(app awscdk.App) (awscdk.Stack, error) {
 	return NewTenantStack(app, cfg)
 }
 
-// NewTenantStack is one tenant's whole deployment (shared/DESIGN.md,
-// "Infra"). It is environment-agnostic: synth needs no AWS credentials and
+// NewTenantStack is one tenant's whole deployment (docs/architecture.md,
+// "Infrastructure"). It is environment-agnostic: synth needs no AWS credentials and
 // deploy targets whatever account and region the CLI runs with.
 func NewTenantStack(scope constructs.Construct, cfg Config) (awscdk.Stack, error) {
 	dist, err := resolveDistDir(cfg.DistDir)

@@ -1,5 +1,5 @@
-// Package api is sessionbox's HTTP API (shared/DESIGN.md, "The HTTP API
-// (v1)") on net/http: the routes over a session Manager, request validation,
+// Package api is sessionbox's HTTP API (docs/architecture.md, "The API")
+// on net/http: the routes over a session Manager, request validation,
 // application/problem+json errors, API-key or injected identities, CORS,
 // request ids and access logs, JSON or live NDJSON for execute and install,
 // and the OpenAPI 3.1 document served at /v1/openapi.json.

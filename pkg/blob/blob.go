@@ -17,7 +17,8 @@ import (
 
 // Presigned URL lifetimes. They are short on purpose: a URL is a bearer
 // credential, and one signed with a Lambda role's temporary credentials dies
-// with them anyway (shared/aws-notes.md fact 7).
+// with them anyway (a presigned URL stops working when the credentials that
+// signed it expire, whatever its own expiry says).
 const (
 	DefaultExpiry = 5 * time.Minute
 	MaxExpiry     = 15 * time.Minute

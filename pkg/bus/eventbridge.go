@@ -15,7 +15,7 @@ import (
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
 
-// Event source and detail types on the tenant's bus (shared/DESIGN.md).
+// Event source and detail types on the tenant's bus (docs/architecture.md, "Runs").
 const (
 	Source             = "sessionbox"
 	DetailRunRequested = "Run Requested"

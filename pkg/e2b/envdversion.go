@@ -7,7 +7,7 @@ import (
 )
 
 // The client uses envd features only where the sandbox's envd has them, as
-// the official SDKs do (e2b-protocol.md §2.5): a sandbox reports its envd
+// the official SDKs do: a sandbox reports its envd
 // version on create and connect, and templates built long ago keep an old
 // envd. A sandbox attached without a version counts as current.
 var (

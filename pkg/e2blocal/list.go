@@ -30,7 +30,7 @@ type cursor struct {
 	id        string
 }
 
-// parseMetadataFilter undoes the SDK's encoding (e2b-protocol.md §1.5): the
+// parseMetadataFilter undoes the SDK's encoding of the metadata query: the
 // query parameter is decoded once by the URL parser, then the whole value is
 // unescaped, split into k=v pairs on '&' and '=', and each key and value is
 // unescaped again.

@@ -12,7 +12,7 @@ import (
 // State is where a session's sandbox is in its life.
 type State string
 
-// The states of a session (shared/DESIGN.md "Session state").
+// The states of a session (docs/architecture.md, "Sessions").
 const (
 	StateStarting State = "starting" // a caller holds the lease and is creating the sandbox
 	StateRunning  State = "running"  // the sandbox is alive

@@ -50,7 +50,7 @@ func decodeKey(m item) (*session.APIKey, error) {
 	return k, nil
 }
 
-// validHash accepts what DESIGN.md stores: the lower-case hex SHA-256.
+// validHash accepts what a key record stores: the lower-case hex SHA-256.
 func validHash(h string) bool {
 	if len(h) != 64 {
 		return false

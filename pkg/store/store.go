@@ -1,6 +1,6 @@
 // Package store keeps sessionbox's sessions, runs and API keys in one
-// DynamoDB table, implementing session.Store (layout: shared/DESIGN.md
-// "Session state").
+// DynamoDB table, implementing session.Store (layout: docs/architecture.md,
+// "Storage").
 //
 //	sessions  pk = T#<tenant>#P#<principal>   sk = S#<sessionId>
 //	runs      pk = RUN#<runId>                sk = RUN

@@ -11,7 +11,7 @@ const accessTokenHeader = "X-Access-Token"
 
 // requireToken guards /execute: it runs code, so a sandbox with an access
 // token only runs code for a caller that presents it (the SDKs send it on
-// /execute, e2b-protocol.md §3.3).
+// /execute as X-Access-Token).
 func (s *Server) requireToken(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if s.cfg.AccessToken == "" {

@@ -1,7 +1,7 @@
 //go:build linux
 
 // Package kernel is the code-interpreter server of the local E2B runtime (E2B
-// port 49999, e2b-protocol.md §3): /execute streams NDJSON from a lean
+// port 49999): /execute streams NDJSON from a lean
 // stdlib-only Python kernel (kernel.py, embedded), one process per context.
 //
 // A context's kernel starts on first use, or ahead of it with Prewarm, so
