@@ -89,9 +89,13 @@ func runServe(ctx context.Context, args []string, getenv func(string) string) er
 	if err != nil {
 		return err
 	}
-	printWelcome(os.Stderr, svc.URL, keys, generated, o.session.AllowInternetAccess)
+	if o.jsonLogs {
+		logWelcome(logger, svc.URL, keys, generated, o.session.AllowInternetAccess)
+	} else {
+		printWelcome(os.Stderr, svc.URL, keys, generated, o.session.AllowInternetAccess)
+	}
 	<-ctx.Done()
-	fmt.Fprintln(os.Stderr, "sessionbox: shutting down, killing sandboxes")
+	logger.Info("sessionbox: shutting down, killing sandboxes")
 	return svc.Close()
 }
 
@@ -142,4 +146,14 @@ func printWelcome(w io.Writer, url string, keys []local.Key, generated, internet
 	if !internet {
 		fmt.Fprintf(w, "Sandboxes are offline; serve with --internet (as root, with slirp4netns) to let them reach the internet.\n\n")
 	}
+}
+
+// logWelcome is printWelcome for --json-logs, whose output is all JSON
+// records: the same facts as attributes, the key only when serve made it.
+func logWelcome(log *slog.Logger, url string, keys []local.Key, generated, internet bool) {
+	attrs := []any{"url", url, "keys", len(keys), "internet", internet}
+	if generated {
+		attrs = append(attrs, "principal", keys[0].Principal, "apiKey", keys[0].Secret)
+	}
+	log.Info("sessionbox is serving", attrs...)
 }

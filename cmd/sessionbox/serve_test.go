@@ -1,9 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/sessionbox/sessionbox/pkg/local"
 )
 
 // TestServeInternetSetting: a malformed SESSIONBOX_ALLOW_INTERNET_ACCESS is
@@ -48,5 +53,26 @@ func TestServeBannerKey(t *testing.T) {
 				t.Fatalf("banner lacks %q:\n%s", c.wantText, banner)
 			}
 		})
+	}
+}
+
+// TestServeJSONWelcome: with --json-logs the welcome is one JSON record,
+// carrying the key only when serve made it.
+func TestServeJSONWelcome(t *testing.T) {
+	t.Parallel()
+	for _, generated := range []bool{true, false} {
+		keys := []local.Key{{Principal: "local", Secret: "sbx_0123456789abcdef0123456789"}}
+		var buf bytes.Buffer
+		logWelcome(slog.New(slog.NewJSONHandler(&buf, nil)), "http://127.0.0.1:8080", keys, generated, false)
+		var rec map[string]any
+		if err := json.Unmarshal(buf.Bytes(), &rec); err != nil {
+			t.Fatalf("generated=%v: not one JSON record: %v\n%s", generated, err, &buf)
+		}
+		if rec["url"] != "http://127.0.0.1:8080" {
+			t.Fatalf("generated=%v: url %v", generated, rec["url"])
+		}
+		if _, shown := rec["apiKey"]; shown != generated {
+			t.Fatalf("generated=%v: key shown %v", generated, shown)
+		}
 	}
 }
