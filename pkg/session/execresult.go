@@ -24,8 +24,12 @@ type ExecResult struct {
 	Truncated bool `json:"truncated"`
 	// Restarted is set when the session's sandbox was gone and a fresh one
 	// was started for this call: kernel state from before is lost.
-	Restarted bool       `json:"restarted"`
-	Artifacts []Artifact `json:"artifacts,omitempty"`
+	Restarted bool `json:"restarted"`
+	// KernelRestarted is set whenever kernel state from before this call
+	// is gone: the sandbox was replaced (Restarted), or its kernel died or
+	// was replaced during this execution (it would not stop at a timeout).
+	KernelRestarted bool       `json:"kernelRestarted"`
+	Artifacts       []Artifact `json:"artifacts,omitempty"`
 	// ChangedFiles are the files the execution created or changed in
 	// WorkDir and the directories right below it (dot names left out), as
 	// a provider that tracks them reports with the result; set only when

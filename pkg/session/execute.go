@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -113,7 +114,18 @@ func (m *Manager) Execute(ctx context.Context, key Key, req ExecRequest, onEvent
 		return nil, err
 	}
 	res.Restarted = restarted
+	res.KernelRestarted = restarted || kernelReplaced(res.Error)
 	return res, nil
+}
+
+// kernelReplaced reports whether an execution's error says its kernel died
+// or was replaced by a fresh one: E2B's DeadKernelError, or a timeout the
+// kernel did not stop at, after which the runtime restarts it.
+func kernelReplaced(e *ExecError) bool {
+	if e == nil {
+		return false
+	}
+	return e.Name == "DeadKernelError" || (e.Name == "TimeoutError" && strings.Contains(e.Value, "restarted"))
 }
 
 // stoppedUnder reports whether an operation's failure (its sandbox gone or
