@@ -258,9 +258,9 @@ func testEndToEnd(t *testing.T, s *stack) {
 	})
 }
 
-// streamLive checks output reaches the client while the code still runs:
-// the code waits for a file that the test writes only after it has read
-// the first line.
+// streamLive checks the stream starts, and output reaches the client, while
+// the code still runs: the code waits for a file that the test writes only
+// after it has read the start line and the first output.
 func streamLive(t *testing.T, s *stack, sid string) {
 	code := "import os, time\nprint('waiting', flush=True)\n" +
 		"for _ in range(600):\n    if os.path.exists('go.flag'): break\n    time.sleep(0.05)\n" +
@@ -278,12 +278,20 @@ func streamLive(t *testing.T, s *stack, sid string) {
 	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	// The start line comes first, while the code is still blocked on the
+	// flag, so it was sent when the call reached the sandbox, not at its end.
+	if !sc.Scan() || sc.Text() != `{"type":"start"}` {
+		t.Fatalf("first line %q (%v), want the start line", sc.Text(), sc.Err())
+	}
 	var lines []map[string]any
 	released := false
 	for sc.Scan() {
 		var l map[string]any
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
 			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		if l["type"] == "start" {
+			t.Fatalf("a second start line: %v", lines)
 		}
 		lines = append(lines, l)
 		if !released && l["type"] == "stdout" && strings.Contains(l["text"].(string), "waiting") {

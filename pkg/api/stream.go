@@ -16,6 +16,7 @@ const contentTypeNDJSON = "application/x-ndjson"
 
 // streamLine is one NDJSON line of a streamed execute or install:
 //
+//	{"type":"start"}                          first line: the call reached its sandbox
 //	{"type":"stdout","text":"..."}            output as it happens
 //	{"type":"stderr","text":"..."}
 //	{"type":"result","result":{...}}          a rich result (execute)
@@ -62,8 +63,9 @@ func acceptable(r *http.Request) bool {
 }
 
 // ndjsonStream writes lines as they come and flushes each. The response
-// starts with the first line, so a call that fails before producing any
-// output still gets its proper status and problem.
+// starts with the start line, sent as soon as the call reaches its sandbox
+// so a client (a browser's fetch resolves at the first byte) knows it runs;
+// a call that fails before that still gets its proper status and problem.
 type ndjsonStream struct {
 	mu      sync.Mutex
 	w       http.ResponseWriter
@@ -154,6 +156,13 @@ func (st *ndjsonStream) sendLocked(line streamLine) {
 
 // onEvent turns the Manager's live events into lines.
 func (st *ndjsonStream) onEvent(ev session.Event) {
+	if ev.Started {
+		st.mu.Lock()
+		if !st.started {
+			st.sendLocked(streamLine{Type: "start"})
+		}
+		st.mu.Unlock()
+	}
 	if ev.Stdout != "" {
 		st.send(streamLine{Type: "stdout", Text: ev.Stdout})
 	}

@@ -316,3 +316,37 @@ func TestClientHangsUpMidStream(t *testing.T) {
 		t.Fatalf("logs %s", logs)
 	}
 }
+
+// TestStreamStartLine checks the response starts when the Manager says the
+// call reached its sandbox, before any output, and only once; a call moved
+// to a fresh sandbox may say so twice.
+func TestStreamStartLine(t *testing.T) {
+	h := newHarness(t)
+	read := make(chan struct{})
+	h.fake.execute = func(ctx context.Context, _ session.Key, _ session.ExecRequest, onEvent func(session.Event)) (*session.ExecResult, error) {
+		onEvent(session.Event{Started: true})
+		onEvent(session.Event{Started: true})
+		select {
+		case <-read:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		onEvent(session.Event{Stdout: "after\n"})
+		return &session.ExecResult{Success: true, Stdout: "after\n"}, nil
+	}
+	resp := h.openStream("/v1/sessions/s1/execute", `{"code":"print('after')"}`)
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/x-ndjson" {
+		t.Fatalf("status %d, Content-Type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	sc := bufio.NewScanner(resp.Body)
+	if l := nextLine(t, sc); l["type"] != "start" || len(l) != 1 {
+		t.Fatalf("first line %v, want the start line alone", l)
+	}
+	close(read)
+	if l := nextLine(t, sc); l["type"] != "stdout" || l["text"] != "after\n" {
+		t.Fatalf("second line %v, want the output", l)
+	}
+	if l := nextLine(t, sc); l["type"] != "done" {
+		t.Fatalf("last line %v", l)
+	}
+}

@@ -97,8 +97,8 @@ func TestExecuteBinaryStreams(t *testing.T) {
 	a = invoke("execute/execute-ndjson.json")
 	a.ok(t, http.StatusOK)
 	lines := ndjsonLines(t, a.body)
-	if a.header.Get("Content-Type") != "application/x-ndjson" || len(lines) < 2 ||
-		lines[0]["text"] != "hello\n" || lines[len(lines)-1]["type"] != "done" {
+	if a.header.Get("Content-Type") != "application/x-ndjson" || len(lines) < 3 ||
+		lines[0]["type"] != "start" || lines[1]["text"] != "hello\n" || lines[len(lines)-1]["type"] != "done" {
 		t.Fatalf("NDJSON answer %s: %s", a.header, a.body)
 	}
 

@@ -231,7 +231,10 @@ func apiReplays() []apiReplay {
 				t.Fatalf("content type %q", ct)
 			}
 			lines := ndjsonLines(t, a.body)
-			first, last := lines[0], lines[len(lines)-1]
+			if len(lines) < 3 || lines[0]["type"] != "start" {
+				t.Fatalf("stream does not begin with its start line: %s", a.body)
+			}
+			first, last := lines[1], lines[len(lines)-1]
 			if first["type"] != "stdout" || first["text"] != "hello\n" || last["type"] != "done" {
 				t.Fatalf("stream: %s", a.body)
 			}

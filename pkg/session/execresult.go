@@ -78,6 +78,12 @@ type Artifact struct {
 // Event is one piece of live output of an execution or an install, sent to
 // a streaming caller as it happens. Exactly one field is set.
 type Event struct {
+	// Started marks the moment the call reached its sandbox, before any
+	// output: failures before it (bad input, limits, a sandbox that would
+	// not start) have happened by then. A call moved to a fresh sandbox
+	// before any output may send it again.
+	Started bool `json:"-"`
+
 	Stdout string     `json:"stdout,omitempty"`
 	Stderr string     `json:"stderr,omitempty"`
 	Result *Result    `json:"result,omitempty"`

@@ -89,6 +89,7 @@ func (m *Manager) Execute(ctx context.Context, key Key, req ExecRequest, onEvent
 	var res *ExecResult
 	restarted, err := m.withSandbox(ctx, key, nil, func(ctx context.Context, s *Session) (bool, error) {
 		sink := m.newOutputSink(onEvent)
+		sink.begin()
 		start := m.clock.Now()
 		// The provider enforces the timeout itself; ours is the backstop for
 		// a provider that stops answering.

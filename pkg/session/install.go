@@ -47,6 +47,7 @@ func (m *Manager) Install(ctx context.Context, key Key, req InstallRequest, onEv
 	var out *InstallResult
 	restarted, err := m.withSandbox(ctx, key, nil, func(ctx context.Context, s *Session) (bool, error) {
 		sink := m.newOutputSink(onEvent)
+		sink.begin()
 		start := m.clock.Now()
 		first := &pep668Filter{next: sink.event}
 		res, err := m.runPip(ctx, s.SandboxID, installCommand(req, false), first.event)

@@ -34,6 +34,14 @@ func (m *Manager) newOutputSink(fn func(Event)) *outputSink {
 	return &outputSink{limit: m.cfg.MaxOutputBytes, resultLimit: m.cfg.MaxResultBytes, fn: fn}
 }
 
+// begin tells the caller that the call reached its sandbox (Event.Started);
+// it is not output, so a call that fails after it may still be retried.
+func (o *outputSink) begin() {
+	if o.fn != nil {
+		o.fn(Event{Started: true})
+	}
+}
+
 // event takes one piece of output from the provider.
 func (o *outputSink) event(e Event) {
 	o.mu.Lock()
