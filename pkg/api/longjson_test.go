@@ -15,16 +15,7 @@ import (
 
 func (h *harness) openJSON(path, body string) *http.Response {
 	h.t.Helper()
-	req, _ := http.NewRequest("POST", h.srv.URL+path, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+keyAlice)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	resp, err := h.srv.Client().Do(req)
-	if err != nil {
-		h.t.Fatalf("POST %s: %v", path, err)
-	}
-	h.t.Cleanup(func() { resp.Body.Close() })
-	return resp
+	return h.open(path, body, "application/json")
 }
 
 // TestJSONModeKeepAlive: a JSON-mode execute that runs long gets its status

@@ -88,11 +88,21 @@ const (
 // keepAlive sends keepalive lines while the call is silent, until the
 // returned stop is called; stop waits for the sender to be gone.
 func (st *ndjsonStream) keepAlive(first, every time.Duration) (stop func()) {
+	return ticking(first, every, func() {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		if !st.started || time.Since(st.last) >= every {
+			st.sendLocked(streamLine{Type: "keepalive"})
+		}
+	})
+}
+
+// ticking calls tick after first, then every interval after that, until
+// the returned stop is called; stop waits for a running tick to finish.
+func ticking(first, every time.Duration, tick func()) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		t := time.NewTimer(first)
 		defer t.Stop()
 		for {
@@ -101,14 +111,10 @@ func (st *ndjsonStream) keepAlive(first, every time.Duration) (stop func()) {
 				return
 			case <-t.C:
 			}
-			st.mu.Lock()
-			if !st.started || time.Since(st.last) >= every {
-				st.sendLocked(streamLine{Type: "keepalive"})
-			}
-			st.mu.Unlock()
+			tick()
 			t.Reset(every)
 		}
-	}()
+	})
 	return func() {
 		close(done)
 		wg.Wait()
@@ -222,46 +228,23 @@ func (s *Server) streamProblem(r *http.Request, err error) *Problem {
 // failure after the start can no longer change the status: the body is
 // then its Problem object (with "type" and "status"), not the result.
 func (s *Server) longJSON(w http.ResponseWriter, r *http.Request, call func() (any, error)) {
-	var (
-		mu      sync.Mutex
-		started bool
-		stopped bool
-	)
+	// started is the ticker's until stop returns, and the answer's after.
+	started := false
 	rc := http.NewResponseController(w)
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTimer(s.keepAliveFirst)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-			mu.Lock()
-			if !stopped {
-				if !started {
-					h := w.Header()
-					h.Set("Content-Type", "application/json")
-					h.Set("Cache-Control", "no-store")
-					h.Set("X-Accel-Buffering", "no")
-					w.WriteHeader(http.StatusOK)
-					started = true
-				}
-				_, _ = w.Write([]byte(" "))
-				_ = rc.Flush()
-			}
-			mu.Unlock()
-			t.Reset(s.keepAliveEvery)
+	stop := ticking(s.keepAliveFirst, s.keepAliveEvery, func() {
+		if !started {
+			h := w.Header()
+			h.Set("Content-Type", "application/json")
+			h.Set("Cache-Control", "no-store")
+			h.Set("X-Accel-Buffering", "no")
+			w.WriteHeader(http.StatusOK)
+			started = true
 		}
+		_, _ = w.Write([]byte(" "))
+		_ = rc.Flush()
 	})
 	res, err := call()
-	close(done)
-	wg.Wait()
-	mu.Lock()
-	defer mu.Unlock()
-	stopped = true
+	stop()
 	switch {
 	case !started && err != nil:
 		s.fail(w, r, err)

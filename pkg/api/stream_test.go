@@ -16,10 +16,17 @@ import (
 // openStream posts to a streaming route and returns the live response.
 func (h *harness) openStream(path, body string) *http.Response {
 	h.t.Helper()
+	return h.open(path, body, contentTypeNDJSON)
+}
+
+// open posts body to path accepting accept and returns the live response,
+// closed when the test ends.
+func (h *harness) open(path, body, accept string) *http.Response {
+	h.t.Helper()
 	req, _ := http.NewRequest("POST", h.srv.URL+path, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+keyAlice)
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/x-ndjson")
+	req.Header.Set("Accept", accept)
 	resp, err := h.srv.Client().Do(req)
 	if err != nil {
 		h.t.Fatalf("POST %s: %v", path, err)
