@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -329,6 +330,28 @@ func (f *fakeSandboxes) holdPauses() (entered <-chan struct{}, gate chan struct{
 		return nil
 	}
 	return in, gate
+}
+
+// holdCreates makes Create wait inside the provider until n calls have
+// arrived, so n racing starts all pass the cap's first count before any
+// sandbox exists; a Create still alone after 10 s fails.
+func (f *fakeSandboxes) holdCreates(n int32) {
+	var arrived atomic.Int32
+	all := make(chan struct{})
+	f.fail = func(op, _ string) error {
+		if op != "Create" {
+			return nil
+		}
+		if arrived.Add(1) == n {
+			close(all)
+		}
+		select {
+		case <-all:
+			return nil
+		case <-time.After(10 * time.Second):
+			return errors.New("not every racer reached Create")
+		}
+	}
 }
 
 // box returns a sandbox or ErrSandboxGone; the caller holds mu.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -339,21 +338,7 @@ func TestTenantCapSettlesRacingStarts(t *testing.T) {
 	// No create proceeds before every racer has reached it, so all of
 	// them passed the first count, which saw one sandbox.
 	const racers = 8
-	var arrived atomic.Int32
-	all := make(chan struct{})
-	r.sbx.fail = func(op, _ string) error {
-		if op == "Create" {
-			if arrived.Add(1) == racers {
-				close(all)
-			}
-			select {
-			case <-all:
-			case <-time.After(10 * time.Second):
-				return errors.New("not every racer reached Create")
-			}
-		}
-		return nil
-	}
+	r.sbx.holdCreates(racers)
 	errs := make([]error, racers)
 	var wg sync.WaitGroup
 	for i := range racers {

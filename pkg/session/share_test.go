@@ -8,7 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
 // TestPrincipalShare: while another principal of the tenant has live
@@ -82,21 +81,7 @@ func TestPrincipalShareSettlesRacingStarts(t *testing.T) {
 	r := newRig(t, Config{MaxLiveSandboxesPerTenant: 10, MaxLiveSandboxesPerPrincipal: 3})
 	r.mustStart(t, ctx, Key{Tenant: "acme", Principal: "bob", SessionID: "b0"}, StartOptions{})
 	const racers = 6
-	var arrived atomic.Int32
-	all := make(chan struct{})
-	r.sbx.fail = func(op, _ string) error {
-		if op == "Create" {
-			if arrived.Add(1) == racers {
-				close(all)
-			}
-			select {
-			case <-all:
-			case <-time.After(10 * time.Second):
-				return errors.New("not every racer reached Create")
-			}
-		}
-		return nil
-	}
+	r.sbx.holdCreates(racers)
 	var started atomic.Int32
 	var wg sync.WaitGroup
 	for i := range racers {
