@@ -4,6 +4,7 @@ package e2blocal
 
 import (
 	"context"
+	"encoding/base64"
 	"net"
 	"net/http"
 	"strings"
@@ -61,12 +62,18 @@ var smallWindowClient = &http.Client{Transport: &http.Transport{DialContext: (&n
 // runStalled is runIn with a reader that stops reading after the start
 // event until stall returns, as a slow client would.
 func runStalled(ctx context.Context, rt *Runtime, sb sandboxBody, script string, stall func()) cmdResult {
+	return runCmd(ctx, rt, sb, "user", script, stall)
+}
+
+// runCmd runs a bash login script as the named sandbox user through envd,
+// calling stall after the start event, and collects its output and end.
+func runCmd(ctx context.Context, rt *Runtime, sb sandboxBody, user, script string, stall func()) cmdResult {
 	client := processconnect.NewProcessClient(smallWindowClient, rt.SandboxURL())
 	req := connect.NewRequest(&process.StartRequest{Process: &process.ProcessConfig{
 		Cmd: "/bin/bash", Args: []string{"-l", "-c", script},
 	}})
 	routedClient{sb.SandboxID, sb.EnvdAccessToken}.header(req.Header())
-	req.Header().Set("Authorization", "Basic dXNlcjo=") // "user:"
+	req.Header().Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(user+":")))
 	stream, err := client.Start(ctx, req)
 	if err != nil {
 		return cmdResult{err: err}

@@ -4,17 +4,11 @@ package e2blocal
 
 import (
 	"context"
-	"encoding/base64"
 	"net/http"
 	"os"
 	"strings"
 	"testing"
 	"time"
-
-	"connectrpc.com/connect"
-
-	"github.com/sessionbox/sessionbox/pkg/envdpb/process"
-	"github.com/sessionbox/sessionbox/pkg/envdpb/process/processconnect"
 )
 
 // runAs runs a bash script as the named sandbox user through envd.
@@ -22,29 +16,7 @@ func runAs(t testing.TB, rt *Runtime, sb sandboxBody, user, script string) cmdRe
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	client := processconnect.NewProcessClient(http.DefaultClient, rt.SandboxURL())
-	req := connect.NewRequest(&process.StartRequest{Process: &process.ProcessConfig{
-		Cmd: "/bin/bash", Args: []string{"-l", "-c", script},
-	}})
-	routedClient{sb.SandboxID, sb.EnvdAccessToken}.header(req.Header())
-	req.Header().Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(user+":")))
-	stream, err := client.Start(ctx, req)
-	if err != nil {
-		return cmdResult{err: err}
-	}
-	defer stream.Close()
-	var out, errOut strings.Builder
-	for stream.Receive() {
-		ev := stream.Msg().GetEvent()
-		if d := ev.GetData(); d != nil {
-			out.Write(d.GetStdout())
-			errOut.Write(d.GetStderr())
-		}
-		if end := ev.GetEnd(); end != nil {
-			return cmdResult{stdout: out.String(), stderr: errOut.String(), exit: end.GetExitCode()}
-		}
-	}
-	return cmdResult{stdout: out.String(), stderr: errOut.String(), err: stream.Err()}
+	return runCmd(ctx, rt, sb, user, script, func() {})
 }
 
 // TestRootAndSudo checks E2B's two users: `user` by default, root when a
