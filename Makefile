@@ -41,8 +41,7 @@ test-infra:
 ## a self-hosted one). Without a key it says so and succeeds. The same tests
 ## run against the local runtime in `make test`; e2btest.Env switches them.
 CLOUD_TESTS := './pkg/e2b/=^(TestLocal|Example)' \
-  './pkg/api/=^(TestEndToEnd|TestEndToEndLargeRunResult)$$' \
-  './pkg/session/=^TestLocalRuntime' 
+  './e2e/=^(TestEndToEnd|TestEndToEndLargeRunResult|TestLocalRuntime.*)$$'
 test-cloud:
 	@if [ -z "$$E2B_API_KEY" ]; then \
 	  echo "test-cloud: E2B_API_KEY is not set; SKIPPED the tests against real E2B (nothing was run)"; exit 0; fi; \

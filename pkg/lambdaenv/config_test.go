@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/sessionbox/sessionbox/pkg/lambdaenv"
-	"github.com/sessionbox/sessionbox/pkg/lambdaenv/sessionenv"
+	"github.com/sessionbox/sessionbox/pkg/lambdaenv/lambdaenvtest"
 )
 
 func getenv(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -94,36 +94,6 @@ func TestLoad(t *testing.T) {
 	})
 }
 
-// TestInitFailsClearly: a missing secret or missing credentials stop init
-// with a message that says what to fix.
-func TestInitFailsClearly(t *testing.T) {
-	sm := newSecretsManager(t, map[string]string{"arn:empty": "  ", "arn:json": `{"apiKey":"e2b_0123456789abcdef"}`, "arn:placeholder": "Xk3-placeholder"})
-	cfg := lambdaenv.Config{Tenant: "acme", Table: "t", E2BSecretARN: "arn:missing", E2BAPIURL: "http://127.0.0.1:9"}
-	t.Setenv("AWS_REGION", "eu-west-1")
-	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDLOCAL")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "local-secret")
-	t.Setenv("AWS_ENDPOINT_URL_SECRETS_MANAGER", sm.url)
-	ctx := context.Background()
-	needs := lambdaenv.NeedStore | lambdaenv.NeedSandboxes
-	for arn, want := range map[string]string{"arn:missing": "no secret arn:missing", "arn:empty": "is empty",
-		"arn:placeholder": "arn:placeholder does not hold an E2B API key"} {
-		cfg.E2BSecretARN = arn
-		if _, err := sessionenv.New(ctx, cfg, needs, lambdaenv.WithLogOutput(&bytes.Buffer{})); err == nil || !strings.Contains(err.Error(), want) {
-			t.Fatalf("%s: %v", arn, err)
-		}
-	}
-	cfg.E2BSecretARN = "arn:json"
-	env, err := sessionenv.New(ctx, cfg, needs, lambdaenv.WithLogOutput(&bytes.Buffer{}))
-	if err != nil || env.Manager == nil {
-		t.Fatalf("JSON secret: %v", err)
-	}
-	_ = env.Close()
-	t.Setenv("AWS_ACCESS_KEY_ID", "")
-	if _, err := sessionenv.New(ctx, cfg, needs); err == nil || !strings.Contains(err.Error(), "AWS_ACCESS_KEY_ID") {
-		t.Fatalf("no credentials: %v", err)
-	}
-}
-
 func TestLoggerAddsRequestID(t *testing.T) {
 	var buf bytes.Buffer
 	log := lambdaenv.NewLogger(&buf, slog.LevelInfo).With("tenant", "acme")
@@ -142,7 +112,7 @@ func TestLoggerAddsRequestID(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[1]), &second); err != nil {
 		t.Fatal(err)
 	}
-	noDuplicateKeys(t, buf.String())
+	lambdaenvtest.NoDuplicateKeys(t, buf.String())
 	if first["awsRequestId"] != "req-1" || first["requestId"] != "api-1" || first["message"] != "shown" || first["tenant"] != "acme" ||
 		first["level"] != "INFO" || first["n"] != 1.0 || first["timestamp"] == nil || second["awsRequestId"] != nil {
 		t.Fatalf("records %v / %v", first, second)
@@ -165,36 +135,5 @@ func TestWriteEMF(t *testing.T) {
 	if err := lambdaenv.WriteEMF(&buf, at, "sessionbox", map[string]string{"Killed": "x"},
 		[]lambdaenv.Metric{{Name: "Killed", Value: 1}}); err == nil {
 		t.Fatal("a metric named like a dimension was accepted")
-	}
-}
-
-// noDuplicateKeys fails when a JSON log line names a key twice at its top
-// level: readers disagree on which value wins.
-func noDuplicateKeys(t *testing.T, logs string) {
-	t.Helper()
-	for _, line := range strings.Split(strings.TrimSpace(logs), "\n") {
-		if !strings.HasPrefix(line, "{") {
-			continue
-		}
-		dec := json.NewDecoder(strings.NewReader(line))
-		if _, err := dec.Token(); err != nil {
-			t.Fatalf("log line %q: %v", line, err)
-		}
-		seen := map[string]bool{}
-		for dec.More() {
-			k, err := dec.Token()
-			if err != nil {
-				t.Fatalf("log line %q: %v", line, err)
-			}
-			name := k.(string)
-			if seen[name] {
-				t.Fatalf("log line names %q twice: %s", name, line)
-			}
-			seen[name] = true
-			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
-				t.Fatalf("log line %q: %v", line, err)
-			}
-		}
 	}
 }

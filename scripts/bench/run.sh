@@ -22,11 +22,12 @@ for g in "${groups[@]}"; do
     kernel)  bench ./pkg/e2blocal/kernel/ 'RoundTrip|SpawnPython|KernelStart' ;;
     runtime) bench ./pkg/e2blocal/ 'CreateToFirstCommand|FirstExecute|IdleSandboxMemory|InterpreterRoundTrip' ;;
     e2b)     bench ./pkg/e2b/ 'RunCode|FileWrite|FileRead' ;;
-    api)     bench ./pkg/api/ 'ExecuteRoundTrip|SpawnIsolatedInterpreter|Transfer24MiB|ExecuteOverhead' ;;
+    api)     bench ./e2e/ 'ExecuteRoundTrip|SpawnIsolatedInterpreter|Transfer24MiB'
+             bench ./pkg/api/ 'ExecuteOverhead' ;;
     session) bench ./pkg/session/ 'Execute' ;;
     store)   bench ./pkg/store/ '.' ;;
     blob)    bench ./pkg/blob/ '.' ;;
-    lambda)  bench ./pkg/lambdaenv/ 'Init' ;;
+    lambda)  bench ./e2e/ 'Init' ;;
     rss)     scripts/bench/transfer_rss.sh ;;
     jupyter)
       # Baseline for the interpreter round trip: a Jupyter kernel over ZeroMQ.

@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"testing"
@@ -107,4 +108,32 @@ func KillTaggedAtCleanup(t testing.TB, cfg e2b.Config, tags map[string]string) {
 			}
 		}
 	})
+}
+
+// shortReason says why a test that starts sandboxes does not run under
+// -short: `go test -short ./...` is the fast loop of tests on fakes, and
+// `make test` runs everything.
+const shortReason = "starts real sandboxes (seconds each); skipped under -short, run by `make test`"
+
+// NeedsSandboxes skips t under -short, because it starts real sandboxes.
+// The runtime's own packages call it from the helpers that start one.
+func NeedsSandboxes(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip(shortReason)
+	}
+}
+
+// MainUnlessShort runs m's tests and returns the exit code, or runs none
+// under -short and says why: for a TestMain whose every test starts
+// sandboxes (the e2e package).
+func MainUnlessShort(m *testing.M) int {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	if testing.Short() {
+		fmt.Println("every test here " + shortReason)
+		return 0
+	}
+	return m.Run()
 }

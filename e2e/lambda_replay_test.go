@@ -1,0 +1,373 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambdacontext"
+
+	"github.com/sessionbox/sessionbox/pkg/lambdaenv"
+	"github.com/sessionbox/sessionbox/pkg/lambdaenv/lambdaenvtest"
+	"github.com/sessionbox/sessionbox/pkg/lambdaenv/sessionenv"
+)
+
+// eventsDir is the repository's sample events.
+const eventsDir = "../events"
+
+// answer is an API function's response, buffered or streamed.
+type answer struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (a answer) json(t *testing.T) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(a.body, &m); err != nil {
+		t.Fatalf("body is not a JSON object: %v\n%s", err, a.body)
+	}
+	return m
+}
+
+// problem checks a problem+json answer of status.
+func (a answer) problem(t *testing.T, status int) map[string]any {
+	t.Helper()
+	if a.status != status || a.header.Get("Content-Type") != "application/problem+json" {
+		t.Fatalf("status %d (%s), want %d problem+json: %s", a.status, a.header.Get("Content-Type"), status, a.body)
+	}
+	p := a.json(t)
+	if typ, _ := p["type"].(string); !strings.HasPrefix(typ, "https://sessionbox.dev/problems/") || p["detail"] == "" {
+		t.Fatalf("not a sessionbox problem: %s", a.body)
+	}
+	return p
+}
+
+func (a answer) ok(t *testing.T, status int) {
+	t.Helper()
+	if a.status != status {
+		t.Fatalf("status %d, want %d: %s", a.status, status, a.body)
+	}
+}
+
+// apiReplay is one API sample and what its function must answer.
+type apiReplay struct {
+	file  string
+	check func(t *testing.T, a answer)
+}
+
+func loadEvent[T any](t *testing.T, file string) T {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(eventsDir, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev T
+	if err := json.Unmarshal(b, &ev); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return ev
+}
+
+// lambdaCtx is an invocation's context as the runtime gives it.
+func lambdaCtx(t *testing.T, requestID string) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	return lambdacontext.NewContext(ctx, &lambdacontext.LambdaContext{AwsRequestID: requestID})
+}
+
+// invokeAPI runs an API sample through the handler its function serves:
+// streamed for execute and install, buffered for the rest.
+func invokeAPI(t *testing.T, envs map[string]*sessionenv.Env, file string, edit func(*events.APIGatewayProxyRequest)) answer {
+	t.Helper()
+	fn := strings.Split(file, "/")[0]
+	ev := loadEvent[events.APIGatewayProxyRequest](t, file)
+	if edit != nil {
+		edit(&ev)
+	}
+	ctx := lambdaCtx(t, "req-"+strings.ReplaceAll(file, "/", "-"))
+	switch fn {
+	case "execute", "install":
+		res, err := envs[fn].StreamingAPI()(ctx, ev)
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		return streamedAnswer(t, res)
+	default:
+		res, err := envs[fn].BufferedAPI()(ctx, ev)
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		body := []byte(res.Body)
+		if res.IsBase64Encoded {
+			if body, err = base64.StdEncoding.DecodeString(res.Body); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return answer{status: res.StatusCode, header: header(res.Headers, res.MultiValueHeaders), body: body}
+	}
+}
+
+// streamedAnswer reads a streaming response the way Lambda sends it to API
+// Gateway: the JSON prelude, eight NUL bytes, then the body.
+func streamedAnswer(t *testing.T, res *events.APIGatewayProxyStreamingResponse) answer {
+	t.Helper()
+	if ct := res.ContentType(); ct != "application/vnd.awslambda.http-integration-response" {
+		t.Fatalf("streaming content type %q", ct)
+	}
+	raw, err := io.ReadAll(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return parseStreamed(t, raw)
+}
+
+// parseStreamed splits a streamed answer into its prelude and body.
+func parseStreamed(t *testing.T, raw []byte) answer {
+	t.Helper()
+	prelude, body, found := bytes.Cut(raw, make([]byte, 8))
+	if !found {
+		t.Fatalf("no prelude separator in %q", raw)
+	}
+	var p struct {
+		StatusCode        int                 `json:"statusCode"`
+		Headers           map[string]string   `json:"headers"`
+		MultiValueHeaders map[string][]string `json:"multiValueHeaders"`
+	}
+	if err := json.Unmarshal(prelude, &p); err != nil {
+		t.Fatalf("prelude %q: %v", prelude, err)
+	}
+	return answer{status: p.StatusCode, header: header(p.Headers, p.MultiValueHeaders), body: body}
+}
+
+func header(single map[string]string, multi map[string][]string) http.Header {
+	h := http.Header{}
+	for k, vs := range multi {
+		for _, v := range vs {
+			h.Add(k, v)
+		}
+	}
+	for k, v := range single {
+		h.Set(k, v)
+	}
+	return h
+}
+
+func ndjsonLines(t *testing.T, body []byte) []map[string]any {
+	t.Helper()
+	var lines []map[string]any
+	sc := bufio.NewScanner(bytes.NewReader(body))
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("NDJSON line %q: %v", sc.Text(), err)
+		}
+		lines = append(lines, m)
+	}
+	return lines
+}
+
+// apiReplays are the API samples in the order a client would send them:
+// one session of alice's, started, used and stopped.
+func apiReplays() []apiReplay {
+	return []apiReplay{
+		{"status/healthz.json", func(t *testing.T, a answer) {
+			a.ok(t, http.StatusOK)
+			if a.json(t)["status"] != "ok" {
+				t.Fatalf("healthz %s", a.body)
+			}
+		}},
+		{"status/openapi.json", func(t *testing.T, a answer) {
+			a.ok(t, http.StatusOK)
+			if doc := a.json(t); doc["openapi"] == nil || doc["paths"] == nil {
+				t.Fatalf("not an OpenAPI document: %.200s", a.body)
+			}
+		}},
+		{"start/start-bad-session-id.json", func(t *testing.T, a answer) { a.problem(t, http.StatusBadRequest) }},
+		{"start/start-code-interpreter.json", func(t *testing.T, a answer) {
+			a.ok(t, http.StatusOK)
+			s := a.json(t)
+			if s["sessionId"] != "chat-42" || s["state"] != "running" || s["sandboxId"] == "" || s["idleTimeoutSecs"] != 600.0 {
+				t.Fatalf("start: %s", a.body)
+			}
+		}},
+		{"status/sandbox-status.json", func(t *testing.T, a answer) {
+			a.ok(t, http.StatusOK)
+			if s := a.json(t); s["state"] != "running" || s["idleDeadline"] == nil || s["lifetimeDeadline"] == nil {
+				t.Fatalf("status: %s", a.body)
+			}
+		}},
+		{"execute/execute-missing-code.json", func(t *testing.T, a answer) { a.problem(t, http.StatusBadRequest) }},
+		{"execute/execute.json", func(t *testing.T, a answer) {
+			a.ok(t, http.StatusOK)
+			if ct := a.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+				t.Fatalf("content type %q", ct)
+			}
+			var r struct {
+				Success bool
+				Results []struct {
+					Text         string
+					IsMainResult bool
+				}
+			}
+			if err := json.Unmarshal(a.body, &r); err != nil || !r.Success || len(r.Results) != 1 || r.Results[0].Text != "42" {
+				t.Fatalf("execute: %s (%v)", a.body, err)
+			}
+		}},
+		{"execute/execute-ndjson.json", func(t *testing.T, a answer) {
+			a.ok(t, http.StatusOK)
+			if ct := a.header.Get("Content-Type"); ct != "application/x-ndjson" {
+				t.Fatalf("content type %q", ct)
+			}
+			lines := ndjsonLines(t, a.body)
+			if len(lines) < 3 || lines[0]["type"] != "start" {
+				t.Fatalf("stream does not begin with its start line: %s", a.body)
+			}
+			first, last := lines[1], lines[len(lines)-1]
+			if first["type"] != "stdout" || first["text"] != "hello\n" || last["type"] != "done" {
+				t.Fatalf("stream: %s", a.body)
+			}
+			if res, _ := last["result"].(map[string]any); res["stdout"] != "hello\n" || res["success"] != true {
+				t.Fatalf("last line: %v", last)
+			}
+		}},
+		{"execute/reset.json", func(t *testing.T, a answer) { a.ok(t, http.StatusNoContent) }},
+		{"execute/submit-run.json", func(t *testing.T, a answer) {
+			a.ok(t, http.StatusAccepted)
+			if r := a.json(t); !strings.HasPrefix(r["runId"].(string), "run_") || r["status"] != "queued" {
+				t.Fatalf("submit run: %s", a.body)
+			}
+		}},
+		{"files/write-content.json", func(t *testing.T, a answer) {
+			a.ok(t, http.StatusOK)
+			if e := a.json(t); e["path"] != "/home/user/notes/hello.txt" || e["size"] != float64(len("hello from an event\n")) {
+				t.Fatalf("write: %s", a.body)
+			}
+		}},
+		{"files/read-content.json", func(t *testing.T, a answer) {
+			a.ok(t, http.StatusOK)
+			if string(a.body) != "hello from an event\n" {
+				t.Fatalf("read %q", a.body)
+			}
+		}},
+		{"files/list.json", func(t *testing.T, a answer) {
+			a.ok(t, http.StatusOK)
+			var l struct {
+				Entries []struct{ Name, Path, Type string }
+			}
+			if err := json.Unmarshal(a.body, &l); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.ContainsFunc(l.Entries, func(e struct{ Name, Path, Type string }) bool {
+				return e.Path == "/home/user/notes" && e.Type == "dir"
+			}) {
+				t.Fatalf("list: %s", a.body)
+			}
+		}},
+		{"files/upload-url.json", func(t *testing.T, a answer) {
+			a.ok(t, http.StatusOK)
+			u := a.json(t)
+			if url, _ := u["uploadUrl"].(string); !strings.Contains(url, bucket) || u["method"] != "PUT" || u["transferId"] == "" {
+				t.Fatalf("upload-url: %s", a.body)
+			}
+		}},
+		{"files/import.json", func(t *testing.T, a answer) { a.problem(t, http.StatusBadRequest) }},
+		{"files/download-url.json", func(t *testing.T, a answer) {
+			a.ok(t, http.StatusOK)
+			d := a.json(t)
+			if url, _ := d["downloadUrl"].(string); !strings.Contains(url, bucket) || d["sizeBytes"] != float64(len("hello from an event\n")) {
+				t.Fatalf("download-url: %s", a.body)
+			}
+		}},
+		{"files/delete.json", func(t *testing.T, a answer) { a.ok(t, http.StatusNoContent) }},
+		{"install/install-injection.json", func(t *testing.T, a answer) { a.problem(t, http.StatusBadRequest) }},
+		{"install/install.json", func(t *testing.T, a answer) {
+			a.ok(t, http.StatusOK)
+			if r := a.json(t); r["success"] != false || r["exitCode"] == 0.0 {
+				t.Fatalf("install of a missing package: %s", a.body)
+			}
+		}},
+		{"status/list-sessions.json", func(t *testing.T, a answer) {
+			a.ok(t, http.StatusOK)
+			var l struct{ Sessions []struct{ SessionID string } }
+			if err := json.Unmarshal(a.body, &l); err != nil || len(l.Sessions) != 1 || l.Sessions[0].SessionID != "chat-42" {
+				t.Fatalf("list: %s (%v)", a.body, err)
+			}
+		}},
+		{"status/get-run.json", func(t *testing.T, a answer) { a.problem(t, http.StatusNotFound) }},
+		{"stop/stop.json", func(t *testing.T, a answer) {
+			a.ok(t, http.StatusOK)
+			if s := a.json(t); s["state"] != "stopped" {
+				t.Fatalf("stop: %s", a.body)
+			}
+		}},
+	}
+}
+
+// TestReplayAPIEvents replays every API sample through its own function,
+// each function built by lambdaenv from the environment as its main does.
+func TestReplayAPIEvents(t *testing.T) {
+	s := newLambdaStack(t)
+	envs := map[string]*sessionenv.Env{}
+	logs := map[string]*syncBuffer{}
+	for _, fn := range []lambdaenv.Function{lambdaenv.Start, lambdaenv.Stop, lambdaenv.Status,
+		lambdaenv.Execute, lambdaenv.Files, lambdaenv.Install} {
+		envs[fn.Name], logs[fn.Name] = s.env(fn)
+	}
+	if n := s.secrets.count(); n != 6 {
+		t.Fatalf("the E2B key secret was read %d times for 6 functions, want once each at init", n)
+	}
+	for _, r := range apiReplays() {
+		if !t.Run(r.file, func(t *testing.T) { r.check(t, invokeAPI(t, envs, r.file, nil)) }) {
+			return // later samples build on earlier ones
+		}
+	}
+	t.Run("run request published", func(t *testing.T) {
+		reqs := s.events.entries("Run Requested")
+		if len(reqs) != 1 || reqs[0].EventBusName != eventBus || reqs[0].Source != "sessionbox" ||
+			!strings.Contains(reqs[0].Detail, `"code":"sum(range(10))"`) {
+			t.Fatalf("published %+v", reqs)
+		}
+	})
+	t.Run("logs", func(t *testing.T) {
+		all := logs["execute"].String()
+		if !strings.Contains(all, `"awsRequestId":"req-execute-execute.json"`) {
+			t.Fatalf("execute logs carry no Lambda request id:\n%s", all)
+		}
+		for fn, l := range logs {
+			lambdaenvtest.NoDuplicateKeys(t, l.String())
+			for _, secret := range []string{e2bKey, "x = 21", "sum(range(10))", "hello from an event"} {
+				if strings.Contains(l.String(), secret) {
+					t.Fatalf("%s logs contain %q:\n%s", fn, secret, l.String())
+				}
+			}
+		}
+	})
+}
+
+// TestReplayAPIForeignTenant checks that an authorizer context for another
+// tenant, or none, gets a 401 rather than reaching any session.
+func TestReplayAPIForeignTenant(t *testing.T) {
+	s := newLambdaStack(t)
+	env, _ := s.env(lambdaenv.Status)
+	a := invokeAPI(t, map[string]*sessionenv.Env{"status": env}, "status/list-sessions.json", func(ev *events.APIGatewayProxyRequest) {
+		ev.RequestContext.Authorizer["tenant"] = "someone-else"
+	})
+	a.problem(t, http.StatusUnauthorized)
+	a = invokeAPI(t, map[string]*sessionenv.Env{"status": env}, "status/list-sessions.json", func(ev *events.APIGatewayProxyRequest) {
+		ev.RequestContext.Authorizer = nil
+	})
+	a.problem(t, http.StatusUnauthorized)
+}

@@ -1,0 +1,61 @@
+package e2e
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/sessionbox/sessionbox/pkg/local"
+)
+
+// TestSandboxErrorsMapped: what the sandbox refuses reaches the caller as
+// the caller's problem, with the path and the sandbox's reason: writing or
+// removing system files is 403, a listing past the runtime's entry limit is
+// 400 saying to use a smaller depth.
+func TestSandboxErrorsMapped(t *testing.T) {
+	alice, err := local.NewKey("alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := local.Start(t.Context(), local.Config{DataDir: t.TempDir(), Keys: []local.Key{alice}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	base := svc.URL + "/v1/sessions/s1"
+	code, res := call(t, "POST", base+"/execute", alice.Secret,
+		`{"code":"import os\nos.makedirs('many', exist_ok=True)\nfor i in range(100001): open(f'many/{i}', 'w').close()\n'ok'"}`)
+	if code != http.StatusOK || res["success"] != true {
+		t.Fatalf("make many files: %d %v", code, res)
+	}
+	cases := []struct {
+		name, method, path, body string
+		want                     int
+		detail                   []string
+	}{
+		{"write a system file", "PUT", "/files/content?path=/etc/passwd", "root::0:0::/:/bin/sh\n", 403, []string{"/etc/passwd", "permission denied"}},
+		{"remove a system dir", "DELETE", "/files?path=/usr", "", 403, []string{"/usr", "permission denied"}},
+		{"list too many entries", "GET", "/files?path=many", "", 400, []string{"many", "use a smaller depth"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req, _ := http.NewRequestWithContext(t.Context(), c.method, base+c.path, strings.NewReader(c.body))
+			req.Header.Set("Authorization", "Bearer "+alice.Secret)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != c.want || resp.Header.Get("Content-Type") != "application/problem+json" {
+				t.Fatalf("%d %s, want %d problem+json: %s", resp.StatusCode, resp.Header.Get("Content-Type"), c.want, b)
+			}
+			for _, d := range c.detail {
+				if !strings.Contains(string(b), d) {
+					t.Fatalf("problem lacks %q: %s", d, b)
+				}
+			}
+		})
+	}
+}
