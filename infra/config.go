@@ -101,6 +101,7 @@ var sessionKnobs = []struct {
 	{"maxOutputBytes", "SESSIONBOX_MAX_OUTPUT_BYTES", knobWhole},
 	{"maxResultBytes", "SESSIONBOX_MAX_RESULT_BYTES", knobWhole},
 	{"allowInternetAccess", "SESSIONBOX_ALLOW_INTERNET_ACCESS", knobBool},
+	{"allowPrivateUrls", "SESSIONBOX_ALLOW_PRIVATE_URLS", knobBool},
 }
 
 // logLevels are the application log levels Lambda offers.

@@ -65,10 +65,10 @@ func TestConfigValues(t *testing.T) {
 					"SESSIONBOX_MAX_LIVE_SANDBOXES": "5", "SESSIONBOX_MAX_LIVE_SANDBOXES_PER_PRINCIPAL": "2", "SESSIONBOX_REAP_BATCH": "50", "SESSIONBOX_MAX_OUTPUT_BYTES": "4096",
 					"SESSIONBOX_MAX_RESULT_BYTES": "65536", "SESSIONBOX_ALLOW_INTERNET_ACCESS": "false"})
 			}},
-		{"session knobs as JSON", map[string]any{"idleTimeoutSecs": 900.0, "allowInternetAccess": true},
+		{"session knobs as JSON", map[string]any{"idleTimeoutSecs": 900.0, "allowInternetAccess": true, "allowPrivateUrls": true},
 			func(c Config) bool {
 				return reflect.DeepEqual(c.SessionEnv, map[string]string{"SESSIONBOX_IDLE_TIMEOUT_SECS": "900",
-					"SESSIONBOX_ALLOW_INTERNET_ACCESS": "true"})
+					"SESSIONBOX_ALLOW_INTERNET_ACCESS": "true", "SESSIONBOX_ALLOW_PRIVATE_URLS": "true"})
 			}},
 		{"self-hosted E2B and log level", map[string]any{"e2bDomain": "e2b.example.com", "e2bApiUrl": "https://api.e2b.example.com", "logLevel": "debug"},
 			func(c Config) bool {
@@ -129,6 +129,7 @@ func TestConfigRejects(t *testing.T) {
 		{"fractional count", map[string]any{"maxLiveSandboxes": 2.5}, "maxLiveSandboxes"},
 		{"negative bytes", map[string]any{"maxOutputBytes": "-1"}, "maxOutputBytes"},
 		{"internet not a bool", map[string]any{"allowInternetAccess": "yes please"}, "allowInternetAccess"},
+		{"private URLs not a bool", map[string]any{"allowPrivateUrls": "sometimes"}, "allowPrivateUrls"},
 		{"template with a space", map[string]any{"template": "my template"}, "template"},
 		{"domain with a scheme", map[string]any{"e2bDomain": "https://e2b.example.com"}, "e2bDomain"},
 		{"http E2B API", map[string]any{"e2bApiUrl": "http://api.e2b.example.com"}, "e2bApiUrl"},

@@ -28,6 +28,7 @@ func TestServeAndFunctionsLoadTheSameKnobs(t *testing.T) {
 		"SESSIONBOX_EXEC_TIMEOUT_SECS": "120", "SESSIONBOX_MAX_LIVE_SANDBOXES": "7", "SESSIONBOX_REAP_BATCH": "50",
 		"SESSIONBOX_MAX_LIVE_SANDBOXES_PER_PRINCIPAL": "3",
 		"SESSIONBOX_ALLOW_INTERNET_ACCESS":            "false", "SESSIONBOX_MAX_OUTPUT_BYTES": "4096", "SESSIONBOX_MAX_RESULT_BYTES": "65536",
+		"SESSIONBOX_ALLOW_PRIVATE_URLS": "true",
 	}
 	for _, k := range sessionconfig.Knobs() {
 		if _, ok := every[k.Env]; !ok {
@@ -46,7 +47,10 @@ func TestServeAndFunctionsLoadTheSameKnobs(t *testing.T) {
 		{name: "nothing set", env: nil, want: session.Config{}},
 		{name: "every knob", env: every, want: session.Config{DefaultTemplate: "my-template", IdleTimeout: 10 * time.Minute,
 			Lifetime: time.Hour, ExecTimeout: 2 * time.Minute, MaxLiveSandboxesPerTenant: 7, MaxLiveSandboxesPerPrincipal: 3, ReapBatch: 50,
-			MaxOutputBytes: 4096, MaxResultBytes: 65536}},
+			MaxOutputBytes: 4096, MaxResultBytes: 65536, URLUploads: session.URLUploadConfig{AllowPrivate: true}}},
+		{name: "private URLs off", env: map[string]string{"SESSIONBOX_ALLOW_PRIVATE_URLS": "false"}, want: session.Config{}},
+		{name: "malformed private URLs", env: map[string]string{"SESSIONBOX_ALLOW_PRIVATE_URLS": "sometimes"},
+			errs: []string{`SESSIONBOX_ALLOW_PRIVATE_URLS: "sometimes" is neither true nor false`}},
 		{name: "internet on", env: map[string]string{"SESSIONBOX_ALLOW_INTERNET_ACCESS": "true"}, want: session.Config{AllowInternetAccess: true}},
 		{name: "internet 1", env: map[string]string{"SESSIONBOX_ALLOW_INTERNET_ACCESS": "1"}, want: session.Config{AllowInternetAccess: true}},
 		{name: "internet FALSE", env: map[string]string{"SESSIONBOX_ALLOW_INTERNET_ACCESS": "FALSE"}, want: session.Config{}},
@@ -120,11 +124,11 @@ func TestServeFlagsWinOverEnvironment(t *testing.T) {
 	env := map[string]string{"SESSIONBOX_IDLE_TIMEOUT_SECS": "600", "SESSIONBOX_ALLOW_INTERNET_ACCESS": "false",
 		"SESSIONBOX_TEMPLATE": "from-env", "SESSIONBOX_ADDR": "127.0.0.1:9999", "SESSIONBOX_REAP_INTERVAL": "5s"}
 	getenv := func(k string) string { return env[k] }
-	o, err := serveFlags([]string{"--idle-timeout-secs", "60", "--internet", "--addr", "127.0.0.1:7777"}, getenv)
+	o, err := serveFlags([]string{"--idle-timeout-secs", "60", "--internet", "--allow-private-urls", "--addr", "127.0.0.1:7777"}, getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.session.IdleTimeout != time.Minute || !o.session.AllowInternetAccess || o.session.DefaultTemplate != "from-env" ||
+	if o.session.IdleTimeout != time.Minute || !o.session.AllowInternetAccess || !o.session.URLUploads.AllowPrivate || o.session.DefaultTemplate != "from-env" ||
 		o.addr != "127.0.0.1:7777" || o.reap != 5*time.Second {
 		t.Fatalf("options %+v", o)
 	}

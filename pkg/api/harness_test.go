@@ -146,6 +146,7 @@ var validCalls = []struct {
 	{call{method: "POST", path: "/v1/sessions/s1/files/upload-url", body: `{"path":"big.bin","sizeBytes":25165824,"contentType":"application/octet-stream"}`}, "UploadURL", 200},
 	{call{method: "POST", path: "/v1/sessions/s1/files/import", body: `{"transferId":"0123456789abcdef0123456789abcdef0123456789abcdef"}`}, "Import", 200},
 	{call{method: "POST", path: "/v1/sessions/s1/files/download-url", body: `{"path":"big.bin"}`}, "DownloadURL", 200},
+	{call{method: "POST", path: "/v1/sessions/s1/files/upload-urls", body: `{"urls":["https://cdn.example.com/a.csv","https://cdn.example.com/b.csv"],"destDir":"data"}`}, "UploadURLs", 200},
 	{call{method: "POST", path: "/v1/sessions/s1/runs", body: `{"code":"42"}`, headers: map[string]string{"Idempotency-Key": "k-1"}}, "SubmitRun", 202},
 	{call{method: "GET", path: "/v1/runs/run1"}, "GetRun", 200},
 	{call{method: "GET", path: "/v1/runs/" + fakeLargeRun}, "RunResultURL", 200},

@@ -28,6 +28,7 @@ type Manager interface {
 	UploadURL(ctx context.Context, key session.Key, path string, size int64, contentType string) (*session.UploadTicket, error)
 	Import(ctx context.Context, key session.Key, transferID string) (session.FileEntry, error)
 	DownloadURL(ctx context.Context, key session.Key, path string) (*session.DownloadTicket, error)
+	UploadURLs(ctx context.Context, key session.Key, req session.URLUploadRequest) (*session.URLUploadResult, error)
 
 	SubmitRun(ctx context.Context, key session.Key, req session.RunRequest) (*session.Run, error)
 	GetRun(ctx context.Context, tenant, principal, runID string) (*session.Run, error)

@@ -35,6 +35,7 @@ func (s *Server) routeTable() []route {
 		{method: http.MethodPost, path: "/v1/sessions/{id}/files/upload-url", grows: true, handle: (*Server).uploadURL},
 		{method: http.MethodPost, path: "/v1/sessions/{id}/files/import", grows: true, handle: (*Server).importFile},
 		{method: http.MethodPost, path: "/v1/sessions/{id}/files/download-url", handle: (*Server).downloadURL},
+		{method: http.MethodPost, path: "/v1/sessions/{id}/files/upload-urls", grows: true, handle: (*Server).uploadURLs},
 
 		{method: http.MethodPost, path: "/v1/sessions/{id}/runs", grows: true, handle: (*Server).submitRun},
 		{method: http.MethodGet, path: "/v1/runs/{runId}", handle: (*Server).getRun},

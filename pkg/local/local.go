@@ -31,6 +31,7 @@ import (
 	"github.com/sessionbox/sessionbox/pkg/sandboxes"
 	"github.com/sessionbox/sessionbox/pkg/session"
 	"github.com/sessionbox/sessionbox/pkg/store"
+	"github.com/sessionbox/sessionbox/pkg/urlfetch"
 )
 
 // Names of the local table and bucket.
@@ -92,6 +93,11 @@ type Config struct {
 	// RunWorkers bounds concurrent asynchronous runs; default 4.
 	RunWorkers int
 	Logger     *slog.Logger
+
+	// Fetcher fetches uploads from URLs; default a urlfetch.Fetcher that
+	// reaches private addresses only when Session.URLUploads.AllowPrivate
+	// says so. Tests pass one with their own resolver.
+	Fetcher session.URLFetcher
 }
 
 // Key is an API key and the principal it stands for.
@@ -146,7 +152,13 @@ func (s *Service) start(ctx context.Context, cfg Config) error {
 	}
 	b := bus.NewLocal(cfg.RunWorkers, nil, cfg.Logger)
 	s.closers = append(s.closers, b.Close)
-	mgr, err := session.NewManager(cfg.Session, session.Deps{Store: st, Sandboxes: sbx, Blobs: blobs, Bus: b, Logger: cfg.Logger})
+	fetcher := cfg.Fetcher
+	if fetcher == nil {
+		f := urlfetch.New(urlfetch.Options{AllowPrivate: cfg.Session.URLUploads.AllowPrivate})
+		s.closers = append(s.closers, func() error { f.Close(); return nil })
+		fetcher = f
+	}
+	mgr, err := session.NewManager(cfg.Session, session.Deps{Store: st, Sandboxes: sbx, Blobs: blobs, Bus: b, Logger: cfg.Logger, Fetcher: fetcher})
 	if err != nil {
 		return fmt.Errorf("build manager: %w", err)
 	}

@@ -108,6 +108,8 @@ type Config struct {
 	// record (default 300 KB, under DynamoDB's 400 KB item limit); larger
 	// ones go to Blobs.
 	MaxInlineRunResultBytes int
+	// URLUploads are the limits of uploads from URLs.
+	URLUploads URLUploadConfig
 }
 
 // Deps are the Manager's ports to the outside world. Store, Sandboxes and
@@ -121,6 +123,8 @@ type Deps struct {
 	Bus       Bus
 	Clock     Clock
 	Logger    *slog.Logger
+	// Fetcher fetches uploads from URLs; without it they fail.
+	Fetcher URLFetcher
 }
 
 // Manager is the domain service: it moves sessions through their states and
@@ -133,6 +137,7 @@ type Manager struct {
 	bus       Bus
 	clock     Clock
 	log       *slog.Logger
+	fetcher   URLFetcher
 }
 
 // NewManager checks the configuration, fills defaults and returns a Manager.
@@ -145,7 +150,7 @@ func NewManager(cfg Config, deps Deps) (*Manager, error) {
 		return nil, err
 	}
 	m := &Manager{cfg: cfg, store: deps.Store, sandboxes: deps.Sandboxes,
-		blobs: deps.Blobs, bus: deps.Bus, clock: deps.Clock, log: deps.Logger}
+		blobs: deps.Blobs, bus: deps.Bus, clock: deps.Clock, log: deps.Logger, fetcher: deps.Fetcher}
 	if m.clock == nil {
 		m.clock = SystemClock{}
 	}
@@ -212,6 +217,7 @@ func (c Config) withDefaults() Config {
 	if c.MaxInlineRunResultBytes == 0 {
 		c.MaxInlineRunResultBytes = 300 << 10
 	}
+	c.URLUploads = c.URLUploads.withDefaults()
 	return c
 }
 
@@ -229,7 +235,7 @@ func (c Config) check() error {
 	case c.IdleTimeout > c.Lifetime:
 		return fmt.Errorf("session: IdleTimeout (%s) must not exceed Lifetime (%s)", c.IdleTimeout, c.Lifetime)
 	}
-	return nil
+	return c.URLUploads.check()
 }
 
 // randomID returns n random bytes in hex: lease owners, run and blob ids.

@@ -44,6 +44,7 @@ const (
 	EnvInternet        = "SESSIONBOX_ALLOW_INTERNET_ACCESS"
 	EnvMaxOutputBytes  = "SESSIONBOX_MAX_OUTPUT_BYTES"
 	EnvMaxResultBytes  = "SESSIONBOX_MAX_RESULT_BYTES"
+	EnvPrivateURLs     = "SESSIONBOX_ALLOW_PRIVATE_URLS"
 )
 
 // Knob is one setting: its variable, serve's flag for it, and how a value
@@ -108,6 +109,16 @@ func Knobs() []Knob {
 					return fmt.Errorf("%q is neither true nor false", v)
 				}
 				c.AllowInternetAccess = b
+				return nil
+			}},
+		{Env: EnvPrivateURLs, Flag: "allow-private-urls", Bool: true,
+			Usage: "let uploads from URLs fetch from loopback, private, link-local, shared and unique-local addresses (never cloud metadata); default false, for tests and private deployments",
+			set: func(c *session.Config, v string) error {
+				b, err := strconv.ParseBool(v)
+				if err != nil {
+					return fmt.Errorf("%q is neither true nor false", v)
+				}
+				c.URLUploads.AllowPrivate = b
 				return nil
 			}},
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/sessionbox/sessionbox/pkg/lambdaenv"
 	"github.com/sessionbox/sessionbox/pkg/sandboxes"
 	"github.com/sessionbox/sessionbox/pkg/session"
+	"github.com/sessionbox/sessionbox/pkg/urlfetch"
 )
 
 // Env is what a session function built at init. Clients its Needs did not
@@ -119,7 +120,8 @@ func (e *Env) buildManager(ctx context.Context) error {
 		return fmt.Errorf("E2B client: %w", err)
 	}
 	e.e2b, e.Sandboxes = client, sandboxes.New(client)
-	deps := session.Deps{Store: e.Store, Sandboxes: e.Sandboxes, Clock: e.Clock(), Logger: e.Log}
+	deps := session.Deps{Store: e.Store, Sandboxes: e.Sandboxes, Clock: e.Clock(), Logger: e.Log,
+		Fetcher: urlfetch.New(urlfetch.Options{AllowPrivate: e.Config.Session.URLUploads.AllowPrivate})}
 	// Interfaces get only clients that exist: a nil *blob.Blobs would be a
 	// non-nil session.Blobs.
 	if e.Blobs != nil {

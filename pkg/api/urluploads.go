@@ -1,0 +1,47 @@
+package api
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/sessionbox/sessionbox/pkg/session"
+)
+
+type uploadURLsBody struct {
+	URLs    []string `json:"urls"`
+	DestDir string   `json:"destDir"`
+}
+
+// validate checks what only the JSON shows; the Manager judges the URLs
+// (400 naming each bad one, 413 past the count limit) and destDir.
+func (b *uploadURLsBody) validate() *Problem {
+	if b.URLs == nil {
+		return newProblem(kindInvalid, `"urls" is required: a list of http or https URLs`)
+	}
+	return nil
+}
+
+// defaultURLUploadTimeout is the write deadline when the Manager does not
+// say its own request limit.
+const defaultURLUploadTimeout = 14 * time.Minute
+
+func (s *Server) uploadURLs(w http.ResponseWriter, r *http.Request, id identity) {
+	if !negotiate(w, r, "files/upload-urls") {
+		return
+	}
+	var b uploadURLsBody
+	key, ok := s.sessionBody(w, r, id, &b, true, b.validate)
+	if !ok {
+		return
+	}
+	logAttrs(r.Context(), slog.Int("urlCount", len(b.URLs)))
+	d := defaultURLUploadTimeout
+	if c, ok := s.mgr.(interface{ Config() session.Config }); ok && c.Config().URLUploads.RequestTimeout > 0 {
+		d = c.Config().URLUploads.RequestTimeout
+	}
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d + responseSlack))
+	s.longJSON(w, r, func() (any, error) {
+		return s.mgr.UploadURLs(r.Context(), key, session.URLUploadRequest{URLs: b.URLs, DestDir: b.DestDir})
+	})
+}
