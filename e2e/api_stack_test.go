@@ -122,10 +122,12 @@ func newStackWith(t testing.TB, e2bTimeout time.Duration, cfg session.Config) *s
 	return buildStack(t, e2bTimeout, cfg, awsParts{})
 }
 
-// awsParts, when set, replace local mode's in-process DynamoDB and S3.
+// awsParts, when set, replace local mode's in-process DynamoDB and S3, and
+// its URL fetcher.
 type awsParts struct {
-	db *dynamodb.Client
-	s3 *s3.Client
+	db      *dynamodb.Client
+	s3      *s3.Client
+	fetcher session.URLFetcher
 }
 
 // newThirdPartyStack is the stack on stand-ins nobody here wrote: dynalite
@@ -169,7 +171,7 @@ func buildStack(t testing.TB, e2bTimeout time.Duration, cfg session.Config, part
 	// The runtime local mode starts takes testE2BKey, so s.sandboxes can
 	// reach it too.
 	svc, err := local.Start(ctx, local.Config{DataDir: dataDir, Tenant: "t1", Keys: keys, Session: cfg, E2B: e2bCfg, Logger: logger,
-		DynamoDB: parts.db, S3: parts.s3, Runtime: e2blocal.Config{APIKey: testE2BKey}})
+		DynamoDB: parts.db, S3: parts.s3, Runtime: e2blocal.Config{APIKey: testE2BKey}, Fetcher: parts.fetcher})
 	if err != nil {
 		t.Fatalf("start local mode: %v", err)
 	}

@@ -320,23 +320,35 @@ func (b *uploadBatch) fetchOne(parent context.Context, rawURL string) urlOutcome
 	}
 	p := path.Join(b.dir, b.claim(uploadFileName(f.Name, rawURL)))
 	body := &budgetReader{r: f.Body, b: b, left: lim.MaxFileBytes}
-	werr := b.m.sandboxes.WriteFile(ctx, b.sandbox, p, body)
+	// The write ends when the body does, so a failed fetch (a limit, the
+	// source breaking off, the time limit cancelling ctx) ends it cleanly
+	// and the sandbox is done with the file before it is removed; an
+	// aborted write could leave the sandbox writing after the removal.
+	wctx, wcancel := context.WithTimeout(context.WithoutCancel(parent), lim.FileTimeout+writeSlack)
+	defer wcancel()
+	werr := b.m.sandboxes.WriteFile(wctx, b.sandbox, p, body)
 	switch {
 	case body.err != nil:
-		werr = body.err
-	case werr == nil && f.Size >= 0 && body.n != f.Size:
-		werr = Errorf(ErrUnavailable, "the server sent %d of the %d bytes it announced", body.n, f.Size)
-	case werr != nil && ctx.Err() != nil:
-		werr = b.timeLimit(parent, ctx)
-	case werr != nil && body.readErr != nil:
-		werr = Errorf(ErrUnavailable, "the download broke off after %d bytes", body.n)
+		err = body.err
+	case body.readErr != nil && ctx.Err() != nil:
+		err = b.timeLimit(parent, ctx)
+	case body.readErr != nil:
+		err = Errorf(ErrUnavailable, "the download broke off after %d bytes", body.n)
+	case werr != nil:
+		err = werr
+	case f.Size >= 0 && body.n != f.Size:
+		err = Errorf(ErrUnavailable, "the server sent %d of the %d bytes it announced", body.n, f.Size)
 	}
-	if werr != nil {
+	if err != nil {
 		b.removePartial(parent, p)
-		return urlOutcome{err: werr}
+		return urlOutcome{err: err}
 	}
 	return urlOutcome{path: p, size: body.n}
 }
+
+// writeSlack is how long past the per-file time limit a write into the
+// sandbox may take to finish once its body has ended.
+const writeSlack = 30 * time.Second
 
 // timeLimit names the limit that ended a fetch: the file's own, or the
 // request's.
@@ -388,8 +400,9 @@ func (b *uploadBatch) claim(name string) string {
 }
 
 // budgetReader holds one body to the per-file limit and the request's to
-// the per-request one, and keeps the source's own failure apart from the
-// sandbox's.
+// the per-request one. Whatever stops it (a limit passed, the source
+// failing) is kept aside and the body simply ends, so the write into the
+// sandbox completes and the caller then removes the file.
 type budgetReader struct {
 	r       io.Reader
 	b       *uploadBatch
@@ -400,8 +413,8 @@ type budgetReader struct {
 }
 
 func (r *budgetReader) Read(p []byte) (int, error) {
-	if r.err != nil {
-		return 0, r.err
+	if r.err != nil || r.readErr != nil {
+		return 0, io.EOF
 	}
 	if int64(len(p)) > r.left+1 {
 		p = p[:r.left+1]
@@ -409,16 +422,16 @@ func (r *budgetReader) Read(p []byte) (int, error) {
 	n, err := r.r.Read(p)
 	r.n += int64(n)
 	r.left -= int64(n)
-	if r.left < 0 {
+	switch {
+	case r.left < 0:
 		r.err = r.b.tooLargeFile(r.n)
-		return 0, r.err
-	}
-	if r.b.total.Add(int64(n)) > r.b.m.cfg.URLUploads.MaxTotalBytes {
+	case r.b.total.Add(int64(n)) > r.b.m.cfg.URLUploads.MaxTotalBytes:
 		r.err = r.b.tooLargeTotal()
-		return 0, r.err
-	}
-	if err != nil && err != io.EOF {
+	case err != nil && err != io.EOF:
 		r.readErr = err
+	}
+	if r.err != nil || r.readErr != nil {
+		return 0, io.EOF
 	}
 	return n, err
 }

@@ -86,7 +86,7 @@ func describe(ctx context.Context, u *url.URL, err error) error {
 	switch {
 	case errors.As(err, &blocked):
 		return &session.Error{Kind: session.ErrForbidden, Detail: fmt.Sprintf(
-			"refused: %s connects to %s, a %s address, which this deployment does not fetch from", host, blocked.Addr, blocked.Class)}
+			"refused: %s connects to %s, a %s address, which this deployment does not fetch from", host, blocked.Where(), blocked.Class)}
 	case errors.Is(err, errTooManyRedirects):
 		return session.Errorf(session.ErrInvalid, "more than %d redirects (the last to %s)", MaxRedirects, host)
 	case errors.Is(err, errScheme):

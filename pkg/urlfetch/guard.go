@@ -98,19 +98,7 @@ var (
 // address. IPv4 addresses written as IPv6 (mapped, NAT64, 6to4) are judged
 // by the IPv4 address they reach.
 func Classify(addr netip.Addr) Class {
-	addr = addr.WithZone("")
-	if addr.Is4In6() {
-		addr = addr.Unmap()
-	}
-	if addr.Is6() {
-		b := addr.As16()
-		switch {
-		case nat64.Contains(addr):
-			return Classify(netip.AddrFrom4([4]byte(b[12:16])))
-		case sixToFour.Contains(addr):
-			return Classify(netip.AddrFrom4([4]byte(b[2:6])))
-		}
-	}
+	addr = reached(addr)
 	for _, r := range ranges {
 		if r.prefix.Contains(addr) {
 			return r.class
@@ -119,14 +107,40 @@ func Classify(addr netip.Addr) Class {
 	return ""
 }
 
-// BlockedError is a refused dial: the address and why.
+// reached is the address a connection to addr ends up at: the IPv4
+// address of an IPv4-mapped, NAT64 or 6to4 one, else addr itself.
+func reached(addr netip.Addr) netip.Addr {
+	addr = addr.WithZone("").Unmap()
+	if addr.Is6() {
+		b := addr.As16()
+		switch {
+		case nat64.Contains(addr):
+			return netip.AddrFrom4([4]byte(b[12:16]))
+		case sixToFour.Contains(addr):
+			return netip.AddrFrom4([4]byte(b[2:6]))
+		}
+	}
+	return addr
+}
+
+// BlockedError is a refused dial: the address, the IPv4 address it
+// reaches when it embeds one, and why.
 type BlockedError struct {
 	Addr  netip.Addr
 	Class Class
 }
 
+// Where is the address in words: "10.0.0.1", or "64:ff9b::a00:1 (IPv4
+// 10.0.0.1)" for one that embeds an IPv4 address.
+func (e *BlockedError) Where() string {
+	if r := reached(e.Addr); r != e.Addr {
+		return fmt.Sprintf("%s (IPv4 %s)", e.Addr, r)
+	}
+	return e.Addr.String()
+}
+
 func (e *BlockedError) Error() string {
-	return fmt.Sprintf("address %s is %s", e.Addr, e.Class)
+	return fmt.Sprintf("address %s is %s", e.Where(), e.Class)
 }
 
 // Guard decides which addresses may be dialed.
