@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -89,7 +90,7 @@ func lambdaCtx(t *testing.T, requestID string) context.Context {
 }
 
 // invokeAPI runs an API sample through the handler its function serves:
-// streamed for execute and install, buffered for the rest.
+// streamed for execute, install and fetch, buffered for the rest.
 func invokeAPI(t *testing.T, envs map[string]*sessionenv.Env, file string, edit func(*events.APIGatewayProxyRequest)) answer {
 	t.Helper()
 	fn := strings.Split(file, "/")[0]
@@ -99,7 +100,7 @@ func invokeAPI(t *testing.T, envs map[string]*sessionenv.Env, file string, edit 
 	}
 	ctx := lambdaCtx(t, "req-"+strings.ReplaceAll(file, "/", "-"))
 	switch fn {
-	case "execute", "install":
+	case "execute", "install", "fetch":
 		res, err := envs[fn].StreamingAPI()(ctx, ev)
 		if err != nil {
 			t.Fatalf("%s: %v", file, err)
@@ -299,6 +300,17 @@ func apiReplays() []apiReplay {
 				t.Fatalf("install of a missing package: %s", a.body)
 			}
 		}},
+		{"fetch/upload-urls.json", func(t *testing.T, a answer) {
+			// The deployed default: cloud metadata and loopback refused,
+			// each URL named with why, and nothing fetched.
+			a.ok(t, http.StatusOK)
+			r := a.json(t)
+			errs, _ := r["errors"].([]any)
+			if r["status"] != "failure" || len(errs) != 2 || !strings.Contains(fmt.Sprint(errs[0]), "cloud metadata") ||
+				!strings.Contains(fmt.Sprint(errs[1]), "loopback") {
+				t.Fatalf("upload-urls: %s", a.body)
+			}
+		}},
 		{"status/list-sessions.json", func(t *testing.T, a answer) {
 			a.ok(t, http.StatusOK)
 			var l struct{ Sessions []struct{ SessionID string } }
@@ -323,11 +335,11 @@ func TestReplayAPIEvents(t *testing.T) {
 	envs := map[string]*sessionenv.Env{}
 	logs := map[string]*syncBuffer{}
 	for _, fn := range []lambdaenv.Function{lambdaenv.Start, lambdaenv.Stop, lambdaenv.Status,
-		lambdaenv.Execute, lambdaenv.Files, lambdaenv.Install} {
+		lambdaenv.Execute, lambdaenv.Files, lambdaenv.Install, lambdaenv.Fetch} {
 		envs[fn.Name], logs[fn.Name] = s.env(fn)
 	}
-	if n := s.secrets.count(); n != 6 {
-		t.Fatalf("the E2B key secret was read %d times for 6 functions, want once each at init", n)
+	if n := s.secrets.count(); n != 7 {
+		t.Fatalf("the E2B key secret was read %d times for 7 functions, want once each at init", n)
 	}
 	for _, r := range apiReplays() {
 		if !t.Run(r.file, func(t *testing.T) { r.check(t, invokeAPI(t, envs, r.file, nil)) }) {

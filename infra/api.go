@@ -38,6 +38,7 @@ func routes() []route {
 		{fn: "files", method: "POST", path: s + "/files/upload-url"},
 		{fn: "files", method: "POST", path: s + "/files/import"},
 		{fn: "files", method: "POST", path: s + "/files/download-url"},
+		{fn: "fetch", method: "POST", path: s + "/files/upload-urls"},
 	}
 }
 

@@ -33,9 +33,10 @@ var wantRoutes = []struct {
 	{"POST", "/v1/sessions/{id}/files/upload-url", "files", false},
 	{"POST", "/v1/sessions/{id}/files/import", "files", false},
 	{"POST", "/v1/sessions/{id}/files/download-url", "files", false},
+	{"POST", "/v1/sessions/{id}/files/upload-urls", "fetch", false},
 }
 
-var streamingFns = map[string]bool{"execute": true, "install": true}
+var streamingFns = map[string]bool{"execute": true, "install": true, "fetch": true}
 
 // method is one synthesized API method with its path resolved.
 type method struct {

@@ -54,6 +54,9 @@ func fnSpecs() []fnSpec {
 		{name: "execute", api: true, memoryMB: 1024, timeout: minutes(jsii.Number(15)), e2b: true, streams: true},
 		{name: "files", api: true, memoryMB: 1024, timeout: minutes(jsii.Number(5)), e2b: true},
 		{name: "install", api: true, memoryMB: 1024, timeout: minutes(jsii.Number(15)), e2b: true, streams: true},
+		// Uploads from URLs stream bodies through in constant memory; they
+		// may take minutes, up to the session's URLUploads.RequestTimeout.
+		{name: "fetch", api: true, memoryMB: 1024, timeout: minutes(jsii.Number(15)), e2b: true, streams: true},
 		{name: "runs", memoryMB: 1024, timeout: minutes(jsii.Number(15)), e2b: true},
 		{name: "reaper", memoryMB: 512, timeout: minutes(jsii.Number(1)), e2b: true},
 		{name: "authorizer", memoryMB: 256, timeout: sec(jsii.Number(10))},

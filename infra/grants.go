@@ -36,7 +36,7 @@ var (
 // grantsFor returns the statements for one function: only what it calls.
 func grantsFor(name string, r resources) []awsiam.PolicyStatement {
 	switch name {
-	case "start", "stop", "install":
+	case "start", "stop", "install", "fetch":
 		return []awsiam.PolicyStatement{tableRW(r)}
 	case "status":
 		// GET /v1/runs/{runId} presigns a large result's download; the

@@ -193,6 +193,7 @@ func expectedActions() map[string][]string {
 		"stop":       join(logActions, tableActions, secretActions),
 		"status":     join(logActions, tableActions, secretActions, []string{"s3:GetObject"}),
 		"install":    join(logActions, tableActions, secretActions),
+		"fetch":      join(logActions, tableActions, secretActions),
 		"execute":    join(logActions, tableActions, secretActions, objectActions, []string{"events:PutEvents"}),
 		"files":      join(logActions, tableActions, secretActions, objectActions, []string{"s3:ListBucket"}),
 		"runs":       join(logActions, tableActions, secretActions, objectActions, []string{"events:PutEvents", "sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}),

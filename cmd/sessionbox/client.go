@@ -119,7 +119,7 @@ func resultKinds(r *session.Result) string {
 }
 
 func runFiles(ctx context.Context, args []string) error {
-	usage := errors.New("usage: sessionbox files [--session ID] put LOCAL REMOTE | get REMOTE LOCAL | ls [DIR]")
+	usage := errors.New("usage: sessionbox files [--session ID] put LOCAL REMOTE | get REMOTE LOCAL | ls [DIR] | fetch [--dest DIR] URL...")
 	fl := flag.NewFlagSet("files", flag.ContinueOnError)
 	sid := fl.String("session", "default", "session id")
 	if err := fl.Parse(args); err != nil {
@@ -144,6 +144,8 @@ func runFiles(ctx context.Context, args []string) error {
 			dir = rest[1]
 		}
 		return listFiles(ctx, c, *sid, dir)
+	case rest[0] == "fetch":
+		return fetchURLs(ctx, c, *sid, rest[1:])
 	}
 	return usage
 }

@@ -19,6 +19,7 @@ var (
 	Execute    = Function{"execute", NeedStore | NeedSandboxes | NeedBlobs | NeedBus}
 	Files      = Function{"files", NeedStore | NeedSandboxes | NeedBlobs}
 	Install    = Function{"install", NeedStore | NeedSandboxes}
+	Fetch      = Function{"fetch", NeedStore | NeedSandboxes} // uploads from URLs
 	Runs       = Function{"runs", NeedStore | NeedSandboxes | NeedBlobs | NeedBus}
 	Reaper     = Function{"reaper", NeedStore | NeedSandboxes}
 	Authorizer = Function{"authorizer", NeedStore}
@@ -26,5 +27,5 @@ var (
 
 // Functions lists every function, in the Makefile's order.
 func Functions() []Function {
-	return []Function{Start, Stop, Status, Execute, Files, Install, Runs, Reaper, Authorizer}
+	return []Function{Start, Stop, Status, Execute, Files, Install, Fetch, Runs, Reaper, Authorizer}
 }
