@@ -5,7 +5,7 @@ export PATH := $(PATH):$(shell $(GO) env GOPATH)/bin
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 
-FUNCTIONS := start stop status execute files install fetch runs reaper authorizer
+FUNCTIONS := start stop status execute files install fetch mcp runs reaper authorizer
 ADDR     ?= 127.0.0.1:8080
 DATA_DIR ?= .data
 

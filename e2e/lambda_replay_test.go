@@ -90,7 +90,7 @@ func lambdaCtx(t *testing.T, requestID string) context.Context {
 }
 
 // invokeAPI runs an API sample through the handler its function serves:
-// streamed for execute, install and fetch, buffered for the rest.
+// streamed for execute, install, fetch and mcp, buffered for the rest.
 func invokeAPI(t *testing.T, envs map[string]*sessionenv.Env, file string, edit func(*events.APIGatewayProxyRequest)) answer {
 	t.Helper()
 	fn := strings.Split(file, "/")[0]
@@ -100,7 +100,7 @@ func invokeAPI(t *testing.T, envs map[string]*sessionenv.Env, file string, edit 
 	}
 	ctx := lambdaCtx(t, "req-"+strings.ReplaceAll(file, "/", "-"))
 	switch fn {
-	case "execute", "install", "fetch":
+	case "execute", "install", "fetch", "mcp":
 		res, err := envs[fn].StreamingAPI()(ctx, ev)
 		if err != nil {
 			t.Fatalf("%s: %v", file, err)
@@ -244,6 +244,23 @@ func apiReplays() []apiReplay {
 				t.Fatalf("last line: %v", last)
 			}
 		}},
+		{"mcp/tools-call.json", func(t *testing.T, a answer) {
+			a.ok(t, http.StatusOK)
+			// One server-sent event holds the JSON-RPC answer: the tool
+			// ran in the session execute.json set x in.
+			_, data, ok := strings.Cut(string(a.body), "data: ")
+			var msg struct {
+				ID     int `json:"id"`
+				Result struct {
+					IsError bool `json:"isError"`
+					Content []struct{ Text string }
+				}
+			}
+			if !ok || json.Unmarshal([]byte(strings.SplitN(data, "\n", 2)[0]), &msg) != nil || msg.ID != 7 ||
+				msg.Result.IsError || len(msg.Result.Content) == 0 || !strings.Contains(msg.Result.Content[0].Text, "21") {
+				t.Fatalf("MCP tools/call: %s", a.body)
+			}
+		}},
 		{"execute/reset.json", func(t *testing.T, a answer) { a.ok(t, http.StatusNoContent) }},
 		{"execute/submit-run.json", func(t *testing.T, a answer) {
 			a.ok(t, http.StatusAccepted)
@@ -335,11 +352,11 @@ func TestReplayAPIEvents(t *testing.T) {
 	envs := map[string]*sessionenv.Env{}
 	logs := map[string]*syncBuffer{}
 	for _, fn := range []lambdaenv.Function{lambdaenv.Start, lambdaenv.Stop, lambdaenv.Status,
-		lambdaenv.Execute, lambdaenv.Files, lambdaenv.Install, lambdaenv.Fetch} {
+		lambdaenv.Execute, lambdaenv.Files, lambdaenv.Install, lambdaenv.Fetch, lambdaenv.MCP} {
 		envs[fn.Name], logs[fn.Name] = s.env(fn)
 	}
-	if n := s.secrets.count(); n != 7 {
-		t.Fatalf("the E2B key secret was read %d times for 7 functions, want once each at init", n)
+	if n := s.secrets.count(); n != 8 {
+		t.Fatalf("the E2B key secret was read %d times for 8 functions, want once each at init", n)
 	}
 	for _, r := range apiReplays() {
 		if !t.Run(r.file, func(t *testing.T) { r.check(t, invokeAPI(t, envs, r.file, nil)) }) {

@@ -39,6 +39,7 @@ func routes() []route {
 		{fn: "files", method: "POST", path: s + "/files/import"},
 		{fn: "files", method: "POST", path: s + "/files/download-url"},
 		{fn: "fetch", method: "POST", path: s + "/files/upload-urls"},
+		{fn: "mcp", method: "POST", path: "/v1/mcp"},
 	}
 }
 
@@ -147,7 +148,8 @@ func corsOptions(origins []string) *awsapigateway.CorsOptions {
 		AllowMethods: jsii.Strings("GET", "POST", "PUT", "DELETE", "OPTIONS"),
 		// Every request header the OpenAPI document lists (pkg/api's
 		// corsAllowHeaders answers the same locally).
-		AllowHeaders:  jsii.Strings("Authorization", "X-API-Key", "Content-Type", "Accept", "Idempotency-Key", "X-Request-Id"),
+		AllowHeaders: jsii.Strings("Authorization", "X-API-Key", "Content-Type", "Accept", "Idempotency-Key", "X-Request-Id",
+			"Mcp-Session-Id", "MCP-Protocol-Version", "Last-Event-ID"),
 		ExposeHeaders: jsii.Strings("X-Request-Id", "Retry-After"),
 		MaxAge:        awscdk.Duration_Hours(jsii.Number(1)),
 	}

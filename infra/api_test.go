@@ -34,9 +34,10 @@ var wantRoutes = []struct {
 	{"POST", "/v1/sessions/{id}/files/import", "files", false},
 	{"POST", "/v1/sessions/{id}/files/download-url", "files", false},
 	{"POST", "/v1/sessions/{id}/files/upload-urls", "fetch", false},
+	{"POST", "/v1/mcp", "mcp", false},
 }
 
-var streamingFns = map[string]bool{"execute": true, "install": true, "fetch": true}
+var streamingFns = map[string]bool{"execute": true, "install": true, "fetch": true, "mcp": true}
 
 // method is one synthesized API method with its path resolved.
 type method struct {

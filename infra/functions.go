@@ -57,6 +57,8 @@ func fnSpecs() []fnSpec {
 		// Uploads from URLs stream bodies through in constant memory; they
 		// may take minutes, up to the session's URLUploads.RequestTimeout.
 		{name: "fetch", api: true, memoryMB: 1024, timeout: minutes(jsii.Number(15)), e2b: true, streams: true},
+		// mcp serves /v1/mcp: MCP's tool calls run code as execute does.
+		{name: "mcp", api: true, memoryMB: 1024, timeout: minutes(jsii.Number(15)), e2b: true, streams: true},
 		{name: "runs", memoryMB: 1024, timeout: minutes(jsii.Number(15)), e2b: true},
 		{name: "reaper", memoryMB: 512, timeout: minutes(jsii.Number(1)), e2b: true},
 		{name: "authorizer", memoryMB: 256, timeout: sec(jsii.Number(10))},

@@ -47,6 +47,9 @@ func grantsFor(name string, r resources) []awsiam.PolicyStatement {
 		// "Run Requested".
 		return []awsiam.PolicyStatement{tableRW(r), putEvents(r, typeRunRequested),
 			objects(r, prefixArtifacts)}
+	case "mcp":
+		// execute_python's artifacts come back with download URLs.
+		return []awsiam.PolicyStatement{tableRW(r), objects(r, prefixArtifacts)}
 	case "files":
 		return []awsiam.PolicyStatement{tableRW(r), objects(r, prefixTransfers, prefixDownloads), listTransfers(r)}
 	case "runs":

@@ -55,7 +55,7 @@ func checkGrantScopes(t *testing.T, s synthed) {
 	})
 	t.Run("object grants stay under their prefixes", func(t *testing.T) {
 		want := map[string][]string{
-			"execute": {"artifacts/*"}, "files": {"transfers/*", "downloads/*"}, "runs": {"runs/*", "artifacts/*"},
+			"execute": {"artifacts/*"}, "mcp": {"artifacts/*"}, "files": {"transfers/*", "downloads/*"}, "runs": {"runs/*", "artifacts/*"},
 		}
 		for name, prefixes := range want {
 			var got []string

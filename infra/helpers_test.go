@@ -16,7 +16,7 @@ import (
 
 // functionNames is the list of functions (docs/architecture.md), written out here so the
 // tests do not trust fnSpecs.
-var functionNames = []string{"start", "stop", "status", "execute", "files", "install", "fetch", "runs", "reaper", "authorizer"}
+var functionNames = []string{"start", "stop", "status", "execute", "files", "install", "fetch", "mcp", "runs", "reaper", "authorizer"}
 
 // synthed is one synthesized stack: the assertions template and its JSON.
 type synthed struct {

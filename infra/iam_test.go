@@ -195,6 +195,7 @@ func expectedActions() map[string][]string {
 		"install":    join(logActions, tableActions, secretActions),
 		"fetch":      join(logActions, tableActions, secretActions),
 		"execute":    join(logActions, tableActions, secretActions, objectActions, []string{"events:PutEvents"}),
+		"mcp":        join(logActions, tableActions, secretActions, objectActions),
 		"files":      join(logActions, tableActions, secretActions, objectActions, []string{"s3:ListBucket"}),
 		"runs":       join(logActions, tableActions, secretActions, objectActions, []string{"events:PutEvents", "sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}),
 		"reaper":     join(logActions, tableActions, secretActions),

@@ -130,7 +130,7 @@ func toAny(in []string) []any {
 // fnWant is a function's expected size, written from the brief.
 var fnWant = map[string]struct{ memory, timeout float64 }{
 	"start": {512, 30}, "stop": {512, 30}, "status": {512, 30},
-	"execute": {1024, 900}, "install": {1024, 900}, "fetch": {1024, 900}, "files": {1024, 300},
+	"execute": {1024, 900}, "install": {1024, 900}, "fetch": {1024, 900}, "files": {1024, 300}, "mcp": {1024, 900},
 	"runs": {1024, 900}, "reaper": {512, 60}, "authorizer": {256, 10},
 }
 
@@ -171,10 +171,10 @@ func checkFunctions(t *testing.T, s synthed, v variant) {
 
 // e2bCallers are the functions that call E2B and may read its key.
 var e2bCallers = map[string]bool{"start": true, "stop": true, "status": true, "execute": true, "files": true,
-	"install": true, "fetch": true, "runs": true, "reaper": true}
+	"install": true, "fetch": true, "mcp": true, "runs": true, "reaper": true}
 
 // apiFns serve API routes and must answer browsers with CORS headers.
-var apiFns = map[string]bool{"start": true, "stop": true, "status": true, "execute": true, "files": true, "install": true, "fetch": true}
+var apiFns = map[string]bool{"start": true, "stop": true, "status": true, "execute": true, "files": true, "install": true, "fetch": true, "mcp": true}
 
 func checkEnvironment(t *testing.T, s synthed, v variant) {
 	tableID, _ := s.only(t, "AWS::DynamoDB::GlobalTable")

@@ -28,6 +28,7 @@ func commands() []command {
 		serveCommand(),
 		runtimeCommand(),
 		keysCommand(),
+		mcpCommand(),
 	}
 	return append(cmds, clientCommands()...)
 }

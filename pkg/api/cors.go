@@ -11,8 +11,8 @@ import (
 // nothing a script could not already reach with the key it holds; deployers
 // who want a closed list pass WithAllowedOrigins.
 const (
-	corsAllowHeaders  = "Authorization, X-API-Key, Content-Type, Accept, Idempotency-Key, X-Request-Id"
-	corsExposeHeaders = "Retry-After, Location, X-Request-Id, Content-Length, Content-Type, WWW-Authenticate, Allow"
+	corsAllowHeaders  = "Authorization, X-API-Key, Content-Type, Accept, Idempotency-Key, X-Request-Id, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID"
+	corsExposeHeaders = "Retry-After, Location, X-Request-Id, Content-Length, Content-Type, WWW-Authenticate, Allow, Mcp-Session-Id"
 	corsMaxAge        = "600"
 )
 

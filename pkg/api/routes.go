@@ -39,5 +39,7 @@ func (s *Server) routeTable() []route {
 
 		{method: http.MethodPost, path: "/v1/sessions/{id}/runs", grows: true, handle: (*Server).submitRun},
 		{method: http.MethodGet, path: "/v1/runs/{runId}", handle: (*Server).getRun},
+
+		{method: http.MethodPost, path: "/v1/mcp", grows: true, handle: (*Server).mcp},
 	}
 }

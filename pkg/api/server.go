@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessionbox/sessionbox/pkg/mcpserver"
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
 
@@ -35,6 +36,9 @@ type Server struct {
 
 	// storage, when set, is checked before routes that grow the disk.
 	storage func() error
+
+	// mcpHandler serves /v1/mcp over the same Manager.
+	mcpHandler *mcpserver.HTTPHandler
 
 	mux     *http.ServeMux
 	routes  []route
@@ -92,9 +96,11 @@ func New(mgr Manager, opts ...Option) *Server {
 		keepAliveFirst: keepAliveFirst,
 		keepAliveEvery: keepAliveEvery,
 	}
+	mcpOpts := mcpserver.Options{}
 	// Limits are the Manager's; options may still override them.
 	if c, ok := mgr.(interface{ Config() session.Config }); ok {
 		cfg := c.Config()
+		mcpOpts.MaxOutputBytes = cfg.MaxOutputBytes
 		if cfg.MaxInlineFileBytes > 0 {
 			s.maxInlineFile = cfg.MaxInlineFileBytes
 		}
@@ -105,6 +111,8 @@ func New(mgr Manager, opts ...Option) *Server {
 	for _, o := range opts {
 		o(s)
 	}
+	mcpOpts.Logger = s.log
+	s.mcpHandler = mcpserver.NewHTTPHandler(mcpOpts)
 	s.routes = s.routeTable()
 	for _, rt := range s.routes {
 		s.mux.Handle(rt.method+" "+rt.path, s.wrap(rt))

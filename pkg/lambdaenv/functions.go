@@ -15,11 +15,13 @@ var (
 	Stop  = Function{"stop", NeedStore | NeedSandboxes}
 	// Status serves GET /v1/runs/{runId}, which presigns large results
 	// (runs/*; its role may only read them).
-	Status     = Function{"status", NeedStore | NeedSandboxes | NeedBlobs}
-	Execute    = Function{"execute", NeedStore | NeedSandboxes | NeedBlobs | NeedBus}
-	Files      = Function{"files", NeedStore | NeedSandboxes | NeedBlobs}
-	Install    = Function{"install", NeedStore | NeedSandboxes}
-	Fetch      = Function{"fetch", NeedStore | NeedSandboxes} // uploads from URLs
+	Status  = Function{"status", NeedStore | NeedSandboxes | NeedBlobs}
+	Execute = Function{"execute", NeedStore | NeedSandboxes | NeedBlobs | NeedBus}
+	Files   = Function{"files", NeedStore | NeedSandboxes | NeedBlobs}
+	Install = Function{"install", NeedStore | NeedSandboxes}
+	Fetch   = Function{"fetch", NeedStore | NeedSandboxes} // uploads from URLs
+	// MCP serves /v1/mcp; execute_python presigns artifacts as execute does.
+	MCP        = Function{"mcp", NeedStore | NeedSandboxes | NeedBlobs}
 	Runs       = Function{"runs", NeedStore | NeedSandboxes | NeedBlobs | NeedBus}
 	Reaper     = Function{"reaper", NeedStore | NeedSandboxes}
 	Authorizer = Function{"authorizer", NeedStore}
@@ -27,5 +29,5 @@ var (
 
 // Functions lists every function, in the Makefile's order.
 func Functions() []Function {
-	return []Function{Start, Stop, Status, Execute, Files, Install, Fetch, Runs, Reaper, Authorizer}
+	return []Function{Start, Stop, Status, Execute, Files, Install, Fetch, MCP, Runs, Reaper, Authorizer}
 }

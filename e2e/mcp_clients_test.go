@@ -1,0 +1,59 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestMCPJSClients runs scripts/mcp/mcp.test.mjs: the official MCP
+// TypeScript SDK over stdio (`sessionbox mcp`, built here) and streamable
+// HTTP, and LangChain's MCP adapters, against a local stack.
+func TestMCPJSClients(t *testing.T) {
+	script, err := filepath.Abs("../scripts/mcp/mcp.test.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := jsDepsInstalled("@modelcontextprotocol/sdk", "@langchain/mcp-adapters"); err != nil {
+		if testing.Short() {
+			t.Skipf("the MCP SDKs are not installed (%v); run scripts/setup.sh", err)
+		}
+		t.Fatalf("the MCP JS tests need node and the npm SDKs: %v (run scripts/setup.sh; -short skips it)", err)
+	}
+	bin := filepath.Join(t.TempDir(), "sessionbox")
+	build := exec.Command("go", "build", "-o", bin, "github.com/sessionbox/sessionbox/cmd/sessionbox")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build sessionbox: %v\n%s", err, out)
+	}
+	name, data := buildWheel(t, "jswheel", "1.0", "from-the-wheel")
+	wheel := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(wheel, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := newStack(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", "--test", "--test-reporter=spec", script)
+	cmd.Env = append(os.Environ(), "SESSIONBOX_URL="+s.url, "SESSIONBOX_API_KEY="+s.alice,
+		"SESSIONBOX_BIN="+bin, "SESSIONBOX_TEST_WHEEL="+wheel)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the MCP JS tests failed: %v\n%s", err, out)
+	}
+}
+
+// jsDepsInstalled checks node and the npm packages under scripts/.
+func jsDepsInstalled(pkgs ...string) error {
+	if _, err := exec.LookPath("node"); err != nil {
+		return err
+	}
+	for _, p := range pkgs {
+		if _, err := os.Stat(filepath.Join("../scripts/node_modules", p, "package.json")); err != nil {
+			return err
+		}
+	}
+	return nil
+}

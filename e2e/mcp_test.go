@@ -1,0 +1,373 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sessionbox/sessionbox/pkg/client"
+	"github.com/sessionbox/sessionbox/pkg/mcpserver"
+)
+
+// bearer adds an API key to every request of an MCP client.
+type bearer struct {
+	key  string
+	next http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.key)
+	return b.next.RoundTrip(r)
+}
+
+// mcpConnect connects the Go SDK's client to the stack's /v1/mcp as the
+// holder of key, with query (e.g. "?session=x") appended to the URL.
+func mcpConnect(t *testing.T, s *stack, key, query string) *mcp.ClientSession {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := mcp.NewClient(&mcp.Implementation{Name: "sessionbox-test", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{
+		Endpoint:   s.url + "/v1/mcp" + query,
+		HTTPClient: &http.Client{Transport: bearer{key: key, next: s.client.Transport}},
+		MaxRetries: -1,
+	}, nil)
+	if err != nil {
+		t.Fatalf("connect MCP client: %v", err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// callTool calls a tool and returns its result; a protocol error fails the
+// test (a tool's own failure is IsError, which the caller checks).
+func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("call %s: %v", name, err)
+	}
+	return res
+}
+
+// toolText is the text blocks of a result, joined.
+func toolText(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func TestMCPEndToEnd(t *testing.T) {
+	s := newStack(t)
+	t.Run("tools", func(t *testing.T) { mcpTools(t, s) })
+	t.Run("binding", func(t *testing.T) { mcpBinding(t, s) })
+	t.Run("auth", func(t *testing.T) { mcpAuth(t, s) })
+	t.Run("bad requests", func(t *testing.T) { mcpBadRequests(t, s) })
+	t.Run("client backend", func(t *testing.T) { mcpClientBackend(t, s) })
+}
+
+// mcpClientBackend runs the tools as `sessionbox mcp` does, over pkg/client
+// against the API, and checks they share the session the HTTP endpoint
+// names.
+func mcpClientBackend(t *testing.T, s *stack) {
+	ctx := context.Background()
+	srv := mcpserver.NewServer(mcpserver.ClientBackend{Client: client.New(s.url, s.alice, s.client)}, "mcp-via-client", mcpserver.Options{})
+	serverT, clientT := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(ctx, serverT, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, clientT, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+
+	if res := callTool(t, cs, "execute_python", map[string]any{"code": "via = 'client'\nprint('ok')"}); res.IsError || !strings.Contains(toolText(res), "ok") {
+		t.Fatalf("execute: %q", toolText(res))
+	}
+	if res := callTool(t, cs, "write_file", map[string]any{"path": "c/x.txt", "content": "from the client"}); res.IsError {
+		t.Fatalf("write: %q", toolText(res))
+	}
+	if res := callTool(t, cs, "read_file", map[string]any{"path": "/home/user/c/x.txt"}); res.IsError || toolText(res) != "from the client" {
+		t.Fatalf("read: %q", toolText(res))
+	}
+	if res := callTool(t, cs, "list_files", map[string]any{"path": "c", "depth": 1}); res.IsError || !strings.Contains(toolText(res), "/home/user/c/x.txt") {
+		t.Fatalf("list: %q", toolText(res))
+	}
+	if res := callTool(t, cs, "read_file", map[string]any{"path": "c/none.txt"}); !res.IsError || !strings.Contains(toolText(res), "list_files") {
+		t.Fatalf("missing file: %q", toolText(res))
+	}
+	if res := callTool(t, cs, "install_packages", map[string]any{"packages": []string{"bad spec!"}}); !res.IsError || !strings.Contains(toolText(res), "bad spec!") {
+		t.Fatalf("bad package: %q", toolText(res))
+	}
+	// The HTTP endpoint naming the same session sees the same kernel.
+	web := mcpConnect(t, s, s.alice, "?session=mcp-via-client")
+	if res := callTool(t, web, "execute_python", map[string]any{"code": "via"}); res.IsError || !strings.Contains(toolText(res), "client") {
+		t.Fatalf("HTTP client does not see the stdio client's variable: %q", toolText(res))
+	}
+	if res := callTool(t, cs, "reset_kernel", nil); res.IsError {
+		t.Fatalf("reset: %q", toolText(res))
+	}
+	if res := callTool(t, web, "execute_python", map[string]any{"code": "via"}); !res.IsError {
+		t.Fatalf("variable survived reset: %q", toolText(res))
+	}
+}
+
+// mcpTools drives every tool through the official Go client, as an agent
+// would, on one session of its own.
+func mcpTools(t *testing.T, s *stack) {
+	cs := mcpConnect(t, s, s.alice, "?session=mcp-tools")
+	ctx := context.Background()
+	list, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range list.Tools {
+		names = append(names, tool.Name)
+		if tool.Description == "" || tool.InputSchema == nil {
+			t.Errorf("tool %s lacks a description or an input schema", tool.Name)
+		}
+	}
+	want := "execute_python install_packages list_files read_file write_file reset_kernel"
+	if got := strings.Join(names, " "); !sameWords(got, want) {
+		t.Fatalf("tools %q, want %q", got, want)
+	}
+
+	res := callTool(t, cs, "execute_python", map[string]any{"code": "x = 20 + 1\nprint('hello')\nx * 2"})
+	if res.IsError || !strings.Contains(toolText(res), "hello") || !strings.Contains(toolText(res), "42") {
+		t.Fatalf("first execute: %+v %q", res, toolText(res))
+	}
+	var sc struct {
+		Success bool   `json:"success"`
+		Stdout  string `json:"stdout"`
+	}
+	raw, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(raw, &sc); err != nil || !sc.Success || sc.Stdout != "hello\n" {
+		t.Fatalf("structured content %s", raw)
+	}
+	if res := callTool(t, cs, "execute_python", map[string]any{"code": "x + 1"}); res.IsError || !strings.Contains(toolText(res), "22") {
+		t.Fatalf("second execute does not see x: %q", toolText(res))
+	}
+
+	res = callTool(t, cs, "execute_python", map[string]any{"code": "import matplotlib.pyplot as plt\nplt.plot([1, 3, 2])\nplt.show()"})
+	var png []byte
+	for _, c := range res.Content {
+		if img, ok := c.(*mcp.ImageContent); ok && img.MIMEType == "image/png" {
+			png = img.Data
+		}
+	}
+	if res.IsError || !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) {
+		t.Fatalf("chart: no PNG image block in %q (isError %v, %d blocks)", toolText(res), res.IsError, len(res.Content))
+	}
+
+	res = callTool(t, cs, "execute_python", map[string]any{"code": "1 / 0"})
+	if !res.IsError || !strings.Contains(toolText(res), "ZeroDivisionError") {
+		t.Fatalf("exception: isError %v, text %q", res.IsError, toolText(res))
+	}
+
+	mcpFiles(t, cs)
+	mcpInstall(t, cs)
+
+	res = callTool(t, cs, "reset_kernel", nil)
+	if res.IsError {
+		t.Fatalf("reset: %q", toolText(res))
+	}
+	if res := callTool(t, cs, "execute_python", map[string]any{"code": "x"}); !res.IsError || !strings.Contains(toolText(res), "NameError") {
+		t.Fatalf("x after reset: %q", toolText(res))
+	}
+}
+
+// mcpFiles writes, lists and reads back a text and a binary file.
+func mcpFiles(t *testing.T, cs *mcp.ClientSession) {
+	if res := callTool(t, cs, "write_file", map[string]any{"path": "notes/a.txt", "content": "héllo\nworld\n"}); res.IsError {
+		t.Fatalf("write text: %q", toolText(res))
+	}
+	bin := []byte{0, 1, 2, 0xff, 0xfe, 'x'}
+	if res := callTool(t, cs, "write_file", map[string]any{"path": "/home/user/notes/b.bin",
+		"content": base64.StdEncoding.EncodeToString(bin), "encoding": "base64"}); res.IsError {
+		t.Fatalf("write binary: %q", toolText(res))
+	}
+	res := callTool(t, cs, "list_files", map[string]any{"path": "notes"})
+	if text := toolText(res); res.IsError || !strings.Contains(text, "/home/user/notes/a.txt") || !strings.Contains(text, "/home/user/notes/b.bin") {
+		t.Fatalf("list: %q", text)
+	}
+	if res := callTool(t, cs, "read_file", map[string]any{"path": "notes/a.txt"}); res.IsError || toolText(res) != "héllo\nworld\n" {
+		t.Fatalf("read text: %q", toolText(res))
+	}
+	res = callTool(t, cs, "read_file", map[string]any{"path": "notes/b.bin"})
+	var got []byte
+	for _, c := range res.Content {
+		if r, ok := c.(*mcp.EmbeddedResource); ok && r.Resource != nil {
+			got = r.Resource.Blob
+		}
+	}
+	if res.IsError || !bytes.Equal(got, bin) {
+		t.Fatalf("read binary: %v, want %v (%q)", got, bin, toolText(res))
+	}
+	if res := callTool(t, cs, "write_file", map[string]any{"path": "c.txt", "content": "x", "encoding": "latin-1"}); !res.IsError || !strings.Contains(toolText(res), "latin-1") {
+		t.Fatalf("bad encoding: isError %v %q", res.IsError, toolText(res))
+	}
+	if res := callTool(t, cs, "read_file", map[string]any{"path": "notes/missing.txt"}); !res.IsError || toolText(res) == "" {
+		t.Fatalf("missing file: isError %v %q", res.IsError, toolText(res))
+	}
+}
+
+// mcpInstall installs a wheel built here from an index the sandbox serves
+// itself (sandboxes are offline), then imports it in a fresh kernel.
+func mcpInstall(t *testing.T, cs *mcp.ClientSession) {
+	name, wheel := buildWheel(t, "mcpdemo", "1.0", "via-mcp")
+	if res := callTool(t, cs, "write_file", map[string]any{"path": "index/mcpdemo/" + name,
+		"content": base64.StdEncoding.EncodeToString(wheel), "encoding": "base64"}); res.IsError {
+		t.Fatalf("write wheel: %q", toolText(res))
+	}
+	page := fmt.Sprintf(`<!DOCTYPE html><html><body><a href="%s">%s</a></body></html>`, name, name)
+	if res := callTool(t, cs, "write_file", map[string]any{"path": "index/mcpdemo/index.html", "content": page}); res.IsError {
+		t.Fatalf("write index: %q", toolText(res))
+	}
+	res := callTool(t, cs, "execute_python", map[string]any{"code": "import subprocess, socket, sys, time\n" +
+		"srv = subprocess.Popen([sys.executable, '-m', 'http.server', '--bind', '127.0.0.1', '--directory', '/home/user/index', '8766']," +
+		" stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n" +
+		"for _ in range(100):\n    try:\n        socket.create_connection(('127.0.0.1', 8766), 0.2).close(); break\n" +
+		"    except OSError: time.sleep(0.05)\n'up'"})
+	if res.IsError || !strings.Contains(toolText(res), "up") {
+		t.Fatalf("index server: %q", toolText(res))
+	}
+	res = callTool(t, cs, "install_packages", map[string]any{"packages": []string{"mcpdemo==1.0"}, "indexUrl": "http://127.0.0.1:8766/"})
+	if res.IsError || !strings.Contains(toolText(res), "Installed mcpdemo==1.0") {
+		t.Fatalf("install: %q", toolText(res))
+	}
+	callTool(t, cs, "execute_python", map[string]any{"code": "srv.kill(); srv.wait()"})
+	res = callTool(t, cs, "install_packages", map[string]any{"packages": []string{"--index-url=http://evil"}})
+	if !res.IsError || !strings.Contains(toolText(res), "--index-url") {
+		t.Fatalf("option as a package: isError %v %q", res.IsError, toolText(res))
+	}
+	callTool(t, cs, "reset_kernel", nil)
+	if res := callTool(t, cs, "execute_python", map[string]any{"code": "import mcpdemo; mcpdemo.VALUE"}); res.IsError || !strings.Contains(toolText(res), "via-mcp") {
+		t.Fatalf("import installed package: %q", toolText(res))
+	}
+}
+
+// mcpBinding: clients naming one session share its kernel; unnamed clients
+// each get a session of their own.
+func mcpBinding(t *testing.T, s *stack) {
+	a := mcpConnect(t, s, s.alice, "?session=mcp-shared")
+	b := mcpConnect(t, s, s.alice, "?session=mcp-shared")
+	if res := callTool(t, a, "execute_python", map[string]any{"code": "shared = 'from-a'"}); res.IsError {
+		t.Fatalf("set in a: %q", toolText(res))
+	}
+	if res := callTool(t, b, "execute_python", map[string]any{"code": "shared"}); res.IsError || !strings.Contains(toolText(res), "from-a") {
+		t.Fatalf("b does not see a's variable: %q", toolText(res))
+	}
+
+	c := mcpConnect(t, s, s.alice, "")
+	d := mcpConnect(t, s, s.alice, "")
+	if c.ID() == "" || c.ID() == d.ID() {
+		t.Fatalf("unnamed MCP session ids %q and %q", c.ID(), d.ID())
+	}
+	if res := callTool(t, c, "execute_python", map[string]any{"code": "mine = 1\nmine"}); res.IsError {
+		t.Fatalf("set in c: %q", toolText(res))
+	}
+	if res := callTool(t, c, "execute_python", map[string]any{"code": "mine + 1"}); res.IsError || !strings.Contains(toolText(res), "2") {
+		t.Fatalf("c does not keep its own variable: %q", toolText(res))
+	}
+	if res := callTool(t, d, "execute_python", map[string]any{"code": "mine"}); !res.IsError || !strings.Contains(toolText(res), "NameError") {
+		t.Fatalf("d sees c's variable: %q", toolText(res))
+	}
+	// The sandbox bound to an unnamed MCP session is the session named
+	// for its id, visible through the REST API; closing the MCP session
+	// leaves it running.
+	_ = c.Close()
+	var st struct {
+		State string `json:"state"`
+	}
+	s.json(s.alice, "GET", "/v1/sessions/"+c.ID()+"/sandbox", nil, &st)
+	if st.State != "running" {
+		t.Fatalf("session of a closed MCP session is %q, want running", st.State)
+	}
+}
+
+// mcpAuth: no key is 401; another principal naming the same session
+// reaches a session of its own.
+func mcpAuth(t *testing.T, s *stack) {
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	resp, body := s.req("", "POST", "/v1/mcp", strings.NewReader(init), "Accept", "application/json, text/event-stream")
+	s.problem(401, resp, body)
+
+	bob := mcpConnect(t, s, s.bob, "?session=mcp-shared")
+	if res := callTool(t, bob, "execute_python", map[string]any{"code": "shared"}); !res.IsError || !strings.Contains(toolText(res), "NameError") {
+		t.Fatalf("bob reaches alice's session: %q", toolText(res))
+	}
+}
+
+// mcpBadRequests: what is not an MCP request gets a problem naming why.
+func mcpBadRequests(t *testing.T, s *stack) {
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	both := "application/json, text/event-stream"
+	for _, tc := range []struct {
+		name    string
+		method  string
+		path    string
+		headers []string
+		status  int
+		detail  string
+	}{
+		{"wrong content type", "POST", "/v1/mcp", []string{"Accept", both, "Content-Type", "text/plain"}, 415, "application/json"},
+		{"no event stream accepted", "POST", "/v1/mcp", []string{"Accept", "application/json"}, 406, "text/event-stream"},
+		{"bad session name", "POST", "/v1/mcp?session=a/b", []string{"Accept", both}, 400, "query parameter session"},
+		{"bad session header", "POST", "/v1/mcp", []string{"Accept", both, "Mcp-Session-Id", "no spaces allowed"}, 400, "Mcp-Session-Id"},
+		{"GET stream", "GET", "/v1/mcp", []string{"Accept", "text/event-stream"}, 405, "POST"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var body *strings.Reader
+			if tc.method == "POST" {
+				body = strings.NewReader(init)
+			}
+			var resp *http.Response
+			var b []byte
+			if body != nil {
+				resp, b = s.req(s.alice, tc.method, tc.path, body, tc.headers...)
+			} else {
+				resp, b = s.req(s.alice, tc.method, tc.path, nil, tc.headers...)
+			}
+			p := s.problem(tc.status, resp, b)
+			if d, _ := p["detail"].(string); !strings.Contains(d, tc.detail) {
+				t.Fatalf("detail %q does not name %q", d, tc.detail)
+			}
+		})
+	}
+}
+
+func sameWords(a, b string) bool {
+	fa, fb := strings.Fields(a), strings.Fields(b)
+	if len(fa) != len(fb) {
+		return false
+	}
+	seen := map[string]int{}
+	for _, w := range fa {
+		seen[w]++
+	}
+	for _, w := range fb {
+		if seen[w]--; seen[w] < 0 {
+			return false
+		}
+	}
+	return true
+}

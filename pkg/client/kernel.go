@@ -1,0 +1,37 @@
+package client
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/sessionbox/sessionbox/pkg/session"
+)
+
+// Install pip-installs packages (names and version specifiers) into the
+// session's sandbox; indexURL, when set, replaces PyPI.
+func (c *Client) Install(ctx context.Context, sessionID string, packages []string, indexURL string) (*session.InstallResult, error) {
+	in := struct {
+		Packages []string `json:"packages"`
+		IndexURL string   `json:"indexUrl,omitempty"`
+	}{packages, indexURL}
+	var out struct {
+		Success    bool   `json:"success"`
+		ExitCode   int    `json:"exitCode"`
+		Stdout     string `json:"stdout"`
+		Stderr     string `json:"stderr"`
+		DurationMs int64  `json:"durationMs"`
+		Truncated  bool   `json:"truncated"`
+		Restarted  bool   `json:"restarted"`
+	}
+	if err := c.doJSON(ctx, http.MethodPost, c.sessionPath(sessionID, "/install"), in, &out); err != nil {
+		return nil, err
+	}
+	return &session.InstallResult{Success: out.Success, ExitCode: out.ExitCode, Stdout: out.Stdout, Stderr: out.Stderr,
+		DurationMs: out.DurationMs, Truncated: out.Truncated, Restarted: out.Restarted}, nil
+}
+
+// Reset restarts the session's Python kernel: variables and imports are
+// gone, files stay.
+func (c *Client) Reset(ctx context.Context, sessionID string) error {
+	return c.doJSON(ctx, http.MethodPost, c.sessionPath(sessionID, "/reset"), nil, nil)
+}

@@ -1,0 +1,125 @@
+package mcpserver
+
+import (
+	"context"
+	"io"
+
+	"github.com/sessionbox/sessionbox/pkg/client"
+	"github.com/sessionbox/sessionbox/pkg/session"
+)
+
+// Backend is what the tools need of sessionbox, one session id per call.
+// The API serves it from the Manager in process (ManagerBackend) and the
+// stdio server from a client of a running API (ClientBackend), so both
+// transports run the same tools over the same domain calls.
+type Backend interface {
+	Execute(ctx context.Context, sessionID string, req session.ExecRequest) (*session.ExecResult, error)
+	Install(ctx context.Context, sessionID string, req session.InstallRequest) (*session.InstallResult, error)
+	Reset(ctx context.Context, sessionID string) error
+	ListFiles(ctx context.Context, sessionID, dir string, depth int) ([]session.FileEntry, error)
+	// OpenFile opens a file of the sandbox for reading; size is its length,
+	// or -1 when unknown.
+	OpenFile(ctx context.Context, sessionID, path string) (body io.ReadCloser, size int64, err error)
+	WriteFile(ctx context.Context, sessionID, path string, data []byte) (session.FileEntry, error)
+}
+
+// Manager is the part of *session.Manager a ManagerBackend calls.
+type Manager interface {
+	Execute(ctx context.Context, key session.Key, req session.ExecRequest, onEvent func(session.Event)) (*session.ExecResult, error)
+	Reset(ctx context.Context, key session.Key) error
+	Install(ctx context.Context, key session.Key, req session.InstallRequest, onEvent func(session.Event)) (*session.InstallResult, error)
+	ListFiles(ctx context.Context, key session.Key, dir string, depth int) ([]session.FileEntry, error)
+	ReadFile(ctx context.Context, key session.Key, path string) (io.ReadCloser, session.FileEntry, error)
+	WriteFile(ctx context.Context, key session.Key, path string, r io.Reader) (session.FileEntry, error)
+}
+
+var _ Manager = (*session.Manager)(nil)
+
+// ManagerBackend serves the tools from the Manager for one authenticated
+// caller: every session it reaches is keyed by that tenant and principal.
+type ManagerBackend struct {
+	Manager   Manager
+	Tenant    string
+	Principal string
+}
+
+func (b ManagerBackend) key(sessionID string) session.Key {
+	return session.Key{Tenant: b.Tenant, Principal: b.Principal, SessionID: sessionID}
+}
+
+// Execute runs code in the session's kernel.
+func (b ManagerBackend) Execute(ctx context.Context, sessionID string, req session.ExecRequest) (*session.ExecResult, error) {
+	return b.Manager.Execute(ctx, b.key(sessionID), req, nil)
+}
+
+// Install pip-installs packages into the session's sandbox.
+func (b ManagerBackend) Install(ctx context.Context, sessionID string, req session.InstallRequest) (*session.InstallResult, error) {
+	return b.Manager.Install(ctx, b.key(sessionID), req, nil)
+}
+
+// Reset restarts the session's kernel.
+func (b ManagerBackend) Reset(ctx context.Context, sessionID string) error {
+	return b.Manager.Reset(ctx, b.key(sessionID))
+}
+
+// ListFiles lists a directory of the session's sandbox.
+func (b ManagerBackend) ListFiles(ctx context.Context, sessionID, dir string, depth int) ([]session.FileEntry, error) {
+	return b.Manager.ListFiles(ctx, b.key(sessionID), dir, depth)
+}
+
+// OpenFile opens a file of the session's sandbox.
+func (b ManagerBackend) OpenFile(ctx context.Context, sessionID, path string) (io.ReadCloser, int64, error) {
+	body, entry, err := b.Manager.ReadFile(ctx, b.key(sessionID), path)
+	if err != nil {
+		return nil, 0, err
+	}
+	return body, entry.Size, nil
+}
+
+// WriteFile writes a file of the session's sandbox.
+func (b ManagerBackend) WriteFile(ctx context.Context, sessionID, path string, data []byte) (session.FileEntry, error) {
+	return b.Manager.WriteFile(ctx, b.key(sessionID), path, bytesReader(data))
+}
+
+// ClientBackend serves the tools from a sessionbox API through pkg/client,
+// for an MCP server running beside the agent rather than in the API.
+type ClientBackend struct {
+	Client *client.Client
+}
+
+// Execute runs code in the session's kernel.
+func (b ClientBackend) Execute(ctx context.Context, sessionID string, req session.ExecRequest) (*session.ExecResult, error) {
+	return b.Client.Execute(ctx, sessionID, client.ExecuteRequest{
+		Code: req.Code, TimeoutSecs: req.TimeoutSecs, Envs: req.Envs, Context: req.Context,
+	}, nil)
+}
+
+// Install pip-installs packages into the session's sandbox.
+func (b ClientBackend) Install(ctx context.Context, sessionID string, req session.InstallRequest) (*session.InstallResult, error) {
+	return b.Client.Install(ctx, sessionID, req.Packages, req.IndexURL)
+}
+
+// Reset restarts the session's kernel.
+func (b ClientBackend) Reset(ctx context.Context, sessionID string) error {
+	return b.Client.Reset(ctx, sessionID)
+}
+
+// ListFiles lists a directory of the session's sandbox.
+func (b ClientBackend) ListFiles(ctx context.Context, sessionID, dir string, depth int) ([]session.FileEntry, error) {
+	return b.Client.ListFiles(ctx, sessionID, dir, depth)
+}
+
+// OpenFile opens a file of the session's sandbox, inline only: a file past
+// the API's inline limit is refused with 413, which the tool explains.
+func (b ClientBackend) OpenFile(ctx context.Context, sessionID, path string) (io.ReadCloser, int64, error) {
+	return b.Client.OpenFile(ctx, sessionID, path)
+}
+
+// WriteFile writes a file of the session's sandbox.
+func (b ClientBackend) WriteFile(ctx context.Context, sessionID, path string, data []byte) (session.FileEntry, error) {
+	e, err := b.Client.Upload(ctx, sessionID, path, bytesReader(data), int64(len(data)))
+	if err != nil {
+		return session.FileEntry{}, err
+	}
+	return *e, nil
+}

@@ -1,0 +1,93 @@
+package mcpserver
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sessionbox/sessionbox/pkg/session"
+)
+
+// SessionIDHeader is the streamable HTTP transport's session header.
+const SessionIDHeader = "Mcp-Session-Id"
+
+// HTTPHandler serves MCP's streamable HTTP transport, stateless: every POST
+// gets a server of its own, so any instance of the API (any Lambda) can
+// answer any request, and nothing of an MCP session lives in memory. What
+// carries over between calls is the sessionbox session the request is
+// bound to (see SessionFor).
+type HTTPHandler struct {
+	opts Options
+	sdk  *mcp.StreamableHTTPHandler
+}
+
+type serverKey struct{}
+
+// NewHTTPHandler returns a streamable HTTP handler whose servers are built
+// with opts.
+func NewHTTPHandler(opts Options) *HTTPHandler {
+	if opts.SchemaCache == nil {
+		opts.SchemaCache = mcp.NewSchemaCache()
+	}
+	h := &HTTPHandler{opts: opts}
+	h.sdk = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		s, _ := r.Context().Value(serverKey{}).(*mcp.Server)
+		return s
+	}, &mcp.StreamableHTTPOptions{
+		Stateless: true,
+		Logger:    opts.Logger,
+		// Authentication and the caller's identity are checked before the
+		// request gets here, and API Gateway's Host is never loopback.
+		DisableLocalhostProtection: true,
+	})
+	return h
+}
+
+// Serve answers one MCP request of a caller whose sessions b reaches, with
+// tools bound to the sessionbox session sessionID.
+func (h *HTTPHandler) Serve(w http.ResponseWriter, r *http.Request, b Backend, sessionID string) {
+	s := NewServer(b, sessionID, h.opts)
+	h.sdk.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), serverKey{}, s)))
+}
+
+// SessionFor decides which sessionbox session an MCP request is bound to:
+// the one named by ?session= when given (so an agent can share the sandbox
+// of a chat's frontend), else one named for the MCP session: the request's
+// Mcp-Session-Id, or a new id, which is then set on the response so the
+// client sends it back. Both must be valid session ids; the error names
+// what was wrong. Ids are per principal, so a client naming another's
+// session only ever reaches its own.
+func SessionFor(w http.ResponseWriter, r *http.Request) (string, error) {
+	if name := r.URL.Query().Get("session"); name != "" || r.URL.Query().Has("session") {
+		if err := session.ValidateSessionID(name); err != nil {
+			return "", session.Errorf(session.ErrInvalid, "query parameter session: %s", detailOf(err))
+		}
+		return name, nil
+	}
+	id := r.Header.Get(SessionIDHeader)
+	if id == "" {
+		id = NewSessionID()
+	} else if err := session.ValidateSessionID(id); err != nil {
+		return "", session.Errorf(session.ErrInvalid, "header %s: %s", SessionIDHeader, detailOf(err))
+	}
+	w.Header().Set(SessionIDHeader, id)
+	return id, nil
+}
+
+func detailOf(err error) string {
+	if se, ok := err.(*session.Error); ok {
+		return se.Detail
+	}
+	return err.Error()
+}
+
+// NewSessionID names a fresh MCP session: mcp- and 128 random bits, which
+// make it unguessable, though ids are per principal anyway.
+func NewSessionID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return "mcp-" + hex.EncodeToString(b[:])
+}

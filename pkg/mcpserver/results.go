@@ -1,0 +1,323 @@
+package mcpserver
+
+import (
+	"encoding/base64"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"path"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sessionbox/sessionbox/pkg/session"
+)
+
+// execResult turns an execution into what a model reads: one text block
+// (notes first, then stdout, stderr, the last expression, the traceback),
+// an image block per PNG or JPEG result, a resource link per artifact, and
+// the whole result as structured content. An exception or a timeout is an
+// error result, so the model sees that its code failed.
+func execResult(res *session.ExecResult, maxOutput int) *mcp.CallToolResult {
+	out := &mcp.CallToolResult{IsError: res.Error != nil, StructuredContent: structured(res)}
+	var text strings.Builder
+	for _, n := range execNotes(res, maxOutput) {
+		text.WriteString("Note: " + n + "\n")
+	}
+	notes := text.Len()
+	section(&text, "stdout", res.Stdout)
+	section(&text, "stderr", res.Stderr)
+	var images []mcp.Content
+	for _, r := range res.Results {
+		if img := imageOf(r); img != nil {
+			images = append(images, img)
+			continue
+		}
+		label := "display"
+		if r.IsMainResult {
+			label = "result"
+		}
+		section(&text, label, resultText(r))
+	}
+	if e := res.Error; e != nil {
+		section(&text, "error", errorText(e))
+	}
+	if text.Len() == notes && len(images) == 0 {
+		text.WriteString("(no output)")
+	}
+	out.Content = append([]mcp.Content{&mcp.TextContent{Text: strings.TrimRight(text.String(), "\n")}}, images...)
+	for _, a := range res.Artifacts {
+		out.Content = append(out.Content, artifactLink(a))
+	}
+	return out
+}
+
+// structured is the execution result as the API returns it, with empty
+// lists as [] rather than null.
+func structured(res *session.ExecResult) *session.ExecResult {
+	s := *res
+	if s.Results == nil {
+		s.Results = []session.Result{}
+	}
+	return &s
+}
+
+// execNotes says, in words a model can act on, what the flags of a result
+// mean.
+func execNotes(res *session.ExecResult, maxOutput int) []string {
+	var notes []string
+	switch {
+	case res.Restarted:
+		notes = append(notes, "the sandbox was replaced: variables and imports from earlier calls are gone (files written by earlier calls may be gone too).")
+	case res.KernelRestarted:
+		notes = append(notes, "the Python kernel restarted: variables and imports from earlier calls are gone; files are kept.")
+	}
+	if e := res.Error; e != nil && e.Name == "TimeoutError" {
+		notes = append(notes, "the code did not finish within its time limit and was interrupted; make it faster, run it in parts, or pass a larger timeoutSecs.")
+	}
+	if res.Truncated {
+		notes = append(notes, fmt.Sprintf("the output was cut: stdout and stderr keep at most %s each, and large rich results are cut to their text. Print less, or write large output to a file.", byteSize(maxOutput)))
+	}
+	return notes
+}
+
+func section(b *strings.Builder, label, body string) {
+	if body == "" {
+		return
+	}
+	fmt.Fprintf(b, "[%s]\n%s", label, body)
+	if !strings.HasSuffix(body, "\n") {
+		b.WriteByte('\n')
+	}
+}
+
+// resultText is the best text form of a rich result.
+func resultText(r session.Result) string {
+	switch {
+	case r.Text != "":
+		return r.Text
+	case r.Markdown != "":
+		return r.Markdown
+	case r.LaTeX != "":
+		return r.LaTeX
+	case r.HTML != "":
+		return r.HTML
+	case r.SVG != "":
+		return "(an SVG image)"
+	case r.PDF != "":
+		return "(a PDF document)"
+	}
+	return ""
+}
+
+func errorText(e *session.ExecError) string {
+	if e.Traceback != "" {
+		return e.Traceback
+	}
+	return e.Name + ": " + e.Value
+}
+
+// imageOf returns a PNG or JPEG result as an image block, or nil.
+func imageOf(r session.Result) mcp.Content {
+	for _, img := range []struct{ b64, mime string }{{r.PNG, "image/png"}, {r.JPEG, "image/jpeg"}} {
+		if img.b64 == "" {
+			continue
+		}
+		data, err := base64.StdEncoding.DecodeString(img.b64)
+		if err != nil {
+			continue
+		}
+		return &mcp.ImageContent{Data: data, MIMEType: img.mime}
+	}
+	return nil
+}
+
+func artifactLink(a session.Artifact) mcp.Content {
+	size := a.SizeBytes
+	uri := a.DownloadURL
+	if uri == "" {
+		uri = "file://" + a.Path
+	}
+	return &mcp.ResourceLink{URI: uri, Name: path.Base(a.Path), Title: a.Path, MIMEType: a.MimeType, Size: &size,
+		Description: "a file the code wrote in the sandbox; the link downloads it for a short time"}
+}
+
+func installResult(packages []string, res *session.InstallResult) *mcp.CallToolResult {
+	var text strings.Builder
+	if res.Restarted {
+		text.WriteString("Note: the sandbox was replaced before the install: variables from earlier calls are gone.\n")
+	}
+	if res.Success {
+		fmt.Fprintf(&text, "Installed %s.\n", strings.Join(packages, ", "))
+		section(&text, "pip output (end)", tail(res.Stdout, 2000))
+	} else {
+		fmt.Fprintf(&text, "pip failed (exit code %d); nothing may have been installed.\n", res.ExitCode)
+		section(&text, "pip stderr (end)", tail(res.Stderr, 4000))
+		section(&text, "pip stdout (end)", tail(res.Stdout, 2000))
+	}
+	return &mcp.CallToolResult{
+		IsError: !res.Success,
+		Content: []mcp.Content{&mcp.TextContent{Text: strings.TrimRight(text.String(), "\n")}},
+		StructuredContent: map[string]any{
+			"success": res.Success, "exitCode": res.ExitCode, "stdout": res.Stdout, "stderr": res.Stderr,
+			"durationMs": res.DurationMs, "truncated": res.Truncated, "restarted": res.Restarted,
+		},
+	}
+}
+
+// tail keeps the last n bytes of s, where pip says how it ended.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[len(s)-n:]
+	for !utf8.ValidString(s) && len(s) > 0 {
+		s = s[1:]
+	}
+	return "…" + s
+}
+
+func listResult(dir string, entries []session.FileEntry) *mcp.CallToolResult {
+	var text strings.Builder
+	if len(entries) == 0 {
+		fmt.Fprintf(&text, "%s is empty.", dir)
+	}
+	for _, e := range entries {
+		switch e.Type {
+		case "dir":
+			fmt.Fprintf(&text, "%s/\n", e.Path)
+		case "symlink":
+			fmt.Fprintf(&text, "%s (symlink)\n", e.Path)
+		default:
+			fmt.Fprintf(&text, "%s (%s)\n", e.Path, byteSize(int(e.Size)))
+		}
+	}
+	if entries == nil {
+		entries = []session.FileEntry{}
+	}
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: strings.TrimRight(text.String(), "\n")}},
+		StructuredContent: map[string]any{"entries": entries},
+	}
+}
+
+// readUpTo reads at most limit bytes and reports whether there were more.
+func readUpTo(r io.Reader, limit int64) ([]byte, bool, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, false, fmt.Errorf("read file: %w", err)
+	}
+	if int64(len(data)) > limit {
+		return data[:limit], true, nil
+	}
+	return data, false, nil
+}
+
+// fileResult shows a file as a model best takes it: text as text, common
+// images as images, anything else as a base64 resource with its MIME type.
+func fileResult(p string, data []byte, size int64, cut bool, limit int64) *mcp.CallToolResult {
+	mimeType := mimeOf(p, data)
+	var note string
+	if cut {
+		total := "more"
+		if size > 0 {
+			total = fmt.Sprintf("%d bytes", size)
+		}
+		note = fmt.Sprintf("Note: the file has %s; only the first %s are shown. Read the rest with execute_python.", total, byteSize(int(limit)))
+	}
+	if isText(data, mimeType) && !strings.HasPrefix(mimeType, "image/") {
+		text := string(data)
+		if cut {
+			for !utf8.ValidString(text) && len(text) > 0 {
+				text = text[:len(text)-1]
+			}
+			text = note + "\n" + text
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+	}
+	var content []mcp.Content
+	if note != "" {
+		content = append(content, &mcp.TextContent{Text: note})
+	}
+	switch {
+	case !cut && isModelImage(mimeType):
+		content = append(content, &mcp.ImageContent{Data: data, MIMEType: mimeType})
+	default:
+		content = append(content, &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{
+			URI: "file://" + absPath(p), MIMEType: mimeType, Blob: data,
+		}})
+	}
+	return &mcp.CallToolResult{Content: content}
+}
+
+func mimeOf(p string, data []byte) string {
+	if t := mime.TypeByExtension(path.Ext(p)); t != "" {
+		if mt, _, err := mime.ParseMediaType(t); err == nil {
+			return mt
+		}
+	}
+	mt, _, _ := mime.ParseMediaType(http.DetectContentType(data))
+	return mt
+}
+
+func isText(data []byte, mimeType string) bool {
+	if strings.IndexByte(string(data), 0) >= 0 {
+		return false
+	}
+	// A cut may split the last character; the rest decides.
+	valid := data
+	for i := 0; i < utf8.UTFMax && len(valid) > 0 && !utf8.Valid(valid); i++ {
+		valid = valid[:len(valid)-1]
+	}
+	return utf8.Valid(valid) || strings.HasPrefix(mimeType, "text/")
+}
+
+func isModelImage(mimeType string) bool {
+	switch mimeType {
+	case "image/png", "image/jpeg", "image/gif", "image/webp":
+		return true
+	}
+	return false
+}
+
+func absPath(p string) string {
+	if strings.HasPrefix(p, "/") {
+		return path.Clean(p)
+	}
+	return path.Join(session.WorkDir, p)
+}
+
+// decodeContent returns write_file's bytes, or why they are refused.
+func decodeContent(content, encoding string) ([]byte, string) {
+	switch strings.ToLower(encoding) {
+	case "", "utf-8", "utf8", "text":
+		return []byte(content), ""
+	case "base64":
+		data, err := base64.StdEncoding.DecodeString(content)
+		if err != nil {
+			return nil, "content is not valid base64 (standard alphabet, with padding); send the bytes again, or text with encoding utf-8."
+		}
+		return data, ""
+	}
+	return nil, fmt.Sprintf("encoding %q is not supported; use \"utf-8\" for text or \"base64\" for bytes.", encoding)
+}
+
+func writeResult(e session.FileEntry) *mcp.CallToolResult {
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("Wrote %d bytes to %s.", e.Size, e.Path)}},
+		StructuredContent: e,
+	}
+}
+
+// byteSize writes n as people read sizes (200 KB, 1 MB).
+func byteSize(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

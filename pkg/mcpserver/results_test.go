@@ -1,0 +1,152 @@
+package mcpserver
+
+import (
+	"bytes"
+	"encoding/base64"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sessionbox/sessionbox/pkg/session"
+)
+
+func textOf(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(t.Text)
+		}
+	}
+	return b.String()
+}
+
+func TestExecResult(t *testing.T) {
+	t.Parallel()
+	png := []byte("\x89PNG\r\n\x1a\nrest")
+	for _, tc := range []struct {
+		name    string
+		res     session.ExecResult
+		isError bool
+		want    []string
+		images  int
+		links   int
+	}{
+		{"value and stdout", session.ExecResult{Success: true, Stdout: "hi\n", Results: []session.Result{{Text: "42", IsMainResult: true}}},
+			false, []string{"[stdout]\nhi\n", "[result]\n42"}, 0, 0},
+		{"exception", session.ExecResult{Error: &session.ExecError{Name: "ZeroDivisionError", Value: "division by zero", Traceback: "Traceback...\nZeroDivisionError: division by zero"}},
+			true, []string{"[error]\nTraceback", "ZeroDivisionError"}, 0, 0},
+		{"timeout", session.ExecResult{Error: &session.ExecError{Name: "TimeoutError", Value: "timed out"}},
+			true, []string{"did not finish within its time limit", "TimeoutError: timed out"}, 0, 0},
+		{"sandbox replaced", session.ExecResult{Success: true, Restarted: true, KernelRestarted: true},
+			false, []string{"the sandbox was replaced: variables and imports from earlier calls are gone", "(no output)"}, 0, 0},
+		{"kernel restarted", session.ExecResult{Success: true, KernelRestarted: true},
+			false, []string{"the Python kernel restarted"}, 0, 0},
+		{"cut", session.ExecResult{Success: true, Truncated: true, Stdout: "x"},
+			false, []string{"the output was cut", "200 KB"}, 0, 0},
+		{"chart and artifact", session.ExecResult{Success: true,
+			Results:   []session.Result{{Text: "<Figure>", PNG: base64.StdEncoding.EncodeToString(png)}},
+			Artifacts: []session.Artifact{{Path: "/home/user/out.csv", SizeBytes: 3, MimeType: "text/csv", DownloadURL: "https://x/out.csv"}}},
+			false, []string{}, 1, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			out := execResult(&tc.res, 200<<10)
+			if out.IsError != tc.isError {
+				t.Fatalf("isError %v, want %v", out.IsError, tc.isError)
+			}
+			text := textOf(out)
+			for _, w := range tc.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("text %q lacks %q", text, w)
+				}
+			}
+			var images, links int
+			for _, c := range out.Content {
+				switch c := c.(type) {
+				case *mcp.ImageContent:
+					images++
+					if !bytes.Equal(c.Data, png) || c.MIMEType != "image/png" {
+						t.Errorf("image %q %s", c.Data, c.MIMEType)
+					}
+				case *mcp.ResourceLink:
+					links++
+					if c.URI != "https://x/out.csv" || c.Name != "out.csv" || *c.Size != 3 {
+						t.Errorf("link %+v", c)
+					}
+				}
+			}
+			if images != tc.images || links != tc.links {
+				t.Fatalf("%d images, %d links; want %d, %d", images, links, tc.images, tc.links)
+			}
+			if s, ok := out.StructuredContent.(*session.ExecResult); !ok || s.Results == nil {
+				t.Fatalf("structured content %#v", out.StructuredContent)
+			}
+		})
+	}
+}
+
+func TestFileResult(t *testing.T) {
+	t.Parallel()
+	png := append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 20)...)
+	for _, tc := range []struct {
+		name string
+		path string
+		data []byte
+		cut  bool
+		kind string // text, image, resource
+		want string
+	}{
+		{"text", "a.txt", []byte("héllo"), false, "text", "héllo"},
+		{"python", "/home/user/x.py", []byte("print(1)\n"), false, "text", "print(1)"},
+		{"cut text", "big.log", []byte("abc"), true, "text", "only the first"},
+		{"cut in a character", "big.log", []byte("ab\xc3"), true, "text", "ab"},
+		{"image", "chart.png", png, false, "image", ""},
+		{"binary", "blob.bin", []byte{0, 1, 2}, false, "resource", ""},
+		{"cut image", "chart.png", png, true, "resource", "only the first"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			out := fileResult(tc.path, tc.data, 10, tc.cut, 3)
+			last := out.Content[len(out.Content)-1]
+			switch c := last.(type) {
+			case *mcp.TextContent:
+				if tc.kind != "text" {
+					t.Fatalf("text, want %s", tc.kind)
+				}
+			case *mcp.ImageContent:
+				if tc.kind != "image" || c.MIMEType != "image/png" {
+					t.Fatalf("image %s, want %s", c.MIMEType, tc.kind)
+				}
+			case *mcp.EmbeddedResource:
+				if tc.kind != "resource" || !bytes.Equal(c.Resource.Blob, tc.data) || c.Resource.MIMEType == "" ||
+					!strings.HasPrefix(c.Resource.URI, "file:///home/user/") {
+					t.Fatalf("resource %+v, want %s", c.Resource, tc.kind)
+				}
+			}
+			if !strings.Contains(textOf(out), tc.want) {
+				t.Fatalf("text %q lacks %q", textOf(out), tc.want)
+			}
+		})
+	}
+}
+
+func TestDecodeContent(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		content, encoding string
+		want              string
+		refused           string
+	}{
+		{"hi", "", "hi", ""},
+		{"hi", "UTF-8", "hi", ""},
+		{"aGk=", "base64", "hi", ""},
+		{"!!", "base64", "", "not valid base64"},
+		{"hi", "latin-1", "", `"latin-1" is not supported`},
+	} {
+		got, refused := decodeContent(tc.content, tc.encoding)
+		if string(got) != tc.want || !strings.Contains(refused, tc.refused) || (tc.refused == "") != (refused == "") {
+			t.Errorf("decodeContent(%q, %q) = %q, %q", tc.content, tc.encoding, got, refused)
+		}
+	}
+}

@@ -1,0 +1,236 @@
+// Package mcpserver is sessionbox's Model Context Protocol server: the tools
+// an agent uses on one sessionbox session (execute_python, install_packages,
+// list_files, read_file, write_file, reset_kernel), with schemas and results
+// written for a model. The tools run over a Backend, which the API serves
+// from the Manager in process (streamable HTTP at /v1/mcp) and `sessionbox
+// mcp` from a client of a running API (stdio).
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sessionbox/sessionbox/pkg/session"
+)
+
+// Options tune the server. Zero fields take the defaults documented on each.
+type Options struct {
+	// Version is the server version announced to clients.
+	Version string
+	// MaxOutputBytes is the service's cap on stdout and stderr each,
+	// named when a result says its output was cut (default 200 KB).
+	MaxOutputBytes int
+	// MaxReadBytes caps what read_file returns (default 1 MB): a model
+	// cannot use more, and larger files are better read with code.
+	MaxReadBytes int64
+	// Logger takes failures a model is not told about in detail.
+	Logger *slog.Logger
+	// SchemaCache keeps the tools' schemas across servers, since the HTTP
+	// handler builds one server per request.
+	SchemaCache *mcp.SchemaCache
+}
+
+const (
+	defaultMaxOutputBytes = 200 << 10
+	defaultMaxReadBytes   = 1 << 20
+)
+
+func (o Options) withDefaults() Options {
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+	if o.MaxOutputBytes <= 0 {
+		o.MaxOutputBytes = defaultMaxOutputBytes
+	}
+	if o.MaxReadBytes <= 0 {
+		o.MaxReadBytes = defaultMaxReadBytes
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+// tools runs every tool of one server on one sessionbox session.
+type tools struct {
+	backend   Backend
+	sessionID string
+	opts      Options
+}
+
+// NewServer returns an MCP server whose tools act on the sessionbox session
+// sessionID through b.
+func NewServer(b Backend, sessionID string, opts Options) *mcp.Server {
+	opts = opts.withDefaults()
+	s := mcp.NewServer(&mcp.Implementation{Name: "sessionbox", Title: "sessionbox", Version: opts.Version},
+		&mcp.ServerOptions{
+			Instructions: "Tools of one sessionbox session: a sandboxed, stateful Python interpreter " +
+				"with files under /home/user and pip. Variables persist between execute_python calls.",
+			SchemaCache: opts.SchemaCache,
+		})
+	t := &tools{backend: b, sessionID: sessionID, opts: opts}
+	t.register(s)
+	return s
+}
+
+func (t *tools) register(s *mcp.Server) {
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "execute_python",
+		Title:       "Run Python",
+		Description: executeDescription,
+		Annotations: &mcp.ToolAnnotations{OpenWorldHint: ptr(false)},
+	}, t.executePython)
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "install_packages",
+		Title:       "Install Python packages",
+		Description: installDescription,
+		Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: ptr(false)},
+	}, t.installPackages)
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "list_files",
+		Title:       "List files",
+		Description: listDescription,
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+	}, t.listFiles)
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "read_file",
+		Title:       "Read a file",
+		Description: readDescription,
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+	}, t.readFile)
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "write_file",
+		Title:       "Write a file",
+		Description: writeDescription,
+		Annotations: &mcp.ToolAnnotations{IdempotentHint: true, OpenWorldHint: ptr(false)},
+	}, t.writeFile)
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "reset_kernel",
+		Title:       "Restart the Python kernel",
+		Description: resetDescription,
+		Annotations: &mcp.ToolAnnotations{IdempotentHint: true, OpenWorldHint: ptr(false)},
+	}, t.resetKernel)
+}
+
+const (
+	executeDescription = "Run Python code in this session's sandboxed Jupyter-style kernel and return its output. " +
+		"State persists between calls: variables, imports and functions defined earlier are still there. " +
+		"The value of the last expression is returned, as in a notebook cell; print() output comes back as stdout. " +
+		"Charts shown with matplotlib (plt.show()) come back as images. Files live under /home/user " +
+		"(the working directory); files the code creates there come back as links. " +
+		"No network access may be available: install packages with install_packages, not pip in code."
+	installDescription = "Install Python packages with pip into this session's sandbox. " +
+		"Give names with optional version specifiers, e.g. [\"pandas\", \"requests>=2.31\"]; no options, URLs or paths. " +
+		"indexUrl replaces PyPI with another package index. Already-imported modules are not reloaded: " +
+		"if a fresh install cannot be imported, call reset_kernel and import it again."
+	listDescription = "List files and directories in this session's sandbox. path defaults to /home/user " +
+		"(relative paths are under /home/user); depth is how many levels to descend (default 1)."
+	readDescription = "Read a file from this session's sandbox. Text comes back as text, PNG/JPEG/GIF/WebP images as images, " +
+		"other binary files as a base64 resource with their MIME type. Large files are cut; read those in parts with execute_python."
+	writeDescription = "Write a file in this session's sandbox, creating parent directories and replacing an existing file. " +
+		"content is the file's text, or its bytes in base64 when encoding is \"base64\"."
+	resetDescription = "Restart this session's Python kernel: every variable, import and definition is gone, files are kept. " +
+		"Use it when the kernel is stuck or state must be clean, or to import a package installed after its first import attempt."
+)
+
+// ExecuteInput is execute_python's input.
+type ExecuteInput struct {
+	Code        string `json:"code" jsonschema:"the Python code to run; the last expression's value is returned"`
+	TimeoutSecs int    `json:"timeoutSecs,omitempty" jsonschema:"seconds the code may run before it is interrupted (default 300, at most 900)"`
+}
+
+// InstallInput is install_packages' input.
+type InstallInput struct {
+	Packages []string `json:"packages" jsonschema:"package names with optional extras and version specifiers, e.g. pandas==2.2.2"`
+	IndexURL string   `json:"indexUrl,omitempty" jsonschema:"an http(s) URL of a package index to use instead of PyPI"`
+}
+
+// ListInput is list_files' input.
+type ListInput struct {
+	Path  string `json:"path,omitempty" jsonschema:"directory to list; default /home/user"`
+	Depth int    `json:"depth,omitempty" jsonschema:"levels to descend, 1 or more (default 1)"`
+}
+
+// ReadInput is read_file's input.
+type ReadInput struct {
+	Path string `json:"path" jsonschema:"file to read, absolute or relative to /home/user"`
+}
+
+// WriteInput is write_file's input.
+type WriteInput struct {
+	Path     string `json:"path" jsonschema:"file to write, absolute or relative to /home/user"`
+	Content  string `json:"content" jsonschema:"the file's content: text, or base64 when encoding is base64"`
+	Encoding string `json:"encoding,omitempty" jsonschema:"utf-8 (default) or base64"`
+}
+
+// ResetInput is reset_kernel's input: nothing.
+type ResetInput struct{}
+
+func (t *tools) executePython(ctx context.Context, _ *mcp.CallToolRequest, in ExecuteInput) (*mcp.CallToolResult, any, error) {
+	res, err := t.backend.Execute(ctx, t.sessionID, session.ExecRequest{Code: in.Code, TimeoutSecs: in.TimeoutSecs})
+	if err != nil {
+		return t.failure(ctx, "execute_python", err), nil, nil
+	}
+	return execResult(res, t.opts.MaxOutputBytes), nil, nil
+}
+
+func (t *tools) installPackages(ctx context.Context, _ *mcp.CallToolRequest, in InstallInput) (*mcp.CallToolResult, any, error) {
+	res, err := t.backend.Install(ctx, t.sessionID, session.InstallRequest{Packages: in.Packages, IndexURL: in.IndexURL})
+	if err != nil {
+		return t.failure(ctx, "install_packages", err), nil, nil
+	}
+	return installResult(in.Packages, res), nil, nil
+}
+
+func (t *tools) listFiles(ctx context.Context, _ *mcp.CallToolRequest, in ListInput) (*mcp.CallToolResult, any, error) {
+	dir := in.Path
+	if dir == "" {
+		dir = session.WorkDir
+	}
+	entries, err := t.backend.ListFiles(ctx, t.sessionID, dir, in.Depth)
+	if err != nil {
+		return t.failure(ctx, "list_files", err), nil, nil
+	}
+	return listResult(dir, entries), nil, nil
+}
+
+func (t *tools) readFile(ctx context.Context, _ *mcp.CallToolRequest, in ReadInput) (*mcp.CallToolResult, any, error) {
+	body, size, err := t.backend.OpenFile(ctx, t.sessionID, in.Path)
+	if err != nil {
+		return t.failure(ctx, "read_file", err), nil, nil
+	}
+	defer body.Close()
+	data, cut, err := readUpTo(body, t.opts.MaxReadBytes)
+	if err != nil {
+		return t.failure(ctx, "read_file", err), nil, nil
+	}
+	return fileResult(in.Path, data, size, cut, t.opts.MaxReadBytes), nil, nil
+}
+
+func (t *tools) writeFile(ctx context.Context, _ *mcp.CallToolRequest, in WriteInput) (*mcp.CallToolResult, any, error) {
+	data, bad := decodeContent(in.Content, in.Encoding)
+	if bad != "" {
+		return refused(bad), nil, nil
+	}
+	entry, err := t.backend.WriteFile(ctx, t.sessionID, in.Path, data)
+	if err != nil {
+		return t.failure(ctx, "write_file", err), nil, nil
+	}
+	return writeResult(entry), nil, nil
+}
+
+func (t *tools) resetKernel(ctx context.Context, _ *mcp.CallToolRequest, _ ResetInput) (*mcp.CallToolResult, any, error) {
+	if err := t.backend.Reset(ctx, t.sessionID); err != nil {
+		return t.failure(ctx, "reset_kernel", err), nil, nil
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{
+		Text: "The Python kernel was restarted: variables, imports and definitions are gone; files are kept.",
+	}}}, nil, nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }

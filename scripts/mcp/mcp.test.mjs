@@ -1,0 +1,167 @@
+// sessionbox's MCP server through the official MCP TypeScript SDK, over
+// stdio (`sessionbox mcp`) and streamable HTTP (/v1/mcp), and through
+// LangChain's MCP adapters. e2e's TestMCPJSClients runs this against a
+// local stack; by hand:
+//   SESSIONBOX_URL=http://127.0.0.1:8080 SESSIONBOX_API_KEY=sbx_... \
+//   SESSIONBOX_BIN=bin/sessionbox SESSIONBOX_TEST_WHEEL=path/to/x-1.0-py3-none-any.whl \
+//   node --test scripts/mcp/mcp.test.mjs
+import { test, describe, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { basename } from "node:path";
+import { randomUUID } from "node:crypto";
+
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { MultiServerMCPClient } from "@langchain/mcp-adapters";
+
+const need = (name) => {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is not set`);
+  return v;
+};
+const url = need("SESSIONBOX_URL");
+const key = need("SESSIONBOX_API_KEY");
+const bin = need("SESSIONBOX_BIN");
+const wheelPath = need("SESSIONBOX_TEST_WHEEL");
+
+const transports = {
+  stdio: (session) =>
+    new StdioClientTransport({
+      command: bin,
+      args: ["mcp", "--session", session],
+      env: { PATH: process.env.PATH ?? "", SESSIONBOX_URL: url, SESSIONBOX_API_KEY: key },
+      stderr: "inherit",
+    }),
+  http: (session) =>
+    new StreamableHTTPClientTransport(new URL(`${url}/v1/mcp?session=${session}`), {
+      requestInit: { headers: { Authorization: `Bearer ${key}` } },
+    }),
+};
+
+const text = (res) =>
+  res.content.filter((c) => c.type === "text").map((c) => c.text).join("\n");
+
+for (const [name, transport] of Object.entries(transports)) {
+  describe(`MCP over ${name}`, () => {
+    const session = `js-${name}-${randomUUID().slice(0, 8)}`;
+    const client = new Client({ name: "sessionbox-js-test", version: "1.0.0" });
+    const call = (tool, args = {}) => client.callTool({ name: tool, arguments: args }, undefined, { timeout: 180_000 });
+
+    before(async () => {
+      await client.connect(transport(session));
+    });
+    after(async () => {
+      await client.close();
+    });
+
+    test("lists the tools with schemas", async () => {
+      const { tools } = await client.listTools();
+      const names = tools.map((t) => t.name).sort();
+      assert.deepEqual(names, ["execute_python", "install_packages", "list_files", "read_file", "reset_kernel", "write_file"]);
+      const exec = tools.find((t) => t.name === "execute_python");
+      assert.equal(exec.inputSchema.type, "object");
+      assert.deepEqual(exec.inputSchema.required, ["code"]);
+      assert.ok(exec.description.length > 50);
+    });
+
+    test("execute_python keeps state between calls", async () => {
+      let res = await call("execute_python", { code: "x = 40\nprint('set')\nx + 1" });
+      assert.ok(!res.isError, text(res));
+      assert.match(text(res), /set/);
+      assert.match(text(res), /41/);
+      assert.equal(res.structuredContent.success, true);
+      res = await call("execute_python", { code: "x + 2" });
+      assert.ok(!res.isError, text(res));
+      assert.match(text(res), /42/);
+    });
+
+    test("a matplotlib chart comes back as an image block", async () => {
+      const res = await call("execute_python", { code: "import matplotlib.pyplot as plt\nplt.plot([1, 4, 9])\nplt.show()" });
+      assert.ok(!res.isError, text(res));
+      const img = res.content.find((c) => c.type === "image");
+      assert.ok(img, `no image block in ${JSON.stringify(res.content).slice(0, 300)}`);
+      assert.equal(img.mimeType, "image/png");
+      assert.equal(Buffer.from(img.data, "base64").subarray(0, 4).toString("latin1"), "\x89PNG");
+    });
+
+    test("an exception is isError with its traceback", async () => {
+      const res = await call("execute_python", { code: "def f():\n    raise ValueError('bad value')\nf()" });
+      assert.equal(res.isError, true);
+      assert.match(text(res), /ValueError/);
+      assert.match(text(res), /bad value/);
+    });
+
+    test("files round trip", async () => {
+      let res = await call("write_file", { path: "data/in.txt", content: "line one\nline two\n" });
+      assert.ok(!res.isError, text(res));
+      const bytes = Buffer.from([0, 159, 146, 150, 255]);
+      res = await call("write_file", { path: "data/raw.bin", content: bytes.toString("base64"), encoding: "base64" });
+      assert.ok(!res.isError, text(res));
+      res = await call("list_files", { path: "data" });
+      assert.match(text(res), /\/home\/user\/data\/in\.txt/);
+      assert.match(text(res), /\/home\/user\/data\/raw\.bin/);
+      res = await call("read_file", { path: "/home/user/data/in.txt" });
+      assert.equal(text(res), "line one\nline two\n");
+      res = await call("read_file", { path: "data/raw.bin" });
+      const blob = res.content.find((c) => c.type === "resource");
+      assert.ok(blob, JSON.stringify(res.content));
+      assert.deepEqual(Buffer.from(blob.resource.blob, "base64"), bytes);
+      res = await call("execute_python", { code: "open('data/in.txt').read().count('line')" });
+      assert.match(text(res), /2/);
+    });
+
+    test("install_packages from a local wheel index", async () => {
+      const wheel = readFileSync(wheelPath);
+      const file = basename(wheelPath);
+      const pkg = file.split("-")[0];
+      let res = await call("write_file", { path: `index/${pkg}/${file}`, content: wheel.toString("base64"), encoding: "base64" });
+      assert.ok(!res.isError, text(res));
+      res = await call("write_file", { path: `index/${pkg}/index.html`, content: `<a href="${file}">${file}</a>` });
+      assert.ok(!res.isError, text(res));
+      res = await call("execute_python", {
+        code:
+          "import subprocess, socket, sys, time\n" +
+          "srv = subprocess.Popen([sys.executable, '-m', 'http.server', '--bind', '127.0.0.1', '--directory', '/home/user/index', '8765'], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n" +
+          "for _ in range(100):\n    try:\n        socket.create_connection(('127.0.0.1', 8765), 0.2).close(); break\n    except OSError: time.sleep(0.05)\n'up'",
+      });
+      assert.match(text(res), /up/);
+      res = await call("install_packages", { packages: [`${pkg}==1.0`], indexUrl: "http://127.0.0.1:8765/" });
+      assert.ok(!res.isError, text(res));
+      assert.match(text(res), new RegExp(`Installed ${pkg}==1.0`));
+      await call("execute_python", { code: "srv.kill(); srv.wait()" });
+      res = await call("reset_kernel");
+      assert.ok(!res.isError, text(res));
+      res = await call("execute_python", { code: `import ${pkg}; ${pkg}.VALUE` });
+      assert.ok(!res.isError, text(res));
+      assert.match(text(res), /from-the-wheel/);
+    });
+  });
+}
+
+test("LangChain's MCP adapters load the tools and invoke execute_python", async () => {
+  const mcp = new MultiServerMCPClient({
+    mcpServers: {
+      sessionbox: {
+        transport: "http",
+        url: `${url}/v1/mcp?session=js-langchain-${randomUUID().slice(0, 8)}`,
+        headers: { Authorization: `Bearer ${key}` },
+        automaticSSEFallback: false,
+      },
+    },
+    useStandardContentBlocks: true,
+  });
+  try {
+    const tools = await mcp.getTools();
+    assert.deepEqual(tools.map((t) => t.name).sort(),
+      ["execute_python", "install_packages", "list_files", "read_file", "reset_kernel", "write_file"]);
+    const exec = tools.find((t) => t.name === "execute_python");
+    await exec.invoke({ code: "y = 6 * 7" });
+    const out = await exec.invoke({ code: "print('answer', y)" });
+    const flat = typeof out === "string" ? out : JSON.stringify(out);
+    assert.match(flat, /answer 42/);
+  } finally {
+    await mcp.close();
+  }
+});
