@@ -253,3 +253,53 @@ func TestEndToEndUploadURLsMixed(t *testing.T) {
 		t.Fatalf("data holds %+v, want only the %d good files", listing.Entries, len(good))
 	}
 }
+
+// TestEndToEndUploadURLsRequestLimits: the per-request byte and time limits
+// fail the URLs past them, each naming the limit, while the files before
+// them stay. One fetch at a time makes the order of the URLs the order the
+// limits are met in.
+func TestEndToEndUploadURLsRequestLimits(t *testing.T) {
+	t.Parallel()
+	f := urlfetch.New(urlfetch.Options{AllowPrivate: true, Resolver: urlfetchtest.Resolver(map[string][]netip.Addr{
+		cdnName: {netip.MustParseAddr("127.0.0.1")},
+	})})
+	t.Cleanup(f.Close)
+	lim := session.URLUploadConfig{AllowPrivate: true, Parallelism: 1, MaxTotalBytes: 40,
+		FileTimeout: time.Minute, RequestTimeout: 3 * time.Second}
+	s := buildStack(t, 0, session.Config{URLUploads: lim}, awsParts{fetcher: f})
+	base := "http://" + cdnName + ":" + origin(t)
+	urls := []string{
+		base + "/cd/one.txt",      // 19 bytes
+		base + "/cd/two.txt",      // 19 bytes: 38 in all
+		base + "/cd/three.txt",    // 21 more announced: past 40
+		base + "/raw/chunked.txt", // 16 bytes unannounced: past 40 while read
+	}
+	res := s.uploadURLs("limits", map[string]any{"urls": urls})
+	if res.Status != "partial_success" || len(res.Uploaded) != 2 || len(res.Errors) != 2 {
+		t.Fatalf("result %+v", res)
+	}
+	errs := res.errorsBySource()
+	for _, u := range urls[2:] {
+		if want := "the files together are more than the per-request limit of 40 bytes"; errs[u] != want {
+			t.Errorf("%s: error %q, want %q", u, errs[u], want)
+		}
+	}
+	// A new request has its own budget, and its own time.
+	slow := []string{base + "/slow", base + "/cd/after-slow.txt"}
+	res = s.uploadURLs("limits", map[string]any{"urls": slow})
+	errs = res.errorsBySource()
+	if res.Status != "failure" || len(errs) != 2 {
+		t.Fatalf("result %+v", res)
+	}
+	for _, u := range slow {
+		if want := "not finished within the request's time limit of 3s"; errs[u] != want {
+			t.Errorf("%s: error %q, want %q", u, errs[u], want)
+		}
+	}
+	for _, p := range []string{"chunked.txt", "slow.txt", "after-slow.txt"} {
+		resp, body := s.req(s.alice, "GET", "/v1/sessions/limits/files/content?path="+p, nil)
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("%s, which failed: %d %s, want no such file", p, resp.StatusCode, body)
+		}
+	}
+}

@@ -1,7 +1,12 @@
 package session
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -93,4 +98,91 @@ func TestValidateUploadURLs(t *testing.T) {
 func isKind(err, kind error) bool {
 	e, ok := err.(*Error)
 	return ok && e.Kind == kind
+}
+
+// fakeFetcher serves bodies from a table; a missing URL fails as a server
+// would that answered 404.
+type fakeFetcher map[string]fakeFetch
+
+type fakeFetch struct {
+	name, body string
+	size       int64 // announced; -1 unknown
+}
+
+func (f fakeFetcher) Fetch(ctx context.Context, rawURL string) (*FetchedURL, error) {
+	r, ok := f[rawURL]
+	if !ok {
+		return nil, Errorf(ErrUnavailable, "example.com answered 404 Not Found")
+	}
+	return &FetchedURL{Body: io.NopCloser(strings.NewReader(r.body)), Name: r.name, Size: r.size}, nil
+}
+
+func TestUploadURLsOnFakes(t *testing.T) {
+	t.Parallel()
+	fetch := fakeFetcher{
+		"https://example.com/a":     {name: "a.txt", body: "alpha", size: 5},
+		"https://example.com/short": {name: "short.txt", body: "abc", size: 10},
+		"https://example.com/b.csv": {body: "x,y\n", size: -1},
+	}
+	t.Run("partial success in the order given", func(t *testing.T) {
+		t.Parallel()
+		r := newRig(t, Config{})
+		r.m.fetcher = fetch
+		urls := []string{"https://example.com/missing", "https://example.com/a", "https://example.com/short", "https://example.com/b.csv"}
+		res, err := r.m.UploadURLs(context.Background(), testKey, URLUploadRequest{URLs: urls})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Status != URLUploadPartialSuccess || len(res.Uploaded) != 2 || len(res.Errors) != 2 ||
+			res.Uploaded[0] != (URLUploaded{urls[1], "/home/user/a.txt", 5}) || res.Uploaded[1] != (URLUploaded{urls[3], "/home/user/b.csv", 4}) ||
+			res.Errors[0] != (URLUploadError{urls[0], "example.com answered 404 Not Found"}) ||
+			res.Errors[1] != (URLUploadError{urls[2], "the server sent 3 of the 10 bytes it announced"}) {
+			t.Fatalf("result %+v", res)
+		}
+		s, _ := r.store.GetSession(context.Background(), testKey)
+		if _, ok := r.sbx.boxes[s.SandboxID].files["/home/user/short.txt"]; ok {
+			t.Fatal("the short file was left behind")
+		}
+	})
+	t.Run("a sandbox gone before anything landed is replaced", func(t *testing.T) {
+		t.Parallel()
+		r := newRig(t, Config{})
+		r.m.fetcher = fetch
+		r.mustStart(t, context.Background(), testKey, StartOptions{})
+		var once sync.Once
+		r.sbx.fail = func(op, id string) error {
+			var err error
+			if op == "WriteFile" {
+				once.Do(func() {
+					r.sbx.vanish(id)
+					err = fmt.Errorf("write: %w", ErrSandboxGone)
+				})
+			}
+			return err
+		}
+		res, err := r.m.UploadURLs(context.Background(), testKey, URLUploadRequest{URLs: []string{"https://example.com/a"}, DestDir: "in"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Status != URLUploadSuccess || !res.Restarted || res.Uploaded[0].Path != "/home/user/in/a.txt" {
+			t.Fatalf("result %+v", res)
+		}
+	})
+	t.Run("not configured", func(t *testing.T) {
+		t.Parallel()
+		r := newRig(t, Config{})
+		_, err := r.m.UploadURLs(context.Background(), testKey, URLUploadRequest{URLs: []string{"https://example.com/a"}})
+		if !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("err = %v, want ErrUnavailable", err)
+		}
+	})
+	t.Run("bad destDir", func(t *testing.T) {
+		t.Parallel()
+		r := newRig(t, Config{})
+		r.m.fetcher = fetch
+		_, err := r.m.UploadURLs(context.Background(), testKey, URLUploadRequest{URLs: []string{"https://example.com/a"}, DestDir: "a\x00b"})
+		if !errors.Is(err, ErrInvalid) || !strings.HasPrefix(err.Error(), "destDir: ") {
+			t.Fatalf("err = %v, want ErrInvalid naming destDir", err)
+		}
+	})
 }
