@@ -12,6 +12,9 @@ import (
 // MaxRedirects is how many redirects a fetch follows.
 const MaxRedirects = 5
 
+// maxHeaderBytes bounds a response's headers: a file server needs few.
+const maxHeaderBytes = 64 << 10
+
 // Options configure a Fetcher. The zero value is the production setting:
 // public addresses only, the system resolver and roots.
 type Options struct {
@@ -64,15 +67,16 @@ func newClient(o Options) *http.Client {
 		Control:  guard.Control,
 	}
 	tr := &http.Transport{
-		Proxy:                 nil,
-		DialContext:           dialer.DialContext,
-		TLSClientConfig:       o.TLS,
-		TLSHandshakeTimeout:   o.ConnectTimeout,
-		ResponseHeaderTimeout: o.HeaderTimeout,
-		MaxConnsPerHost:       o.MaxConnsPerHost,
-		MaxIdleConnsPerHost:   o.MaxConnsPerHost,
-		IdleConnTimeout:       30 * time.Second,
-		ForceAttemptHTTP2:     true,
+		Proxy:                  nil,
+		DialContext:            dialer.DialContext,
+		TLSClientConfig:        o.TLS,
+		TLSHandshakeTimeout:    o.ConnectTimeout,
+		ResponseHeaderTimeout:  o.HeaderTimeout,
+		MaxConnsPerHost:        o.MaxConnsPerHost,
+		MaxIdleConnsPerHost:    o.MaxConnsPerHost,
+		IdleConnTimeout:        30 * time.Second,
+		MaxResponseHeaderBytes: maxHeaderBytes,
+		ForceAttemptHTTP2:      true,
 		// A body is stored as sent: a gzip-encoded file stays gzip.
 		DisableCompression: true,
 	}
