@@ -6,7 +6,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/sessionbox/sessionbox/pkg/client"
 	"github.com/sessionbox/sessionbox/pkg/mcpserver"
+	"github.com/sessionbox/sessionbox/pkg/session"
 )
 
 // bearer adds an API key to every request of an MCP client.
@@ -79,6 +82,36 @@ func TestMCPEndToEnd(t *testing.T) {
 	t.Run("auth", func(t *testing.T) { mcpAuth(t, s) })
 	t.Run("bad requests", func(t *testing.T) { mcpBadRequests(t, s) })
 	t.Run("client backend", func(t *testing.T) { mcpClientBackend(t, s) })
+	t.Run("upload refused", func(t *testing.T) {
+		cs := mcpConnect(t, s, s.alice, "?session=mcp-tools")
+		res := callTool(t, cs, "upload_files_from_urls", map[string]any{"urls": []string{"http://127.0.0.1:9/x.csv"}})
+		if !res.IsError || !strings.Contains(toolText(res), "http://127.0.0.1:9/x.csv") || !strings.Contains(toolText(res), "Fetched 0 of 1") {
+			t.Fatalf("loopback URL: isError %v %q", res.IsError, toolText(res))
+		}
+	})
+}
+
+// TestMCPUploadFromURLs fetches files into the sandbox through the tool, on
+// a stack that may reach loopback, one URL failing beside one landing.
+func TestMCPUploadFromURLs(t *testing.T) {
+	s := buildStack(t, 0, session.Config{URLUploads: session.URLUploadConfig{AllowPrivate: true}}, awsParts{})
+	files := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/data.csv" {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = io.WriteString(w, "a,b\n1,2\n")
+	}))
+	t.Cleanup(files.Close)
+	cs := mcpConnect(t, s, s.alice, "?session=mcp-urls")
+	res := callTool(t, cs, "upload_files_from_urls", map[string]any{"urls": []string{files.URL + "/data.csv", files.URL + "/gone.csv"}, "destDir": "in"})
+	text := toolText(res)
+	if res.IsError || !strings.Contains(text, "Fetched 1 of 2") || !strings.Contains(text, "/home/user/in/data.csv") || !strings.Contains(text, files.URL+"/gone.csv: ") {
+		t.Fatalf("upload: isError %v %q", res.IsError, text)
+	}
+	if res := callTool(t, cs, "read_file", map[string]any{"path": "in/data.csv"}); toolText(res) != "a,b\n1,2\n" {
+		t.Fatalf("read back: %q", toolText(res))
+	}
 }
 
 // mcpClientBackend runs the tools as `sessionbox mcp` does, over pkg/client
@@ -146,7 +179,7 @@ func mcpTools(t *testing.T, s *stack) {
 			t.Errorf("tool %s lacks a description or an input schema", tool.Name)
 		}
 	}
-	want := "execute_python install_packages list_files read_file write_file reset_kernel"
+	want := "execute_python install_packages list_files read_file write_file upload_files_from_urls reset_kernel"
 	if got := strings.Join(names, " "); !sameWords(got, want) {
 		t.Fatalf("tools %q, want %q", got, want)
 	}

@@ -21,6 +21,9 @@ type Backend interface {
 	// or -1 when unknown.
 	OpenFile(ctx context.Context, sessionID, path string) (body io.ReadCloser, size int64, err error)
 	WriteFile(ctx context.Context, sessionID, path string, data []byte) (session.FileEntry, error)
+	// UploadURLs has the service fetch each URL into destDir of the
+	// sandbox ("" for the working directory).
+	UploadURLs(ctx context.Context, sessionID string, urls []string, destDir string) (*session.URLUploadResult, error)
 }
 
 // Manager is the part of *session.Manager a ManagerBackend calls.
@@ -31,6 +34,7 @@ type Manager interface {
 	ListFiles(ctx context.Context, key session.Key, dir string, depth int) ([]session.FileEntry, error)
 	ReadFile(ctx context.Context, key session.Key, path string) (io.ReadCloser, session.FileEntry, error)
 	WriteFile(ctx context.Context, key session.Key, path string, r io.Reader) (session.FileEntry, error)
+	UploadURLs(ctx context.Context, key session.Key, req session.URLUploadRequest) (*session.URLUploadResult, error)
 }
 
 var _ Manager = (*session.Manager)(nil)
@@ -81,6 +85,11 @@ func (b ManagerBackend) WriteFile(ctx context.Context, sessionID, path string, d
 	return b.Manager.WriteFile(ctx, b.key(sessionID), path, bytesReader(data))
 }
 
+// UploadURLs fetches URLs into the session's sandbox.
+func (b ManagerBackend) UploadURLs(ctx context.Context, sessionID string, urls []string, destDir string) (*session.URLUploadResult, error) {
+	return b.Manager.UploadURLs(ctx, b.key(sessionID), session.URLUploadRequest{URLs: urls, DestDir: destDir})
+}
+
 // ClientBackend serves the tools from a sessionbox API through pkg/client,
 // for an MCP server running beside the agent rather than in the API.
 type ClientBackend struct {
@@ -122,4 +131,9 @@ func (b ClientBackend) WriteFile(ctx context.Context, sessionID, path string, da
 		return session.FileEntry{}, err
 	}
 	return *e, nil
+}
+
+// UploadURLs fetches URLs into the session's sandbox.
+func (b ClientBackend) UploadURLs(ctx context.Context, sessionID string, urls []string, destDir string) (*session.URLUploadResult, error) {
+	return b.Client.UploadURLs(ctx, sessionID, urls, destDir)
 }

@@ -321,3 +321,27 @@ func byteSize(n int) string {
 	}
 	return fmt.Sprintf("%d bytes", n)
 }
+
+// uploadURLsResult lists what landed where and why the rest did not; it is
+// an error result only when nothing landed.
+func uploadURLsResult(res *session.URLUploadResult) *mcp.CallToolResult {
+	var text strings.Builder
+	if res.Restarted {
+		text.WriteString("Note: the sandbox was replaced before the upload: variables from earlier calls are gone.\n")
+	}
+	fmt.Fprintf(&text, "Fetched %d of %d URLs.\n", len(res.Uploaded), len(res.Uploaded)+len(res.Errors))
+	for _, u := range res.Uploaded {
+		fmt.Fprintf(&text, "%s (%s) <- %s\n", u.Path, byteSize(int(u.SizeBytes)), u.SourceURL)
+	}
+	if len(res.Errors) > 0 {
+		text.WriteString("Failed:\n")
+	}
+	for _, e := range res.Errors {
+		fmt.Fprintf(&text, "%s: %s\n", e.SourceURL, e.Error)
+	}
+	return &mcp.CallToolResult{
+		IsError:           res.Status == session.URLUploadFailure,
+		Content:           []mcp.Content{&mcp.TextContent{Text: strings.TrimRight(text.String(), "\n")}},
+		StructuredContent: res,
+	}
+}

@@ -150,3 +150,37 @@ func TestDecodeContent(t *testing.T) {
 		}
 	}
 }
+
+func TestUploadURLsResult(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		res     session.URLUploadResult
+		isError bool
+		want    []string
+	}{
+		{"all landed", session.URLUploadResult{Status: session.URLUploadSuccess,
+			Uploaded: []session.URLUploaded{{SourceURL: "https://x/a.csv", Path: "/home/user/a.csv", SizeBytes: 2048}}},
+			false, []string{"Fetched 1 of 1", "/home/user/a.csv (2 KB) <- https://x/a.csv"}},
+		{"partial", session.URLUploadResult{Status: session.URLUploadPartialSuccess,
+			Uploaded: []session.URLUploaded{{SourceURL: "https://x/a.csv", Path: "/home/user/a.csv", SizeBytes: 1}},
+			Errors:   []session.URLUploadError{{SourceURL: "https://x/b.csv", Error: "404 Not Found"}}},
+			false, []string{"Fetched 1 of 2", "Failed:\nhttps://x/b.csv: 404 Not Found"}},
+		{"none", session.URLUploadResult{Status: session.URLUploadFailure, Restarted: true,
+			Errors: []session.URLUploadError{{SourceURL: "http://10.0.0.1/", Error: "private address refused"}}},
+			true, []string{"sandbox was replaced", "Fetched 0 of 1", "private address refused"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			out := uploadURLsResult(&tc.res)
+			if out.IsError != tc.isError {
+				t.Fatalf("isError %v", out.IsError)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(textOf(out), w) {
+					t.Errorf("text %q lacks %q", textOf(out), w)
+				}
+			}
+		})
+	}
+}

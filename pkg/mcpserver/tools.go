@@ -1,6 +1,7 @@
 // Package mcpserver is sessionbox's Model Context Protocol server: the tools
 // an agent uses on one sessionbox session (execute_python, install_packages,
-// list_files, read_file, write_file, reset_kernel), with schemas and results
+// list_files, read_file, write_file, upload_files_from_urls, reset_kernel),
+// with schemas and results
 // written for a model. The tools run over a Backend, which the API serves
 // from the Manager in process (streamable HTTP at /v1/mcp) and `sessionbox
 // mcp` from a client of a running API (stdio).
@@ -108,6 +109,12 @@ func (t *tools) register(s *mcp.Server) {
 		Annotations: &mcp.ToolAnnotations{IdempotentHint: true, OpenWorldHint: ptr(false)},
 	}, t.writeFile)
 	mcp.AddTool(s, &mcp.Tool{
+		Name:        "upload_files_from_urls",
+		Title:       "Fetch files from URLs",
+		Description: uploadURLsDescription,
+		Annotations: &mcp.ToolAnnotations{IdempotentHint: true, OpenWorldHint: ptr(true)},
+	}, t.uploadFromURLs)
+	mcp.AddTool(s, &mcp.Tool{
 		Name:        "reset_kernel",
 		Title:       "Restart the Python kernel",
 		Description: resetDescription,
@@ -132,6 +139,10 @@ const (
 		"other binary files as a base64 resource with their MIME type. Large files are cut; read those in parts with execute_python."
 	writeDescription = "Write a file in this session's sandbox, creating parent directories and replacing an existing file. " +
 		"content is the file's text, or its bytes in base64 when encoding is \"base64\"."
+	uploadURLsDescription = "Download files from http(s) URLs into this session's sandbox, fetched by sessionbox itself " +
+		"(use it when code in the sandbox has no network). Files go to destDir (default /home/user), named as the server " +
+		"names them or after the URL's last path segment. One URL failing does not fail the others: the result lists what " +
+		"landed where and why any URL was refused. Private and loopback addresses are refused."
 	resetDescription = "Restart this session's Python kernel: every variable, import and definition is gone, files are kept. " +
 		"Use it when the kernel is stuck or state must be clean, or to import a package installed after its first import attempt."
 )
@@ -164,6 +175,12 @@ type WriteInput struct {
 	Path     string `json:"path" jsonschema:"file to write, absolute or relative to /home/user"`
 	Content  string `json:"content" jsonschema:"the file's content: text, or base64 when encoding is base64"`
 	Encoding string `json:"encoding,omitempty" jsonschema:"utf-8 (default) or base64"`
+}
+
+// UploadURLsInput is upload_files_from_urls' input.
+type UploadURLsInput struct {
+	URLs    []string `json:"urls" jsonschema:"http(s) URLs of the files to fetch"`
+	DestDir string   `json:"destDir,omitempty" jsonschema:"directory to put the files in; default /home/user"`
 }
 
 // ResetInput is reset_kernel's input: nothing.
@@ -220,6 +237,14 @@ func (t *tools) writeFile(ctx context.Context, _ *mcp.CallToolRequest, in WriteI
 		return t.failure(ctx, "write_file", err), nil, nil
 	}
 	return writeResult(entry), nil, nil
+}
+
+func (t *tools) uploadFromURLs(ctx context.Context, _ *mcp.CallToolRequest, in UploadURLsInput) (*mcp.CallToolResult, any, error) {
+	res, err := t.backend.UploadURLs(ctx, t.sessionID, in.URLs, in.DestDir)
+	if err != nil {
+		return t.failure(ctx, "upload_files_from_urls", err), nil, nil
+	}
+	return uploadURLsResult(res), nil, nil
 }
 
 func (t *tools) resetKernel(ctx context.Context, _ *mcp.CallToolRequest, _ ResetInput) (*mcp.CallToolResult, any, error) {

@@ -59,7 +59,7 @@ for (const [name, transport] of Object.entries(transports)) {
     test("lists the tools with schemas", async () => {
       const { tools } = await client.listTools();
       const names = tools.map((t) => t.name).sort();
-      assert.deepEqual(names, ["execute_python", "install_packages", "list_files", "read_file", "reset_kernel", "write_file"]);
+      assert.deepEqual(names, ["execute_python", "install_packages", "list_files", "read_file", "reset_kernel", "upload_files_from_urls", "write_file"]);
       const exec = tools.find((t) => t.name === "execute_python");
       assert.equal(exec.inputSchema.type, "object");
       assert.deepEqual(exec.inputSchema.required, ["code"]);
@@ -155,7 +155,7 @@ test("LangChain's MCP adapters load the tools and invoke execute_python", async 
   try {
     const tools = await mcp.getTools();
     assert.deepEqual(tools.map((t) => t.name).sort(),
-      ["execute_python", "install_packages", "list_files", "read_file", "reset_kernel", "write_file"]);
+      ["execute_python", "install_packages", "list_files", "read_file", "reset_kernel", "upload_files_from_urls", "write_file"]);
     const exec = tools.find((t) => t.name === "execute_python");
     await exec.invoke({ code: "y = 6 * 7" });
     const out = await exec.invoke({ code: "print('answer', y)" });
