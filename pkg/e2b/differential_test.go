@@ -100,12 +100,10 @@ var meaningfulHeaders = []string{
 // the bodies field by field (Connect messages decoded through their proto
 // types, multipart uploads part by part).
 func TestDifferentialJSSDK(t *testing.T) {
+	e2btest.NeedsSandboxes(t)
 	e2btest.LocalOnly(t, "the SDK and the client are compared through a proxy in front of the local runtime")
 	script, err := differentialScript()
 	if err != nil {
-		if testing.Short() {
-			t.Skipf("the official SDK is not installed (%v); run scripts/setup.sh", err)
-		}
 		t.Fatalf("the differential test needs node and the npm SDKs: %v (run scripts/setup.sh; -short skips it)", err)
 	}
 	rec := &recorder{}

@@ -19,6 +19,7 @@ import (
 
 func newClient(t testing.TB) *e2b.Client {
 	t.Helper()
+	e2btest.NeedsSandboxes(t)
 	c, err := e2b.New(target)
 	if err != nil {
 		t.Fatal(err)
@@ -145,6 +146,7 @@ func TestLocalLifecycle(t *testing.T) {
 }
 
 func TestLocalAuthentication(t *testing.T) {
+	e2btest.NeedsSandboxes(t)
 	ctx := testCtx(t)
 	wrongKey := target
 	wrongKey.APIKey = "e2b_ffff"

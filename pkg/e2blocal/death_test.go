@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sessionbox/sessionbox/pkg/e2b/e2btest"
 )
 
 // childRuntimeEnv makes the test binary a runtime process that creates one
@@ -59,6 +61,7 @@ func runChildRuntime(dir string) int {
 // pids of its sandboxes, once they run.
 func startChildRuntime(t *testing.T) (*exec.Cmd, []byte) {
 	t.Helper()
+	e2btest.NeedsSandboxes(t)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -99,6 +102,7 @@ func TestRuntimeDeathKillsSandboxes(t *testing.T) {
 }
 
 func TestCloseKillsSandboxes(t *testing.T) {
+	e2btest.NeedsSandboxes(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	rt, err := Start(ctx, Config{APIAddr: "127.0.0.1:0", SandboxAddr: "127.0.0.1:0", DataDir: t.TempDir()})
@@ -123,6 +127,7 @@ func TestCloseKillsSandboxes(t *testing.T) {
 // TestCloseLeavesNoGoroutines: timers, watchers, the pool filler, the
 // spawner and the servers all end with Close.
 func TestCloseLeavesNoGoroutines(t *testing.T) {
+	e2btest.NeedsSandboxes(t)
 	http.DefaultClient.CloseIdleConnections()
 	before := runtime.NumGoroutine()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

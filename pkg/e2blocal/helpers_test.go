@@ -11,6 +11,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/sessionbox/sessionbox/pkg/e2b/e2btest"
 )
 
 func TestMain(m *testing.M) {
@@ -30,6 +32,7 @@ const testKey = "e2b_0123456789abcdef"
 // startRuntime starts a runtime on loopback ports with cfg's overrides.
 func startRuntime(t testing.TB, cfg Config) *Runtime {
 	t.Helper()
+	e2btest.NeedsSandboxes(t)
 	cfg.APIAddr = "127.0.0.1:0"
 	cfg.SandboxAddr = "127.0.0.1:0"
 	if cfg.DataDir == "" {

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sessionbox/sessionbox/pkg/e2b/e2btest"
 )
 
 // TestHomeQuota: a home image of DiskMB stops writes with ENOSPC inside the
@@ -85,6 +87,7 @@ func upload(t testing.TB, rt *Runtime, sb sandboxBody, path string, size int) in
 // TestCloseUnmountsHomes: Close leaves no home mounted, whether a sandbox's
 // or a warm tree's, and no image.
 func TestCloseUnmountsHomes(t *testing.T) {
+	e2btest.NeedsSandboxes(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	rt, err := Start(ctx, Config{APIAddr: "127.0.0.1:0", SandboxAddr: "127.0.0.1:0", DataDir: t.TempDir(), DiskMB: 64})

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/sessionbox/sessionbox/pkg/e2b/e2btest"
 )
 
 // nonRootUID runs the non-root suite; it is below the sandbox uid range.
@@ -17,6 +19,7 @@ const nonRootUID = 199999
 // runtime itself as an unprivileged uid: no cgroups (pause by SIGSTOP,
 // limits by rlimits only) and every sandbox under the runtime's own uid.
 func TestUnprivilegedRuntime(t *testing.T) {
+	e2btest.NeedsSandboxes(t)
 	if os.Geteuid() != 0 {
 		t.Log("already unprivileged: the whole suite covers this mode")
 		return

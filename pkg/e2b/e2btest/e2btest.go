@@ -111,12 +111,13 @@ func KillTaggedAtCleanup(t testing.TB, cfg e2b.Config, tags map[string]string) {
 }
 
 // shortReason says why a test that starts sandboxes does not run under
-// -short: `go test -short ./...` is the fast loop of tests on fakes, and
-// `make test` runs everything.
-const shortReason = "starts real sandboxes (seconds each); skipped under -short, run by `make test`"
+// -short: `go test -short ./...` is the fast loop of tests on fakes and
+// emulators, and `make test` runs everything.
+const shortReason = "starts real sandboxes or their kernels (seconds each); skipped under -short, run by `make test`"
 
-// NeedsSandboxes skips t under -short, because it starts real sandboxes.
-// The runtime's own packages call it from the helpers that start one.
+// NeedsSandboxes skips t under -short, because it starts real sandboxes
+// (or the kernel that runs in one). The runtime's own packages call it
+// from the helpers that start them.
 func NeedsSandboxes(t testing.TB) {
 	t.Helper()
 	if testing.Short() {
@@ -128,12 +129,36 @@ func NeedsSandboxes(t testing.TB) {
 // under -short and says why: for a TestMain whose every test starts
 // sandboxes (the e2e package).
 func MainUnlessShort(m *testing.M) int {
-	if !flag.Parsed() {
-		flag.Parse()
-	}
-	if testing.Short() {
+	if short() {
 		fmt.Println("every test here " + shortReason)
 		return 0
 	}
 	return m.Run()
+}
+
+// SkipExamplesIfShort reports whether the tests run under -short, and then
+// adds the package's examples to -skip: an example cannot skip itself, and
+// those that print what a sandbox answered have no sandbox then. A TestMain
+// calls it before m.Run and starts no runtime when it returns true.
+func SkipExamplesIfShort() bool {
+	if !short() {
+		return false
+	}
+	skip := "^Example"
+	if f := flag.Lookup("test.skip"); f != nil && f.Value.String() != "" {
+		skip = f.Value.String() + "|" + skip
+	}
+	if err := flag.Set("test.skip", skip); err != nil {
+		panic("e2btest: set -test.skip: " + err.Error())
+	}
+	return true
+}
+
+// short reports testing.Short() from a TestMain, where the flags may not be
+// parsed yet.
+func short() bool {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	return testing.Short()
 }

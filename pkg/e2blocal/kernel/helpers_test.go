@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sessionbox/sessionbox/pkg/e2b/e2btest"
 )
 
 const testPython = "/usr/bin/python3"
@@ -29,6 +31,7 @@ type testEnv struct {
 
 func newTestEnv(t *testing.T, cfg Config, tune tuning) *testEnv {
 	t.Helper()
+	e2btest.NeedsSandboxes(t)
 	dir := t.TempDir()
 	if cfg.Python == "" {
 		cfg.Python = testPython
