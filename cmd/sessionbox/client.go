@@ -16,26 +16,36 @@ import (
 
 func clientCommands() []command {
 	return []command{
-		{name: "exec", summary: "run Python in a session's sandbox, streaming its output", run: runExec},
-		{name: "files", summary: "put, get or list files of a session's sandbox", run: runFiles},
-		{name: "sessions", summary: "list your sessions", run: runSessions},
+		{name: "exec", summary: "run Python in a session's sandbox, streaming its output", run: withEnv(runExec)},
+		{name: "files", summary: "put, get or list files of a session's sandbox", run: withEnv(runFiles)},
+		{name: "sessions", summary: "list your sessions", run: withEnv(runSessions)},
 	}
 }
 
-// apiClient reads SESSIONBOX_URL and SESSIONBOX_API_KEY.
-func apiClient() (*client.Client, error) {
-	key := os.Getenv("SESSIONBOX_API_KEY")
-	if key == "" {
+// withEnv gives a client command the process environment, which only
+// apiClient reads.
+func withEnv(run func(context.Context, []string, func(string) string) error) func(context.Context, []string) error {
+	return func(ctx context.Context, args []string) error { return run(ctx, args, os.Getenv) }
+}
+
+// apiClient takes the API's URL and key from SESSIONBOX_URL and
+// SESSIONBOX_API_KEY. They are not command-line flags (a key there would
+// show in ps), so they fill a flag set of their own, read through envFlags
+// like every other variable.
+func apiClient(getenv func(string) string) (*client.Client, error) {
+	fs := flag.NewFlagSet("client", flag.ContinueOnError)
+	url := fs.String("url", "http://127.0.0.1:8080", "the API's base URL")
+	key := fs.String("api-key", "", "an API key")
+	if err := envFlags(fs, getenv, map[string]string{"url": "SESSIONBOX_URL", "api-key": "SESSIONBOX_API_KEY"}); err != nil {
+		return nil, err
+	}
+	if *key == "" {
 		return nil, errors.New("set SESSIONBOX_API_KEY (`sessionbox serve` prints one)")
 	}
-	url := os.Getenv("SESSIONBOX_URL")
-	if url == "" {
-		url = "http://127.0.0.1:8080"
-	}
-	return client.New(url, key, nil), nil
+	return client.New(*url, *key, nil), nil
 }
 
-func runExec(ctx context.Context, args []string) error {
+func runExec(ctx context.Context, args []string, getenv func(string) string) error {
 	fl := flag.NewFlagSet("exec", flag.ContinueOnError)
 	sid := fl.String("session", "default", "session id")
 	timeout := fl.Int("timeout", 0, "execution time limit in seconds (default: the service's)")
@@ -51,7 +61,7 @@ func runExec(ctx context.Context, args []string) error {
 		fl.Usage()
 		return err
 	}
-	c, err := apiClient()
+	c, err := apiClient(getenv)
 	if err != nil {
 		return err
 	}
@@ -118,7 +128,7 @@ func resultKinds(r *session.Result) string {
 	return strings.Join(kinds, ",")
 }
 
-func runFiles(ctx context.Context, args []string) error {
+func runFiles(ctx context.Context, args []string, getenv func(string) string) error {
 	usage := errors.New("usage: sessionbox files [--session ID] put LOCAL REMOTE | get REMOTE LOCAL | ls [DIR] | fetch [--dest DIR] URL...")
 	fl := flag.NewFlagSet("files", flag.ContinueOnError)
 	sid := fl.String("session", "default", "session id")
@@ -129,7 +139,7 @@ func runFiles(ctx context.Context, args []string) error {
 	if len(rest) == 0 {
 		return usage
 	}
-	c, err := apiClient()
+	c, err := apiClient(getenv)
 	if err != nil {
 		return err
 	}
@@ -202,12 +212,12 @@ func listFiles(ctx context.Context, c *client.Client, sid, dir string) error {
 	return tw.Flush()
 }
 
-func runSessions(ctx context.Context, args []string) error {
+func runSessions(ctx context.Context, args []string, getenv func(string) string) error {
 	fl := flag.NewFlagSet("sessions", flag.ContinueOnError)
 	if err := fl.Parse(args); err != nil {
 		return err
 	}
-	c, err := apiClient()
+	c, err := apiClient(getenv)
 	if err != nil {
 		return err
 	}

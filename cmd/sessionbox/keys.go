@@ -34,7 +34,9 @@ func keysCommand() command {
 	return command{
 		name:    "keys",
 		summary: "create, list and revoke API keys in a tenant's table",
-		run:     func(ctx context.Context, args []string) error { return runKeys(ctx, args, os.Stdout, os.Stderr) },
+		run: func(ctx context.Context, args []string) error {
+			return runKeys(ctx, args, os.Getenv, os.Stdout, os.Stderr)
+		},
 	}
 }
 
@@ -42,7 +44,7 @@ type keysFlags struct {
 	table, tenant, principal, endpoint string
 }
 
-func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runKeys(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || !slices.Contains([]string{"create", "list", "revoke"}, args[0]) {
 		fmt.Fprintln(stderr, keysUsage)
 		return errors.New("name a subcommand: create, list or revoke")
@@ -51,11 +53,14 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var f keysFlags
 	fs := flag.NewFlagSet("keys "+sub, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&f.table, "table", os.Getenv("SESSIONBOX_TABLE"), "the tenant's DynamoDB table [$SESSIONBOX_TABLE]")
-	fs.StringVar(&f.tenant, "tenant", os.Getenv("SESSIONBOX_TENANT"), "the stack's tenant [$SESSIONBOX_TENANT]")
+	fs.StringVar(&f.table, "table", "", "the tenant's DynamoDB table [$SESSIONBOX_TABLE]")
+	fs.StringVar(&f.tenant, "tenant", "", "the stack's tenant [$SESSIONBOX_TENANT]")
 	fs.StringVar(&f.principal, "principal", "", "who the key acts for (create)")
 	fs.StringVar(&f.endpoint, "endpoint", "", "DynamoDB endpoint URL, e.g. a local emulator")
 	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if err := envFlags(fs, getenv, map[string]string{"table": "SESSIONBOX_TABLE", "tenant": "SESSIONBOX_TENANT"}); err != nil {
 		return err
 	}
 	if f.table == "" {

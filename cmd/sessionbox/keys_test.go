@@ -35,11 +35,14 @@ func keysTable(t *testing.T) (endpoint string, st *store.Store) {
 	return endpoint, store.New(db, "sessionbox-acme")
 }
 
+// noEnv is an environment without a variable.
+func noEnv(string) string { return "" }
+
 func keys(t *testing.T, endpoint string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	full := append(args[:1:1], append([]string{"--table", "sessionbox-acme", "--endpoint", endpoint}, args[1:]...)...)
-	err = runKeys(context.Background(), full, &out, &errOut)
+	err = runKeys(context.Background(), full, noEnv, &out, &errOut)
 	return out.String(), errOut.String(), err
 }
 
@@ -131,10 +134,48 @@ func TestKeysErrors(t *testing.T) {
 			}
 		})
 	}
-	if err := runKeys(ctx, []string{"list"}, &bytes.Buffer{}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "--table") {
+	if err := runKeys(ctx, []string{"list"}, noEnv, &bytes.Buffer{}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "--table") {
 		t.Fatalf("list without a table: %v", err)
 	}
-	if err := runKeys(ctx, []string{"rotate"}, &bytes.Buffer{}, &bytes.Buffer{}); err == nil {
+	if err := runKeys(ctx, []string{"rotate"}, noEnv, &bytes.Buffer{}, &bytes.Buffer{}); err == nil {
 		t.Fatal("unknown subcommand accepted")
+	}
+}
+
+// TestKeysFlagsFromEnvironment: --table and --tenant come from
+// SESSIONBOX_TABLE and SESSIONBOX_TENANT when not given, and a flag wins.
+func TestKeysFlagsFromEnvironment(t *testing.T) {
+	endpoint, st := keysTable(t)
+	ctx := context.Background()
+	cases := []struct {
+		name    string
+		env     map[string]string
+		args    []string
+		wantErr string
+	}{
+		{"from the environment", map[string]string{"SESSIONBOX_TABLE": "sessionbox-acme", "SESSIONBOX_TENANT": "acme"}, nil, ""},
+		{"flags win", map[string]string{"SESSIONBOX_TABLE": "no-such-table", "SESSIONBOX_TENANT": "other"},
+			[]string{"--table", "sessionbox-acme", "--tenant", "acme"}, ""},
+		{"neither", nil, nil, "--table is required"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			args := append([]string{"create", "--principal", "carol", "--endpoint", endpoint}, c.args...)
+			err := runKeys(ctx, args, func(k string) string { return c.env[k] }, &out, &errOut)
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("got %v, want %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%v\n%s", err, errOut.String())
+			}
+			k, err := st.GetAPIKey(ctx, session.HashAPIKey(strings.TrimSpace(out.String())))
+			if err != nil || k.Tenant != "acme" || k.Principal != "carol" {
+				t.Fatalf("stored key %+v (%v)", k, err)
+			}
+		})
 	}
 }

@@ -14,12 +14,12 @@ import (
 )
 
 func mcpCommand() command {
-	return command{name: "mcp", summary: "serve the MCP tools over stdio, for desktop agents", run: runMCP}
+	return command{name: "mcp", summary: "serve the MCP tools over stdio, for desktop agents", run: withEnv(runMCP)}
 }
 
 // runMCP serves the MCP tools on stdin and stdout against the API at
 // SESSIONBOX_URL, bound to one session for the life of the process.
-func runMCP(ctx context.Context, args []string) error {
+func runMCP(ctx context.Context, args []string, getenv func(string) string) error {
 	fl := flag.NewFlagSet("mcp", flag.ContinueOnError)
 	sid := fl.String("session", "", "the session the tools act on (default: a new one, mcp-<random>, for this process)")
 	fl.Usage = func() {
@@ -40,7 +40,7 @@ func runMCP(ctx context.Context, args []string) error {
 	} else if err := session.ValidateSessionID(id); err != nil {
 		return fmt.Errorf("--session: %w", err)
 	}
-	c, err := apiClient()
+	c, err := apiClient(getenv)
 	if err != nil {
 		return err
 	}
