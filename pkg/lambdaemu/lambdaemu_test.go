@@ -13,7 +13,7 @@ import (
 	"github.com/sessionbox/sessionbox/pkg/lambdaemu"
 )
 
-// buildFn compiles the test function once per test binary run.
+// buildFn compiles the test function for one test.
 func buildFn(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "bootstrap")
@@ -42,6 +42,7 @@ func startFn(t *testing.T, bin string, env ...string) *lambdaemu.Emulator {
 }
 
 func TestEmulator(t *testing.T) {
+	t.Parallel()
 	bin := buildFn(t)
 	emu := startFn(t, bin)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -108,6 +109,7 @@ func TestEmulator(t *testing.T) {
 }
 
 func TestEmulatorInitError(t *testing.T) {
+	t.Parallel()
 	bin := buildFn(t)
 	emu := startFn(t, bin, "FAIL_INIT=1")
 	// A panic during init ends the process before it asks for work; the
