@@ -1,13 +1,17 @@
 package api
 
 import (
+	"context"
+	"io"
 	"log/slog"
 	"mime"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/sessionbox/sessionbox/pkg/mcpserver"
+	"github.com/sessionbox/sessionbox/pkg/session"
 )
 
 // mcpBodyBytes bounds one MCP message: a write_file of a whole inline file
@@ -35,24 +39,84 @@ func (s *Server) mcp(w http.ResponseWriter, r *http.Request, id identity) {
 	logAttrs(r.Context(), slog.String("sessionId", sessionID))
 	s.allowLongResponse(w, 0)
 	r.Body = http.MaxBytesReader(w, r.Body, mcpBodyBytes)
-	pw := &mcpProblemWriter{ResponseWriter: w, r: r}
-	s.mcpHandler.Serve(pw, r, mcpserver.ManagerBackend{Manager: s.mgr, Tenant: id.tenant, Principal: id.principal}, sessionID)
-	pw.finish()
+	mw := &mcpWriter{ResponseWriter: w, r: r}
+	b := &startSignal{Backend: mcpserver.ManagerBackend{Manager: s.mgr, Tenant: id.tenant, Principal: id.principal}}
+	b.start = func() { b.stop = ticking(s.keepAliveFirst, s.keepAliveEvery, mw.keepAlive) }
+	s.mcpHandler.Serve(mw, r, b, sessionID)
+	b.mu.Lock()
+	if b.stop != nil {
+		b.stop()
+	}
+	b.mu.Unlock()
+	mw.finish()
 }
 
-// mcpProblemWriter turns the transport's plain-text refusals (a body that
-// is not JSON-RPC, a message too large) into problems, so every 4xx of the
-// API has one shape. JSON-RPC answers, whatever their status, pass as they
-// are: they are MCP's own, and MCP clients read them.
-type mcpProblemWriter struct {
+// startSignal runs start at a tool's first call of the backend. By then the
+// transport has set its response headers (a tool call reaches the backend
+// only through the transport's channels, which order the two), so a
+// keepalive may read them.
+type startSignal struct {
+	mcpserver.Backend
+	mu    sync.Mutex
+	once  bool
+	start func()
+	stop  func()
+}
+
+func (b *startSignal) signal() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.once {
+		b.once = true
+		b.start()
+	}
+}
+
+func (b *startSignal) Execute(ctx context.Context, id string, req session.ExecRequest) (*session.ExecResult, error) {
+	b.signal()
+	return b.Backend.Execute(ctx, id, req)
+}
+
+func (b *startSignal) Install(ctx context.Context, id string, req session.InstallRequest) (*session.InstallResult, error) {
+	b.signal()
+	return b.Backend.Install(ctx, id, req)
+}
+
+func (b *startSignal) UploadURLs(ctx context.Context, id string, urls []string, destDir string) (*session.URLUploadResult, error) {
+	b.signal()
+	return b.Backend.UploadURLs(ctx, id, urls, destDir)
+}
+
+// mcpWriter is the transport's response writer. It turns the transport's
+// plain-text refusals (a body that is not JSON-RPC, a message too large)
+// into problems, so every 4xx of the API has one shape; JSON-RPC answers,
+// whatever their status, pass as they are: they are MCP's own. And it keeps
+// a long tool call's event stream alive with SSE comments, which clients
+// ignore, because API Gateway closes a stream silent for 5 minutes. Writes
+// are serialized: the transport and the keepalive write from different
+// goroutines.
+type mcpWriter struct {
 	http.ResponseWriter
-	r       *http.Request
+	r *http.Request
+
+	mu      sync.Mutex
 	problem *Problem
+	wrote   bool // the status is out
 }
 
-func (w *mcpProblemWriter) WriteHeader(code int) {
+func (w *mcpWriter) WriteHeader(code int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.writeHeaderLocked(code)
+}
+
+func (w *mcpWriter) writeHeaderLocked(code int) {
+	if w.wrote || w.problem != nil {
+		return
+	}
 	ct, _, _ := mime.ParseMediaType(w.Header().Get("Content-Type"))
-	if code < 400 || ct != "text/plain" || w.problem != nil {
+	if code < 400 || ct != "text/plain" {
+		w.wrote = true
 		w.ResponseWriter.WriteHeader(code)
 		return
 	}
@@ -63,21 +127,56 @@ func (w *mcpProblemWriter) WriteHeader(code int) {
 	}
 }
 
-func (w *mcpProblemWriter) Write(b []byte) (int, error) {
-	if w.problem == nil {
-		return w.ResponseWriter.Write(b)
+func (w *mcpWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.wrote && w.problem == nil {
+		w.writeHeaderLocked(http.StatusOK)
 	}
-	if len(w.problem.Detail) < 1024 {
-		w.problem.Detail += string(b)
+	if w.problem != nil {
+		if len(w.problem.Detail) < 1024 {
+			w.problem.Detail += string(b)
+		}
+		return len(b), nil
 	}
-	return len(b), nil
+	return w.ResponseWriter.Write(b)
 }
 
-// Unwrap lets http.ResponseController flush the event stream.
-func (w *mcpProblemWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+// FlushError flushes under the lock, so http.ResponseController never
+// flushes while the other goroutine writes.
+func (w *mcpWriter) FlushError() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Unwrap lets http.ResponseController reach the connection's deadlines.
+func (w *mcpWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// keepAlive sends an SSE comment on an event stream, starting the stream
+// when the transport has not yet written anything.
+func (w *mcpWriter) keepAlive() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.problem != nil {
+		return
+	}
+	if !w.wrote {
+		if ct, _, _ := mime.ParseMediaType(w.Header().Get("Content-Type")); ct != "text/event-stream" {
+			return
+		}
+		w.wrote = true
+		w.ResponseWriter.WriteHeader(http.StatusOK)
+	}
+	if _, err := io.WriteString(w.ResponseWriter, ": keepalive\n\n"); err == nil {
+		_ = http.NewResponseController(w.ResponseWriter).Flush()
+	}
+}
 
 // finish writes the problem held back, if any.
-func (w *mcpProblemWriter) finish() {
+func (w *mcpWriter) finish() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	p := w.problem
 	if p == nil {
 		return

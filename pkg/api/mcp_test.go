@@ -137,3 +137,48 @@ func TestMCPBadMessages(t *testing.T) {
 		})
 	}
 }
+
+// TestMCPKeepAlive: a tool call that runs long keeps its event stream alive
+// with SSE comments, which the official client ignores.
+func TestMCPKeepAlive(t *testing.T) {
+	h := newHarness(t)
+	srv := h.srv.Config.Handler.(*Server)
+	srv.keepAliveFirst, srv.keepAliveEvery = 50*time.Millisecond, 100*time.Millisecond
+	h.fake.execute = func(ctx context.Context, _ session.Key, _ session.ExecRequest, _ func(session.Event)) (*session.ExecResult, error) {
+		select {
+		case <-time.After(500 * time.Millisecond):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return &session.ExecResult{Success: true, Stdout: "slow done\n"}, nil
+	}
+	t.Run("raw stream", func(t *testing.T) {
+		resp, body := h.do(call{method: "POST", path: "/v1/mcp?session=s1",
+			body:    `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"execute_python","arguments":{"code":"slow()"}}}`,
+			headers: map[string]string{"Accept": "application/json, text/event-stream"}})
+		text := string(body)
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+			t.Fatalf("status %d %s: %s", resp.StatusCode, resp.Header.Get("Content-Type"), text)
+		}
+		first := strings.Index(text, ": keepalive\n\n")
+		result := strings.Index(text, "slow done")
+		if first < 0 || result < first || strings.Count(text, ": keepalive") < 2 {
+			t.Fatalf("no keepalive before the result:\n%s", text)
+		}
+	})
+	t.Run("official client", func(t *testing.T) {
+		cs := connectMCP(t, h, keyAlice, "?session=s1")
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "execute_python", Arguments: map[string]any{"code": "slow()"}})
+		if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "slow done") {
+			t.Fatalf("call: %v %+v", err, res)
+		}
+	})
+	t.Run("quick calls send none", func(t *testing.T) {
+		resp, body := h.do(call{method: "POST", path: "/v1/mcp?session=s1",
+			body:    `{"jsonrpc":"2.0","id":4,"method":"tools/list"}`,
+			headers: map[string]string{"Accept": "application/json, text/event-stream"}})
+		if resp.StatusCode != 200 || strings.Contains(string(body), "keepalive") || !strings.Contains(string(body), "execute_python") {
+			t.Fatalf("tools/list: %d %s", resp.StatusCode, body)
+		}
+	})
+}
