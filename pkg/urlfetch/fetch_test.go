@@ -257,3 +257,47 @@ func TestFileName(t *testing.T) {
 		}
 	}
 }
+
+func TestFetchHTTPS(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Disposition", `attachment; filename*=UTF-8''secure%20notes.txt`)
+		_, _ = io.WriteString(w, "over TLS")
+	}))
+	t.Cleanup(srv.Close) // the subtests run after this function returns
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	resolver := urlfetchtest.Resolver(map[string][]netip.Addr{"example.com": {netip.MustParseAddr("127.0.0.1")}})
+	tests := []struct {
+		name   string
+		opts   urlfetch.Options
+		want   string // error; "" for success
+		status int
+	}{
+		{"trusted", urlfetch.Options{AllowPrivate: true, Resolver: resolver, TLS: srv.Client().Transport.(*http.Transport).TLSClientConfig}, "", 0},
+		{"untrusted", urlfetch.Options{AllowPrivate: true, Resolver: resolver}, "example.com:" + port + " presented a certificate that is not trusted", 0},
+		{"refused before any handshake", urlfetch.Options{Resolver: resolver, TLS: srv.Client().Transport.(*http.Transport).TLSClientConfig}, "a loopback address", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := urlfetch.New(tt.opts)
+			defer f.Close()
+			// httptest's certificate is for example.com.
+			got, err := f.Fetch(context.Background(), "https://example.com:"+port+"/x")
+			if tt.want != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.want) {
+					t.Fatalf("Fetch = %v, want %q", err, tt.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer got.Body.Close()
+			body, _ := io.ReadAll(got.Body)
+			if string(body) != "over TLS" || got.Name != "secure notes.txt" {
+				t.Fatalf("got %q named %q", body, got.Name)
+			}
+		})
+	}
+}
