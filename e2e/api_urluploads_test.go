@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -301,5 +303,52 @@ func TestEndToEndUploadURLsRequestLimits(t *testing.T) {
 		if resp.StatusCode != http.StatusNotFound {
 			t.Errorf("%s, which failed: %d %s, want no such file", p, resp.StatusCode, body)
 		}
+	}
+}
+
+// TestEndToEndUploadURLsClientGone: a client that hangs up mid-download
+// stops the fetch, and the partial file is removed.
+func TestEndToEndUploadURLsClientGone(t *testing.T) {
+	t.Parallel()
+	s := buildStack(t, 0, session.Config{URLUploads: session.URLUploadConfig{AllowPrivate: true, FileTimeout: time.Minute}}, awsParts{})
+	src := "http://127.0.0.1:" + origin(t) + "/slow"
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	body, _ := json.Marshal(map[string]any{"urls": []string{src}})
+	req, err := http.NewRequestWithContext(ctx, "POST", s.url+"/v1/sessions/gone/files/upload-urls", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+s.alice)
+	req.Header.Set("Content-Type", "application/json")
+	done := make(chan error, 1)
+	go func() {
+		resp, err := s.client.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	exists := func() bool {
+		resp, _ := s.req(s.alice, "GET", "/v1/sessions/gone/files/content?path=slow.txt", nil)
+		return resp.StatusCode == http.StatusOK
+	}
+	waitFor(t, 30*time.Second, "the slow file to appear", exists)
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("the request finished before the client hung up")
+	}
+	waitFor(t, 30*time.Second, "the partial file to be removed", func() bool { return !exists() })
+}
+
+// waitFor polls cond until it holds, failing the test at the deadline.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
