@@ -30,6 +30,7 @@ func proxyEvent(method, path, body string, headers map[string]string, authorizer
 // TestThroughAPIGateway serves the API the way the Lambda functions do:
 // proxy events, the caller from the authorizer, buffered and streamed.
 func TestThroughAPIGateway(t *testing.T) {
+	t.Parallel()
 	fake := newFake()
 	h := New(fake, WithIdentity(authorizerIdentity))
 	caller := map[string]any{"tenant": "acme", "principal": "dana"}

@@ -14,6 +14,7 @@ import (
 // it applies to: each gets a problem with a 4xx status, and none reaches
 // the Manager. Values the Manager judges are TestEndToEndValidation's.
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("a", 129)
 	big := `{"code":"` + strings.Repeat("x", 1<<20) + `"}`
 	cases := []struct {
@@ -95,6 +96,7 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestInlineFileLimit(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, WithInlineFileLimit(1024))
 	cases := []struct {
 		name    string
@@ -135,6 +137,7 @@ func TestInlineFileLimit(t *testing.T) {
 }
 
 func TestUnknownRoutesAndMethods(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cases := []struct {
 		call   call
@@ -165,6 +168,7 @@ func TestUnknownRoutesAndMethods(t *testing.T) {
 // TestEmptyOptionalBodies accepts body-less POSTs whatever Content-Type the
 // client put on them: curl sends a form type even for an empty -d.
 func TestEmptyOptionalBodies(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	for _, path := range []string{"/v1/sessions/s1/sandbox/start", "/v1/sessions/s1/sandbox/stop", "/v1/sessions/s1/reset"} {
 		req, _ := http.NewRequest("POST", h.srv.URL+path, http.NoBody)
@@ -189,6 +193,7 @@ func TestEmptyOptionalBodies(t *testing.T) {
 // TestIndexURLRulesAreTheDomains holds install's indexUrl check to
 // session.ValidateIndexURL: the API accepts exactly the URLs it accepts.
 func TestIndexURLRulesAreTheDomains(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	for _, u := range []string{
 		"http://127.0.0.1:9/simple",

@@ -8,6 +8,7 @@ import (
 )
 
 func TestCORS(t *testing.T) {
+	t.Parallel()
 	preflight := func(path, method string) map[string]string {
 		return map[string]string{"Origin": "https://app.example", "Access-Control-Request-Method": method,
 			"Access-Control-Request-Headers": "authorization, content-type"}

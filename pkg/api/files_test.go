@@ -11,6 +11,7 @@ import (
 )
 
 func TestReadFileContent(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		path, contentType string
 	}{
@@ -50,6 +51,7 @@ func TestReadFileContent(t *testing.T) {
 }
 
 func TestWriteFileContentStreamsBody(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	var got string
 	h.fake.write = func(_ context.Context, _ session.Key, p string, r io.Reader) (session.FileEntry, error) {

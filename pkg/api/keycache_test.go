@@ -27,6 +27,7 @@ func (m *countingKeys) Authenticate(ctx context.Context, key string) (*session.A
 }
 
 func TestKeyCache(t *testing.T) {
+	t.Parallel()
 	mgr := &countingKeys{}
 	s := New(mgr, WithKeyCache(time.Hour))
 	ask := func(key string) (identity, error) {

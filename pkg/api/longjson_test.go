@@ -23,6 +23,7 @@ func (h *harness) openJSON(path, body string) *http.Response {
 // does not cut it; the body stays one JSON value. A failure after the start
 // is the body's Problem; one before it keeps its own status.
 func TestJSONModeKeepAlive(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	srv := h.srv.Config.Handler.(*Server)
 	srv.keepAliveFirst, srv.keepAliveEvery = 50*time.Millisecond, 100*time.Millisecond

@@ -32,6 +32,7 @@ func docOperation(doc map[string]any, method, path string) map[string]any {
 // TestOpenAPIMatchesRoutes fails when the router has a route the document
 // lacks, or the document a path or method the router does not serve.
 func TestOpenAPIMatchesRoutes(t *testing.T) {
+	t.Parallel()
 	doc := loadDoc(t)
 	if doc["openapi"] != "3.1.0" {
 		t.Fatalf("openapi version %v", doc["openapi"])
@@ -100,6 +101,7 @@ func operationHasParam(doc map[string]any, op map[string]any, name, in string) b
 // TestOpenAPIProblemTypes checks the document names every problem type the
 // API can send, and every documented error response is a Problem.
 func TestOpenAPIProblemTypes(t *testing.T) {
+	t.Parallel()
 	doc := loadDoc(t)
 	problem := doc["components"].(map[string]any)["schemas"].(map[string]any)["Problem"].(map[string]any)
 	examples := asStringsAny(problem["properties"].(map[string]any)["type"].(map[string]any)["examples"])
@@ -137,6 +139,7 @@ func asStringsAny(v any) []string {
 // checks the handler accepts it, that each example conforms to its schema,
 // and that what the handler answers conforms to the documented response.
 func TestOpenAPIExamples(t *testing.T) {
+	t.Parallel()
 	doc := loadDoc(t)
 	c := schemaChecker{doc: doc}
 	for path, item := range doc["paths"].(map[string]any) {
@@ -178,6 +181,7 @@ func TestOpenAPIExamples(t *testing.T) {
 // TestResponsesMatchDocument checks every route's answer, success and
 // error, against the schema the document gives for its status.
 func TestResponsesMatchDocument(t *testing.T) {
+	t.Parallel()
 	doc := loadDoc(t)
 	c := schemaChecker{doc: doc}
 	h := newHarness(t)
@@ -252,6 +256,7 @@ var errProviderDown = providerDown()
 // TestSchemaCheckerRejects keeps the checker itself honest: a checker that
 // accepts everything would make the tests above meaningless.
 func TestSchemaCheckerRejects(t *testing.T) {
+	t.Parallel()
 	c := schemaChecker{doc: loadDoc(t)}
 	ref := func(name string) map[string]any { return map[string]any{"$ref": "#/components/schemas/" + name} }
 	cases := []struct {

@@ -16,6 +16,7 @@ import (
 )
 
 func TestValidCallsReachManagerAsCaller(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	for _, vc := range validCalls {
 		t.Run(vc.call.method+" "+vc.call.path, func(t *testing.T) {
@@ -40,6 +41,7 @@ func TestValidCallsReachManagerAsCaller(t *testing.T) {
 }
 
 func TestResponseShapes(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cases := []struct {
 		call call
@@ -85,6 +87,7 @@ func TestResponseShapes(t *testing.T) {
 }
 
 func TestRunsAccepted(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	var got session.RunRequest
 	h.fake.submit = func(_ context.Context, key session.Key, req session.RunRequest) (*session.Run, error) {
@@ -105,6 +108,7 @@ func TestRunsAccepted(t *testing.T) {
 }
 
 func TestListPassesPaging(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	var gotLimit int
 	var gotCursor string
@@ -123,6 +127,7 @@ func TestListPassesPaging(t *testing.T) {
 }
 
 func TestErrorMapping(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		err        error
 		status     int
@@ -168,6 +173,7 @@ func TestErrorMapping(t *testing.T) {
 }
 
 func TestAuth(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	revoked := "sbx_revoked_000000"
 	h.fake.keys2[revoked] = &session.APIKey{Hash: session.HashAPIKey(revoked), Tenant: "t1", Principal: "eve", RevokedAt: fakeNow}
@@ -234,6 +240,7 @@ func TestAuth(t *testing.T) {
 }
 
 func TestWithIdentity(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, WithIdentity(func(r *http.Request) (string, string, bool) {
 		tenant, principal, ok := strings.Cut(r.Header.Get("X-Test-Identity"), "/")
 		return tenant, principal, ok
@@ -256,6 +263,7 @@ func TestWithIdentity(t *testing.T) {
 }
 
 func TestRequestIDs(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	resp, _ := h.do(call{method: "GET", path: "/healthz", headers: map[string]string{"X-Request-Id": "abc-123"}})
 	if got := resp.Header.Get("X-Request-Id"); got != "abc-123" {
@@ -275,6 +283,7 @@ func TestRequestIDs(t *testing.T) {
 }
 
 func TestPlatformRequestIDs(t *testing.T) {
+	t.Parallel()
 	var platform atomic.Value
 	h := newHarness(t, WithRequestID(func(*http.Request) string { return platform.Load().(string) }))
 	cases := []struct{ sent, platform, want string }{
@@ -297,6 +306,7 @@ func TestPlatformRequestIDs(t *testing.T) {
 }
 
 func TestPanicBecomesProblem(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.fake.start = func(context.Context, session.Key, session.StartOptions) (*session.Session, error) {
 		panic("boom in start")
@@ -313,6 +323,7 @@ func TestPanicBecomesProblem(t *testing.T) {
 }
 
 func TestAccessLogHidesCode(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	code := `token = "hunter2-very-secret"`
 	resp, body := h.do(call{method: "POST", path: "/v1/sessions/s1/execute", body: `{"code":` + strconvQuote(code) + `}`,

@@ -58,6 +58,7 @@ func nextLine(t *testing.T, sc *bufio.Scanner) map[string]any {
 // execution is still running: the fake blocks after each event until the
 // test has read the corresponding line.
 func TestExecuteStreamsLive(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	read := make(chan struct{})
 	h.fake.execute = func(ctx context.Context, _ session.Key, _ session.ExecRequest, onEvent func(session.Event)) (*session.ExecResult, error) {
@@ -112,6 +113,7 @@ func TestExecuteStreamsLive(t *testing.T) {
 }
 
 func TestStreamErrors(t *testing.T) {
+	t.Parallel()
 	t.Run("after streaming began", func(t *testing.T) {
 		h := newHarness(t)
 		h.fake.execute = func(_ context.Context, _ session.Key, _ session.ExecRequest, onEvent func(session.Event)) (*session.ExecResult, error) {
@@ -165,6 +167,7 @@ func TestStreamErrors(t *testing.T) {
 }
 
 func TestInstallStreams(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	var got session.InstallRequest
 	h.fake.install = func(_ context.Context, _ session.Key, req session.InstallRequest, onEvent func(session.Event)) (*session.InstallResult, error) {
@@ -185,6 +188,7 @@ func TestInstallStreams(t *testing.T) {
 }
 
 func TestAcceptNegotiation(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		accept string
 		stream bool
@@ -208,6 +212,7 @@ func TestAcceptNegotiation(t *testing.T) {
 // TestLongExecuteOutlivesWriteTimeout runs the API on a server whose write
 // timeout is shorter than the execution: the answer must still arrive.
 func TestLongExecuteOutlivesWriteTimeout(t *testing.T) {
+	t.Parallel()
 	fake := newFake()
 	fake.execute = func(ctx context.Context, _ session.Key, _ session.ExecRequest, onEvent func(session.Event)) (*session.ExecResult, error) {
 		select {
@@ -240,6 +245,7 @@ func TestLongExecuteOutlivesWriteTimeout(t *testing.T) {
 // TestStreamKeepAlive checks a silent call starts its stream and keeps it
 // alive, while a call that fails at once still gets a plain problem.
 func TestStreamKeepAlive(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	srv := h.srv.Config.Handler.(*Server)
 	srv.keepAliveFirst, srv.keepAliveEvery = 50*time.Millisecond, 100*time.Millisecond
@@ -280,6 +286,7 @@ func TestStreamKeepAlive(t *testing.T) {
 // TestClientHangsUpMidStream cancels the Manager's call when the client
 // goes away, and logs it as the client's doing rather than a failure.
 func TestClientHangsUpMidStream(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	canceled := make(chan struct{})
 	h.fake.execute = func(ctx context.Context, _ session.Key, _ session.ExecRequest, onEvent func(session.Event)) (*session.ExecResult, error) {
@@ -328,6 +335,7 @@ func TestClientHangsUpMidStream(t *testing.T) {
 // call reached its sandbox, before any output, and only once; a call moved
 // to a fresh sandbox may say so twice.
 func TestStreamStartLine(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	read := make(chan struct{})
 	h.fake.execute = func(ctx context.Context, _ session.Key, _ session.ExecRequest, onEvent func(session.Event)) (*session.ExecResult, error) {

@@ -27,6 +27,7 @@ func event(method, path string) events.APIGatewayProxyRequest {
 }
 
 func TestNewRequest(t *testing.T) {
+	t.Parallel()
 	ev := event(http.MethodPut, "/v1/sessions/s1/files/content")
 	ev.MultiValueQueryStringParameters = map[string][]string{"path": {"a b.txt"}, "tag": {"x", "y"}}
 	ev.QueryStringParameters = map[string]string{"path": "a b.txt", "tag": "y", "only": "single"}
@@ -67,6 +68,7 @@ func TestNewRequest(t *testing.T) {
 }
 
 func TestNewRequestRejectsBadBase64(t *testing.T) {
+	t.Parallel()
 	ev := event(http.MethodPost, "/x")
 	ev.Body, ev.IsBase64Encoded = "%%%", true
 	if _, err := apigw.NewRequest(context.Background(), ev); err == nil {
@@ -79,6 +81,7 @@ func TestNewRequestRejectsBadBase64(t *testing.T) {
 }
 
 func TestBuffered(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name        string
 		contentType string
@@ -126,6 +129,7 @@ func TestBuffered(t *testing.T) {
 }
 
 func TestBufferedDefaultsToOK(t *testing.T) {
+	t.Parallel()
 	res, err := apigw.Buffered(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))(context.Background(), event(http.MethodGet, "/"))
 	if err != nil || res.StatusCode != http.StatusOK || res.Body != "" {
 		t.Fatalf("got %+v, %v", res, err)
@@ -151,6 +155,7 @@ func readStream(t *testing.T, res *events.APIGatewayProxyStreamingResponse) (pre
 }
 
 func TestStreamingReturnsBeforeTheHandlerEnds(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	done := make(chan struct{})
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -187,6 +192,7 @@ func TestStreamingReturnsBeforeTheHandlerEnds(t *testing.T) {
 }
 
 func TestStreamingStatusAndEmptyBody(t *testing.T) {
+	t.Parallel()
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/problem+json")
 		w.WriteHeader(http.StatusNotFound)
@@ -202,6 +208,7 @@ func TestStreamingStatusAndEmptyBody(t *testing.T) {
 }
 
 func TestStreamingHandlerPanicCutsTheStream(t *testing.T) {
+	t.Parallel()
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte("partial"))
 		panic("boom")
@@ -216,6 +223,7 @@ func TestStreamingHandlerPanicCutsTheStream(t *testing.T) {
 }
 
 func TestStreamingPanicBeforeHeadersIs500(t *testing.T) {
+	t.Parallel()
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { panic("boom") })
 	res, err := apigw.Streaming(h)(context.Background(), event(http.MethodPost, "/"))
 	if err != nil {
@@ -227,6 +235,7 @@ func TestStreamingPanicBeforeHeadersIs500(t *testing.T) {
 }
 
 func TestStreamingGivesUpWhenTheInvocationEnds(t *testing.T) {
+	t.Parallel()
 	block := make(chan struct{})
 	defer close(block)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-block })

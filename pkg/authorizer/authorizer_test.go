@@ -60,6 +60,7 @@ func request(headers map[string]string) events.APIGatewayCustomAuthorizerRequest
 }
 
 func TestAPIKeys(t *testing.T) {
+	t.Parallel()
 	s := newStore(t)
 	a, err := authorizer.New(s, authorizer.Config{Tenant: "acme"})
 	if err != nil {
@@ -127,6 +128,7 @@ func (brokenKeys) GetAPIKey(context.Context, string) (*session.APIKey, error) {
 }
 
 func TestStoreOutageIsNotUnauthorized(t *testing.T) {
+	t.Parallel()
 	a, err := authorizer.New(brokenKeys{}, authorizer.Config{Tenant: "acme"})
 	if err != nil {
 		t.Fatal(err)
@@ -138,6 +140,7 @@ func TestStoreOutageIsNotUnauthorized(t *testing.T) {
 }
 
 func TestConfigErrors(t *testing.T) {
+	t.Parallel()
 	if _, err := authorizer.New(brokenKeys{}, authorizer.Config{}); err == nil {
 		t.Error("want an error without a tenant")
 	}
@@ -163,6 +166,7 @@ func jwks(t *testing.T, key *rsa.PublicKey, kid string) string {
 }
 
 func TestJWT(t *testing.T) {
+	t.Parallel()
 	signer, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)
@@ -234,6 +238,7 @@ func TestJWT(t *testing.T) {
 // TestJWKSUnavailable: when the identity provider's keys cannot be had, the
 // answer is an error API Gateway does not cache, not a refusal.
 func TestJWKSUnavailable(t *testing.T) {
+	t.Parallel()
 	signer, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)

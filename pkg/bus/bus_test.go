@@ -68,6 +68,7 @@ func newEventBridge(t *testing.T, srv *putEventsServer) *bus.EventBridge {
 }
 
 func TestEventBridgePublishesRunRequested(t *testing.T) {
+	t.Parallel()
 	srv := &putEventsServer{}
 	b := newEventBridge(t, srv)
 	req := session.RunRequested{Tenant: "acme", Principal: "alice", SessionID: "s1", Code: "1+1", RunID: "r1", TimeoutSecs: 30}
@@ -96,6 +97,7 @@ func TestEventBridgePublishesRunRequested(t *testing.T) {
 }
 
 func TestEventBridgeFailures(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		answer string
@@ -116,6 +118,7 @@ func TestEventBridgeFailures(t *testing.T) {
 }
 
 func TestLocalRunsEveryRequestWithBoundedWorkers(t *testing.T) {
+	t.Parallel()
 	const workers, runs = 3, 30
 	var running, peak, done atomic.Int32
 	release := make(chan struct{})
@@ -152,6 +155,7 @@ func TestLocalRunsEveryRequestWithBoundedWorkers(t *testing.T) {
 }
 
 func TestLocalHandlerErrorsDoNotStopTheWorker(t *testing.T) {
+	t.Parallel()
 	var calls atomic.Int32
 	var wg sync.WaitGroup
 	wg.Add(2)
@@ -170,6 +174,7 @@ func TestLocalHandlerErrorsDoNotStopTheWorker(t *testing.T) {
 }
 
 func TestLocalQueueFullAndClosed(t *testing.T) {
+	t.Parallel()
 	block := make(chan struct{})
 	b := bus.NewLocal(1, func(ctx context.Context, e session.RunRequested) error {
 		select {
@@ -195,6 +200,7 @@ func TestLocalQueueFullAndClosed(t *testing.T) {
 }
 
 func TestLocalRunCompletedSubscribers(t *testing.T) {
+	t.Parallel()
 	b := bus.NewLocal(1, nil, nil)
 	defer b.Close()
 	var got []string

@@ -4,22 +4,48 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/lambdaemu"
 )
 
-// buildFn compiles the test function for one test.
-func buildFn(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "bootstrap")
+// fnDir holds the test function, built once for the package's tests.
+var fnDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "lambdaemu-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fnDir = dir
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// builtFn is the test function's binary, or the error building it.
+var builtFn = sync.OnceValues(func() (string, error) {
+	bin := filepath.Join(fnDir, "bootstrap")
 	cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-o", bin, "./testdata/fn")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build test function: %v\n%s", err, out)
+		return "", fmt.Errorf("build test function: %w\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// buildFn returns the test function, compiled by the first test to ask.
+func buildFn(t *testing.T) string {
+	t.Helper()
+	bin, err := builtFn()
+	if err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }

@@ -16,6 +16,9 @@ const maxBootstrapBytes = 15 << 20
 // dependency that disables the linker's method elimination (reflect
 // Method lookups by non-constant name) shows up here first.
 func TestBootstrapSizes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and links the four functions for linux/arm64; make test runs it")
+	}
 	t.Parallel()
 	fns := []string{"execute", "runs", "reaper", "authorizer"}
 	// One go build for all: it compiles the shared packages once and links

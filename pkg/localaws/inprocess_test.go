@@ -54,6 +54,7 @@ func listeningSockets(t *testing.T) map[string]bool {
 // TCP client (another local user's included) can reach its tables, while
 // its own client works.
 func TestDynamoDBInProcess(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/proc/self/fd"); err != nil {
 		t.Skip("needs /proc")
 	}

@@ -18,6 +18,7 @@ import (
 )
 
 func TestDynamoDB(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	endpoint, stop, err := localaws.StartDynamoDB(ctx)
 	if err != nil {
@@ -54,6 +55,7 @@ func TestDynamoDB(t *testing.T) {
 
 // TestStopsWithContext checks that ending the context stops a server.
 func TestStopsWithContext(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(t.Context())
 	endpoint, stop, err := localaws.StartS3(ctx, t.TempDir())
 	if err != nil {
@@ -71,6 +73,7 @@ func TestStopsWithContext(t *testing.T) {
 }
 
 func TestS3(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	dir := t.TempDir()
 	endpoint, stop, err := localaws.StartS3(ctx, dir)
@@ -114,6 +117,7 @@ func TestS3(t *testing.T) {
 // TestS3Presigned checks that presigned URLs from S3Client point at the
 // local server and work with plain HTTP from this machine.
 func TestS3Presigned(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	endpoint, stop, err := localaws.StartS3(ctx, t.TempDir())
 	if err != nil {
@@ -154,6 +158,7 @@ func TestS3Presigned(t *testing.T) {
 }
 
 func TestStartS3BadDir(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "file")
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)

@@ -68,6 +68,7 @@ func cpart(n int32, etag string) types.CompletedPart {
 // TestS3Multipart assembles an object from parts kept on disk, with a part
 // uploaded twice (the last one counts), and checks what was stored.
 func TestS3Multipart(t *testing.T) {
+	t.Parallel()
 	c, dir := startS3(t)
 	ctx := t.Context()
 	key := "big/obj ect.bin"
@@ -112,6 +113,7 @@ func apiCode(err error) string {
 }
 
 func TestS3MultipartRefusals(t *testing.T) {
+	t.Parallel()
 	c, _ := startS3(t)
 	ctx := t.Context()
 	id := initiate(t, c, "k")

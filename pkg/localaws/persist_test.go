@@ -56,6 +56,7 @@ func createIndexedTable(t *testing.T, db *dynamodb.Client) {
 }
 
 func TestDynamoDBDataDir(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	dir := t.TempDir()
 	endpoint, stop, err := localaws.StartDynamoDB(ctx, localaws.WithDataDir(dir))
@@ -115,6 +116,7 @@ func waitForFile(t *testing.T, path string) {
 }
 
 func TestDynamoDBDataDirCorrupt(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "dynamodb.json"), []byte("{not json"), 0o600); err != nil {
 		t.Fatal(err)

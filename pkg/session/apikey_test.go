@@ -9,6 +9,7 @@ import (
 )
 
 func TestAPIKeys(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, Config{Tenant: "acme"})
 	ctx := context.Background()
 	plain, k, err := NewAPIKey("acme", "alice", r.clock.Now())

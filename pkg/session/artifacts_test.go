@@ -9,6 +9,7 @@ import (
 )
 
 func TestArtifactsFromReportedFiles(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, Config{MaxArtifactBytes: 100})
 	ctx := context.Background()
 	code := "write /home/user/plot.png PNGDATA\nwrite /home/user/out/data.csv a,b\nwrite /home/user/old.txt old"
@@ -78,6 +79,7 @@ func TestArtifactsFromReportedFiles(t *testing.T) {
 }
 
 func TestArtifactsFromReportCapped(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, Config{MaxArtifacts: 2})
 	ctx := context.Background()
 	if _, err := r.m.Execute(ctx, testKey, ExecRequest{Code: "write /home/user/c.txt x\nwrite /home/user/a.txt x\nwrite /home/user/b.txt x"}, nil); err != nil {

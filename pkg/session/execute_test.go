@@ -11,6 +11,7 @@ import (
 )
 
 func TestActivityWritesThrottled(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, Config{})
 	ctx := context.Background()
 	r.mustStart(t, ctx, testKey, StartOptions{})
@@ -58,6 +59,7 @@ func TestActivityWritesThrottled(t *testing.T) {
 }
 
 func TestActivityWriteLosesToReaper(t *testing.T) {
+	t.Parallel()
 	// The reaper pauses the session between our read and our activity
 	// write: the write fails, we re-read, and resume instead.
 	r := newRig(t, Config{})
@@ -83,6 +85,7 @@ func TestActivityWriteLosesToReaper(t *testing.T) {
 }
 
 func TestOutputTruncation(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name          string
 		chunks        []string
@@ -128,6 +131,7 @@ func TestOutputTruncation(t *testing.T) {
 }
 
 func TestExecuteTimeout(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, Config{})
 	var got ExecRequest
 	r.sbx.execFn = func(ctx context.Context, id string, req ExecRequest, onEvent func(Event)) (*ExecResult, error) {
@@ -147,6 +151,7 @@ func TestExecuteTimeout(t *testing.T) {
 }
 
 func TestArtifacts(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, Config{})
 	ctx := context.Background()
 	// A file from before the execution is not an artifact.
@@ -184,6 +189,7 @@ func TestArtifacts(t *testing.T) {
 }
 
 func TestArtifactsCapped(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, Config{MaxArtifacts: 2})
 	var code strings.Builder
 	for _, n := range []string{"c", "a", "d", "b"} {
@@ -196,6 +202,7 @@ func TestArtifactsCapped(t *testing.T) {
 }
 
 func TestArtifactsSkippedWithoutBlobs(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock()
 	sbx := newFakeSandboxes(clock)
 	m, err := NewManager(Config{}, Deps{Store: newFakeStore(), Sandboxes: sbx, Clock: clock})
@@ -209,6 +216,7 @@ func TestArtifactsSkippedWithoutBlobs(t *testing.T) {
 }
 
 func TestReset(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, Config{})
 	ctx := context.Background()
 	if _, err := r.m.Execute(ctx, testKey, ExecRequest{Code: "write /home/user/keep.txt 1"}, nil); err != nil {
@@ -228,6 +236,7 @@ func TestReset(t *testing.T) {
 }
 
 func TestExecuteValidation(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, Config{})
 	ctx := context.Background()
 	tests := []struct {
@@ -258,6 +267,7 @@ func TestExecuteValidation(t *testing.T) {
 }
 
 func TestExecutionResultsBounded(t *testing.T) {
+	t.Parallel()
 	big := func(n int) string { return strings.Repeat("A", n) }
 	many := func(n, size int) []Result {
 		rs := make([]Result, n)

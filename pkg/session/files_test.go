@@ -10,6 +10,7 @@ import (
 )
 
 func TestInlineFiles(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, Config{MaxInlineFileBytes: 8})
 	ctx := context.Background()
 	e, err := r.m.WriteFile(ctx, testKey, "dir/a.txt", strings.NewReader("12345678"))
@@ -63,6 +64,7 @@ func TestInlineFiles(t *testing.T) {
 }
 
 func TestWriteFileRetriedOnFreshSandbox(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, Config{})
 	ctx := context.Background()
 	s := r.mustStart(t, ctx, testKey, StartOptions{})
@@ -77,6 +79,7 @@ func TestWriteFileRetriedOnFreshSandbox(t *testing.T) {
 }
 
 func TestUploadImportDownload(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, Config{})
 	ctx := context.Background()
 	ticket, err := r.m.UploadURL(ctx, testKey, "data/in.csv", 11, "")
@@ -126,6 +129,7 @@ func TestUploadImportDownload(t *testing.T) {
 }
 
 func TestImportChecks(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	tests := []struct {
 		name    string
@@ -162,6 +166,7 @@ func TestImportChecks(t *testing.T) {
 }
 
 func TestUploadURLValidation(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, Config{MaxTransferBytes: 100})
 	ctx := context.Background()
 	tests := []struct {
@@ -189,6 +194,7 @@ func TestUploadURLValidation(t *testing.T) {
 }
 
 func TestFileReadsStartNoSandbox(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	reads := []struct {
 		name string

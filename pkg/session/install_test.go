@@ -11,6 +11,7 @@ import (
 )
 
 func TestInstallCommandLine(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		req  InstallRequest
@@ -36,6 +37,7 @@ func TestInstallCommandLine(t *testing.T) {
 // TestShellQuoteWithShell runs quoted words through a real shell: whatever
 // goes in comes out as one argument, unexpanded.
 func TestShellQuoteWithShell(t *testing.T) {
+	t.Parallel()
 	words := []string{"plain", "a b", "x; rm -rf /", "$(id)", "`id`", "it's", "'", "\"q\"", "a\\b", "*", "~", "$HOME", "\n"}
 	var cmd strings.Builder
 	cmd.WriteString("printf '%s\\0'")
@@ -53,6 +55,7 @@ func TestShellQuoteWithShell(t *testing.T) {
 }
 
 func TestInstall(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	t.Run("success streams output", func(t *testing.T) {
 		r := newRig(t, Config{})

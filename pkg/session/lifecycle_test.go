@@ -11,6 +11,7 @@ import (
 )
 
 func TestStartStopStatusTransitions(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, Config{})
 	ctx := context.Background()
 
@@ -66,6 +67,7 @@ func TestStartStopStatusTransitions(t *testing.T) {
 }
 
 func TestStatusAppliesDeadlines(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		pause   bool
@@ -105,6 +107,7 @@ func TestStatusAppliesDeadlines(t *testing.T) {
 }
 
 func TestConcurrentExecutesStartOneSandbox(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, Config{})
 	r.sbx.delay = 30 * time.Millisecond
 	ctx := context.Background()
@@ -135,6 +138,7 @@ func TestConcurrentExecutesStartOneSandbox(t *testing.T) {
 }
 
 func TestLeaseTakeover(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig(t, Config{})
 		ctx := t.Context()
@@ -171,6 +175,7 @@ func TestLeaseTakeover(t *testing.T) {
 }
 
 func TestLeaseWaitHonoursContext(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, Config{})
 	now := r.clock.Now()
 	r.store.put(&Session{Key: testKey, State: StateStarting, LeaseOwner: "other", LeaseUntil: now.Add(time.Minute), Version: 1})
@@ -183,6 +188,7 @@ func TestLeaseWaitHonoursContext(t *testing.T) {
 }
 
 func TestRestartWhenSandboxGone(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	t.Run("gone before execute", func(t *testing.T) {
 		r := newRig(t, Config{})
@@ -240,6 +246,7 @@ func TestRestartWhenSandboxGone(t *testing.T) {
 }
 
 func TestResumePaused(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, Config{})
 	ctx := context.Background()
 	r.mustStart(t, ctx, testKey, StartOptions{Pause: true})
@@ -264,6 +271,7 @@ func TestResumePaused(t *testing.T) {
 }
 
 func TestResumeGonePausedRestarts(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, Config{})
 	ctx := context.Background()
 	s := r.mustStart(t, ctx, testKey, StartOptions{Pause: true})
@@ -279,6 +287,7 @@ func TestResumeGonePausedRestarts(t *testing.T) {
 }
 
 func TestExpiredLifetimeStartsFresh(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, Config{})
 	ctx := context.Background()
 	s := r.mustStart(t, ctx, testKey, StartOptions{})
@@ -298,6 +307,7 @@ func TestExpiredLifetimeStartsFresh(t *testing.T) {
 }
 
 func TestTenantCap(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, Config{MaxLiveSandboxesPerTenant: 2})
 	ctx := context.Background()
 	for i := range 2 {
@@ -332,6 +342,7 @@ func TestTenantCap(t *testing.T) {
 // back, answer ErrLimit and leave their sessions stopped. A recount that
 // fails keeps the new sandbox (the cap is then soft).
 func TestTenantCapSettlesRacingStarts(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := newRig(t, Config{MaxLiveSandboxesPerTenant: 3})
 	r.mustStart(t, ctx, testKey, StartOptions{})
@@ -389,6 +400,7 @@ func TestTenantCapSettlesRacingStarts(t *testing.T) {
 }
 
 func TestStoreFailureMidStart(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, Config{})
 	ctx := context.Background()
 	// The write that records the new sandbox fails: the sandbox must not
@@ -417,6 +429,7 @@ func TestStoreFailureMidStart(t *testing.T) {
 }
 
 func TestProviderFailureOnCreate(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, Config{})
 	ctx := context.Background()
 	r.sbx.fail = func(op, id string) error {
@@ -438,6 +451,7 @@ func TestProviderFailureOnCreate(t *testing.T) {
 }
 
 func TestStopDuringStartKillsTheNewSandbox(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, Config{})
 	ctx := context.Background()
 	created := make(chan struct{})
@@ -471,6 +485,7 @@ func TestStopDuringStartKillsTheNewSandbox(t *testing.T) {
 }
 
 func TestListPages(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, Config{})
 	ctx := context.Background()
 	for i := range 5 {
@@ -503,6 +518,7 @@ func TestListPages(t *testing.T) {
 }
 
 func TestStartResumesPaused(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, Config{})
 	ctx := context.Background()
 	first := r.mustStart(t, ctx, testKey, StartOptions{Pause: true})
@@ -520,6 +536,7 @@ func TestStartResumesPaused(t *testing.T) {
 }
 
 func TestStopFaults(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		storeFail func(n int, op string) error // n counts UpdateSession calls during the stop
@@ -580,6 +597,7 @@ func TestStopFaults(t *testing.T) {
 }
 
 func TestConcurrentExecutesDuringProviderOutage(t *testing.T) {
+	t.Parallel()
 	// In a synctest bubble: the failing Create is held until every other
 	// caller is blocked waiting on the start lease, so the outcome does not
 	// depend on how fast the machine is.
@@ -616,6 +634,7 @@ func TestConcurrentExecutesDuringProviderOutage(t *testing.T) {
 }
 
 func TestStopFinishesWhenTheCallerHangsUp(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, Config{})
 	if _, err := r.m.Start(context.Background(), testKey, StartOptions{}); err != nil {
 		t.Fatal(err)

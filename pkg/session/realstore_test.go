@@ -129,6 +129,7 @@ func newRealRig(t testing.TB, cfg session.Config) *realRig {
 var key = session.Key{Tenant: "acme", Principal: "alice", SessionID: "chat-1"}
 
 func TestRealStoreLifecycle(t *testing.T) {
+	t.Parallel()
 	r := newRealRig(t, session.Config{})
 	ctx := t.Context()
 	res, err := r.m.Execute(ctx, key, session.ExecRequest{Code: "print hi"}, nil)
@@ -162,6 +163,7 @@ func TestRealStoreLifecycle(t *testing.T) {
 }
 
 func TestRealStoreConcurrentExecutes(t *testing.T) {
+	t.Parallel()
 	r := newRealRig(t, session.Config{})
 	r.sbx.SetDelay(50 * time.Millisecond)
 	var wg sync.WaitGroup
@@ -179,6 +181,7 @@ func TestRealStoreConcurrentExecutes(t *testing.T) {
 }
 
 func TestRealStoreThrottledActivity(t *testing.T) {
+	t.Parallel()
 	r := newRealRig(t, session.Config{})
 	ctx := t.Context()
 	if _, err := r.m.Start(ctx, key, session.StartOptions{}); err != nil {
@@ -205,6 +208,7 @@ func TestRealStoreThrottledActivity(t *testing.T) {
 }
 
 func TestRealStoreReaper(t *testing.T) {
+	t.Parallel()
 	r := newRealRig(t, session.Config{})
 	ctx := t.Context()
 	for i, pause := range []bool{false, true, false} {
@@ -253,6 +257,7 @@ func TestRealStoreReaper(t *testing.T) {
 }
 
 func TestRealStoreRuns(t *testing.T) {
+	t.Parallel()
 	r := newRealRig(t, session.Config{})
 	ctx := t.Context()
 	run, err := r.m.SubmitRun(ctx, key, session.RunRequest{Code: "print run", IdempotencyKey: "job-7"})
@@ -287,6 +292,7 @@ func TestRealStoreRuns(t *testing.T) {
 }
 
 func TestRealTransfers(t *testing.T) {
+	t.Parallel()
 	r := newRealRig(t, session.Config{})
 	ctx := t.Context()
 	payload := bytes.Repeat([]byte("0123456789abcdef"), 64<<10) // 1 MiB
@@ -350,6 +356,7 @@ func TestRealTransfers(t *testing.T) {
 }
 
 func TestRealAuthenticate(t *testing.T) {
+	t.Parallel()
 	r := newRealRig(t, session.Config{Tenant: "acme"})
 	ctx := t.Context()
 	plain, k, err := session.NewAPIKey("acme", "alice", r.clock.Now())
@@ -381,6 +388,7 @@ func TestRealAuthenticate(t *testing.T) {
 }
 
 func TestRealStoreLeaseTakeoverAndStaleStart(t *testing.T) {
+	t.Parallel()
 	r := newRealRig(t, session.Config{})
 	ctx := t.Context()
 	now := r.clock.Now()
@@ -431,6 +439,7 @@ func TestRealStoreLeaseTakeoverAndStaleStart(t *testing.T) {
 }
 
 func TestRealStoreReaperSkipsDamagedRecords(t *testing.T) {
+	t.Parallel()
 	r := newRealRig(t, session.Config{})
 	ctx := t.Context()
 	if _, err := r.m.Start(ctx, key, session.StartOptions{}); err != nil {
@@ -472,6 +481,7 @@ func TestRealStoreReaperSkipsDamagedRecords(t *testing.T) {
 }
 
 func TestRealStoreRunWithHugeExceptionEnds(t *testing.T) {
+	t.Parallel()
 	r := newRealRig(t, session.Config{})
 	ctx := t.Context()
 	r.sbx.SetExecFn(func(ctx context.Context, id string, req session.ExecRequest, onEvent func(session.Event)) (*session.ExecResult, error) {

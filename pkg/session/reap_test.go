@@ -12,6 +12,7 @@ import (
 )
 
 func TestReap(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	tests := []struct {
 		name    string
@@ -64,6 +65,7 @@ func TestReap(t *testing.T) {
 }
 
 func TestReapPausedAtLifetime(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, Config{})
 	ctx := context.Background()
 	r.mustStart(t, ctx, testKey, StartOptions{Pause: true})
@@ -85,6 +87,7 @@ func TestReapPausedAtLifetime(t *testing.T) {
 }
 
 func TestReapLifetimeKillsEvenWithPause(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, Config{IdleTimeout: 2 * time.Hour, Lifetime: 2 * time.Hour})
 	ctx := context.Background()
 	r.mustStart(t, ctx, testKey, StartOptions{Pause: true})
@@ -95,6 +98,7 @@ func TestReapLifetimeKillsEvenWithPause(t *testing.T) {
 }
 
 func TestReapOverlappingTicks(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, Config{})
 	ctx := context.Background()
 	for i := range 20 {
@@ -131,6 +135,7 @@ func TestReapOverlappingTicks(t *testing.T) {
 }
 
 func TestReapRacingUserCall(t *testing.T) {
+	t.Parallel()
 	// A user call records activity between the reaper's read and its write:
 	// the reaper's conditional write loses, it re-reads, and leaves the
 	// session alone.
@@ -154,6 +159,7 @@ func TestReapRacingUserCall(t *testing.T) {
 }
 
 func TestReapProviderErrors(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, Config{})
 	ctx := context.Background()
 	r.mustStart(t, ctx, testKey, StartOptions{})
@@ -186,6 +192,7 @@ func TestReapProviderErrors(t *testing.T) {
 }
 
 func TestReapPauseOfGoneSandbox(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, Config{})
 	ctx := context.Background()
 	s := r.mustStart(t, ctx, testKey, StartOptions{Pause: true})
@@ -200,6 +207,7 @@ func TestReapPauseOfGoneSandbox(t *testing.T) {
 }
 
 func TestReapStoreDown(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, Config{})
 	r.store.fail = func(op string) error { return errors.New("dynamodb unreachable") }
 	if _, err := r.m.Reap(context.Background()); err == nil {
@@ -208,6 +216,7 @@ func TestReapStoreDown(t *testing.T) {
 }
 
 func TestReapStaleStartingLease(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, Config{})
 	ctx := context.Background()
 	now := r.clock.Now()
@@ -233,6 +242,7 @@ func TestReapStaleStartingLease(t *testing.T) {
 }
 
 func TestReapOrphans(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, Config{})
 	ctx := context.Background()
 	owned := r.mustStart(t, ctx, testKey, StartOptions{})
@@ -264,6 +274,7 @@ func TestReapOrphans(t *testing.T) {
 }
 
 func TestShortIdleTimeoutWritesActivityOften(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, Config{})
 	ctx := context.Background()
 	r.mustStart(t, ctx, testKey, StartOptions{IdleTimeoutSecs: 20})
@@ -281,6 +292,7 @@ func TestShortIdleTimeoutWritesActivityOften(t *testing.T) {
 }
 
 func TestReapCancelledLeavesNoGoroutines(t *testing.T) {
+	t.Parallel()
 	// In a synctest bubble: the tick is cancelled while one of its workers
 	// is held inside a provider call; Reap must wait for that worker rather
 	// than return and leave it running.
@@ -337,6 +349,7 @@ func TestReapCancelledLeavesNoGoroutines(t *testing.T) {
 }
 
 func TestReapPauseRacingUserCall(t *testing.T) {
+	t.Parallel()
 	// The reaper is inside the provider's Pause when a user call comes: the
 	// call must not go ahead on a sandbox about to be paused (it would
 	// record running while the pause lands after it). It waits, then
@@ -388,6 +401,7 @@ func TestReapPauseRacingUserCall(t *testing.T) {
 }
 
 func TestReapPauseFaults(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	t.Run("a pause that fails is recorded paused and resumed on use", func(t *testing.T) {
 		r := newRig(t, Config{})
@@ -451,6 +465,7 @@ func TestReapPauseFaults(t *testing.T) {
 }
 
 func TestReapPauseOutlastingItsLease(t *testing.T) {
+	t.Parallel()
 	// The pause takes longer than the lease: a user call takes the session
 	// over and resumes it (a no-op, it still runs), then the pause lands.
 	// The reaper, finding its lease gone and the sandbox recorded running,

@@ -11,6 +11,7 @@ import (
 )
 
 func TestSubmitRunIdempotency(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, Config{})
 	ctx := context.Background()
 	req := RunRequest{Code: "print x", IdempotencyKey: "order-42"}
@@ -46,6 +47,7 @@ func TestSubmitRunIdempotency(t *testing.T) {
 }
 
 func TestSubmitRunPublishFailure(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, Config{})
 	ctx := context.Background()
 	r.bus.fail = errors.New("eventbridge: throttled")
@@ -60,6 +62,7 @@ func TestSubmitRunPublishFailure(t *testing.T) {
 }
 
 func TestProcessRun(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, Config{})
 	ctx := context.Background()
 	run, err := r.m.SubmitRun(ctx, testKey, RunRequest{Code: "print hello", IdempotencyKey: "k1"})
@@ -89,6 +92,7 @@ func TestProcessRun(t *testing.T) {
 }
 
 func TestProcessRunConcurrentDeliveries(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, Config{})
 	ctx := context.Background()
 	ev := RunRequested{Tenant: "acme", Principal: "alice", SessionID: "s", Code: "print x", RunID: "run-ext-1"}
@@ -113,6 +117,7 @@ func TestProcessRunConcurrentDeliveries(t *testing.T) {
 }
 
 func TestProcessRunOutcomes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	t.Run("code that raises is a failed run, not an error", func(t *testing.T) {
 		r := newRig(t, Config{})
@@ -293,6 +298,7 @@ func TestProcessRunOutcomes(t *testing.T) {
 }
 
 func TestRunSizes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	t.Run("code size is counted as it travels in the event", func(t *testing.T) {
 		tests := []struct {

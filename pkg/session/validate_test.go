@@ -9,6 +9,7 @@ import (
 )
 
 func TestValidateSessionID(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		id string
 		ok bool
@@ -35,6 +36,7 @@ func TestValidateSessionID(t *testing.T) {
 }
 
 func TestValidatePackageSpec(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		spec string
 		ok   bool
@@ -82,6 +84,7 @@ func TestValidatePackageSpec(t *testing.T) {
 }
 
 func TestCleanPath(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in, want string
 		ok       bool
@@ -106,6 +109,7 @@ func TestCleanPath(t *testing.T) {
 }
 
 func TestValidateIndexURL(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		url string
 		ok  bool
@@ -130,6 +134,7 @@ func TestValidateIndexURL(t *testing.T) {
 }
 
 func TestStartOptionsValidation(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, Config{})
 	ctx := context.Background()
 	bad := []StartOptions{
@@ -156,6 +161,7 @@ func TestStartOptionsValidation(t *testing.T) {
 }
 
 func TestNewManagerConfig(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock()
 	deps := Deps{Store: newFakeStore(), Sandboxes: newFakeSandboxes(clock)}
 	if _, err := NewManager(Config{}, Deps{}); err == nil {

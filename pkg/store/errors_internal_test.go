@@ -14,6 +14,7 @@ import (
 )
 
 func TestWrapErr(t *testing.T) {
+	t.Parallel()
 	sentinels := []error{session.ErrConflict, session.ErrUnavailable, session.ErrTooLarge, session.ErrTimeout, session.ErrNotFound}
 	tests := []struct {
 		name string
@@ -51,6 +52,7 @@ func TestWrapErr(t *testing.T) {
 }
 
 func TestItemSizeCountsNamesAndValues(t *testing.T) {
+	t.Parallel()
 	m := item{
 		"pk":   str("abc"),                                                             // 2 + 3
 		"n":    num(12345),                                                             // 1 + 5/2+2

@@ -38,6 +38,7 @@ func shardCounts(t *testing.T, db *dynamodb.Client, table string, shards int) []
 // only live ones are indexed, and that each store finds all of them
 // whatever the shard count, as long as writers and readers agree on it.
 func TestDueSharding(t *testing.T) {
+	t.Parallel()
 	_, url := minidynServer(t)
 	db := client(url)
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
@@ -80,6 +81,7 @@ func TestDueSharding(t *testing.T) {
 // TestThrottlingIsUnavailable checks that DynamoDB's throttling answers,
 // which the SDK retries before giving up, reach callers as ErrUnavailable.
 func TestThrottlingIsUnavailable(t *testing.T) {
+	t.Parallel()
 	_, url := minidynServer(t)
 	proxy := newFaultProxy(t, url)
 	db := client(proxy.url)
@@ -103,6 +105,7 @@ func TestThrottlingIsUnavailable(t *testing.T) {
 
 // TestUnreachableIsUnavailable checks a DynamoDB endpoint nobody listens on.
 func TestUnreachableIsUnavailable(t *testing.T) {
+	t.Parallel()
 	_, url := minidynServer(t)
 	db := client(url)
 	table := newTable(t, db)

@@ -59,6 +59,7 @@ func minidynServer(t testing.TB) (*server.Server, string) {
 }
 
 func TestContractMinidyn(t *testing.T) {
+	t.Parallel()
 	md, url := minidynServer(t)
 	db := client(url)
 	storetest.Run(t, func(t *testing.T, clock session.Clock) storetest.Env {
@@ -77,6 +78,7 @@ func TestContractMinidyn(t *testing.T) {
 }
 
 func TestContractDynalite(t *testing.T) {
+	t.Parallel()
 	db := client(startDynalite(t))
 	storetest.Run(t, func(t *testing.T, clock session.Clock) storetest.Env {
 		// Faults come from a proxy in front of dynalite, which has no

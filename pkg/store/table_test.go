@@ -9,6 +9,7 @@ import (
 // TestCreateTableTwice checks CreateTable on both emulators: it tolerates
 // their missing TTL API and an existing table.
 func TestCreateTableTwice(t *testing.T) {
+	t.Parallel()
 	endpoints := map[string]func(*testing.T) string{
 		"minidyn":  func(t *testing.T) string { _, url := minidynServer(t); return url },
 		"dynalite": startDynalite,
