@@ -129,7 +129,7 @@ func resultKinds(r *session.Result) string {
 }
 
 func runFiles(ctx context.Context, args []string, getenv func(string) string) error {
-	usage := errors.New("usage: sessionbox files [--session ID] put LOCAL REMOTE | get REMOTE LOCAL | ls [DIR] | fetch [--dest DIR] URL...")
+	usage := errors.New("usage: sessionbox files [--session ID] put LOCAL REMOTE | get REMOTE LOCAL | ls [DIR] | fetch [--dest DIR] URL [URL ...]")
 	fl := flag.NewFlagSet("files", flag.ContinueOnError)
 	sid := fl.String("session", "default", "session id")
 	if err := fl.Parse(args); err != nil {

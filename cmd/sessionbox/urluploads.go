@@ -21,7 +21,7 @@ func fetchURLs(ctx context.Context, c *client.Client, sid string, args []string)
 		return err
 	}
 	if fl.NArg() == 0 {
-		return errors.New("usage: sessionbox files [--session ID] fetch [--dest DIR] URL...")
+		return errors.New("usage: sessionbox files [--session ID] fetch [--dest DIR] URL [URL ...]")
 	}
 	res, err := c.UploadURLs(ctx, sid, fl.Args(), *dest)
 	if err != nil {
