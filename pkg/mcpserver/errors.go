@@ -21,11 +21,11 @@ func refused(reason string) *mcp.CallToolResult {
 // the domain's detail (or the API's, through the client), with a hint of
 // what to do. Unexpected failures are logged and described generically, so
 // no internal error chain reaches the model.
-func (t *tools) failure(ctx context.Context, tool string, err error) *mcp.CallToolResult {
+func (t *tools) failure(ctx context.Context, tool, sessionID string, err error) *mcp.CallToolResult {
 	msg, expected := describe(err)
 	if !expected {
 		t.opts.Logger.ErrorContext(ctx, "MCP tool failed", slog.String("tool", tool),
-			slog.String("sessionId", t.sessionID), slog.String("error", err.Error()))
+			slog.String("sessionId", sessionID), slog.String("error", err.Error()))
 	}
 	return refused(msg)
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"io"
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -15,28 +17,37 @@ import (
 const SessionIDHeader = "Mcp-Session-Id"
 
 // HTTPHandler serves MCP's streamable HTTP transport, stateless: every POST
-// gets a server of its own, so any instance of the API (any Lambda) can
+// is a session of its own, so any instance of the API (any Lambda) can
 // answer any request, and nothing of an MCP session lives in memory. What
 // carries over between calls is the sessionbox session the request is
 // bound to (see SessionFor).
 type HTTPHandler struct {
-	opts Options
-	sdk  *mcp.StreamableHTTPHandler
+	sdk *mcp.StreamableHTTPHandler
 }
 
-type serverKey struct{}
+// binding is what Serve puts in a request's context for the tools: the
+// transport hands the request's context on to tool calls.
+type binding struct {
+	backend   Backend
+	sessionID string
+}
+
+type bindingKey struct{}
 
 // NewHTTPHandler returns a streamable HTTP handler whose servers are built
 // with opts.
 func NewHTTPHandler(opts Options) *HTTPHandler {
-	if opts.SchemaCache == nil {
-		opts.SchemaCache = mcp.NewSchemaCache()
-	}
-	h := &HTTPHandler{opts: opts}
-	h.sdk = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
-		s, _ := r.Context().Value(serverKey{}).(*mcp.Server)
-		return s
-	}, &mcp.StreamableHTTPOptions{
+	// One server serves every request; each call finds its backend and
+	// session in its context, so a request builds no server.
+	server := newServer(func(ctx context.Context) (Backend, string) {
+		b, _ := ctx.Value(bindingKey{}).(binding)
+		if b.backend == nil {
+			return unbound{}, ""
+		}
+		return b.backend, b.sessionID
+	}, opts)
+	h := &HTTPHandler{}
+	h.sdk = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{
 		Stateless: true,
 		Logger:    opts.Logger,
 		// Authentication and the caller's identity are checked before the
@@ -49,8 +60,8 @@ func NewHTTPHandler(opts Options) *HTTPHandler {
 // Serve answers one MCP request of a caller whose sessions b reaches, with
 // tools bound to the sessionbox session sessionID.
 func (h *HTTPHandler) Serve(w http.ResponseWriter, r *http.Request, b Backend, sessionID string) {
-	s := NewServer(b, sessionID, h.opts)
-	h.sdk.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), serverKey{}, s)))
+	ctx := context.WithValue(r.Context(), bindingKey{}, binding{backend: b, sessionID: sessionID})
+	h.sdk.ServeHTTP(w, r.WithContext(ctx))
 }
 
 // SessionFor decides which sessionbox session an MCP request is bound to:
@@ -90,4 +101,36 @@ func NewSessionID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return "mcp-" + hex.EncodeToString(b[:])
+}
+
+// errUnbound reports a tool call whose request context lost its binding,
+// which the transport's handing on of contexts rules out; it fails the
+// call rather than act on no one's session.
+var errUnbound = errors.New("tool call without a bound session")
+
+// unbound is the backend of a call without a binding: every call fails.
+type unbound struct{}
+
+func (unbound) Execute(context.Context, string, session.ExecRequest) (*session.ExecResult, error) {
+	return nil, errUnbound
+}
+
+func (unbound) Install(context.Context, string, session.InstallRequest) (*session.InstallResult, error) {
+	return nil, errUnbound
+}
+func (unbound) Reset(context.Context, string) error { return errUnbound }
+func (unbound) ListFiles(context.Context, string, string, int) ([]session.FileEntry, error) {
+	return nil, errUnbound
+}
+
+func (unbound) OpenFile(context.Context, string, string) (io.ReadCloser, int64, error) {
+	return nil, 0, errUnbound
+}
+
+func (unbound) WriteFile(context.Context, string, string, []byte) (session.FileEntry, error) {
+	return session.FileEntry{}, errUnbound
+}
+
+func (unbound) UploadURLs(context.Context, string, []string, string) (*session.URLUploadResult, error) {
+	return nil, errUnbound
 }

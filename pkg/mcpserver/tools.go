@@ -55,16 +55,20 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// tools runs every tool of one server on one sessionbox session.
+// tools runs every tool of one server; bind says, per call, which backend
+// and session it acts on.
 type tools struct {
-	backend   Backend
-	sessionID string
-	opts      Options
+	bind func(ctx context.Context) (Backend, string)
+	opts Options
 }
 
 // NewServer returns an MCP server whose tools act on the sessionbox session
 // sessionID through b.
 func NewServer(b Backend, sessionID string, opts Options) *mcp.Server {
+	return newServer(func(context.Context) (Backend, string) { return b, sessionID }, opts)
+}
+
+func newServer(bind func(ctx context.Context) (Backend, string), opts Options) *mcp.Server {
 	opts = opts.withDefaults()
 	s := mcp.NewServer(&mcp.Implementation{Name: "sessionbox", Title: "sessionbox", Version: opts.Version},
 		&mcp.ServerOptions{
@@ -72,7 +76,7 @@ func NewServer(b Backend, sessionID string, opts Options) *mcp.Server {
 				"with files under /home/user and pip. Variables persist between execute_python calls.",
 			SchemaCache: opts.SchemaCache,
 		})
-	t := &tools{backend: b, sessionID: sessionID, opts: opts}
+	t := &tools{bind: bind, opts: opts}
 	t.register(s)
 	return s
 }
@@ -187,17 +191,19 @@ type UploadURLsInput struct {
 type ResetInput struct{}
 
 func (t *tools) executePython(ctx context.Context, _ *mcp.CallToolRequest, in ExecuteInput) (*mcp.CallToolResult, any, error) {
-	res, err := t.backend.Execute(ctx, t.sessionID, session.ExecRequest{Code: in.Code, TimeoutSecs: in.TimeoutSecs})
+	b, sid := t.bind(ctx)
+	res, err := b.Execute(ctx, sid, session.ExecRequest{Code: in.Code, TimeoutSecs: in.TimeoutSecs})
 	if err != nil {
-		return t.failure(ctx, "execute_python", err), nil, nil
+		return t.failure(ctx, "execute_python", sid, err), nil, nil
 	}
 	return execResult(res, t.opts.MaxOutputBytes), nil, nil
 }
 
 func (t *tools) installPackages(ctx context.Context, _ *mcp.CallToolRequest, in InstallInput) (*mcp.CallToolResult, any, error) {
-	res, err := t.backend.Install(ctx, t.sessionID, session.InstallRequest{Packages: in.Packages, IndexURL: in.IndexURL})
+	b, sid := t.bind(ctx)
+	res, err := b.Install(ctx, sid, session.InstallRequest{Packages: in.Packages, IndexURL: in.IndexURL})
 	if err != nil {
-		return t.failure(ctx, "install_packages", err), nil, nil
+		return t.failure(ctx, "install_packages", sid, err), nil, nil
 	}
 	return installResult(in.Packages, res), nil, nil
 }
@@ -207,22 +213,24 @@ func (t *tools) listFiles(ctx context.Context, _ *mcp.CallToolRequest, in ListIn
 	if dir == "" {
 		dir = session.WorkDir
 	}
-	entries, err := t.backend.ListFiles(ctx, t.sessionID, dir, in.Depth)
+	b, sid := t.bind(ctx)
+	entries, err := b.ListFiles(ctx, sid, dir, in.Depth)
 	if err != nil {
-		return t.failure(ctx, "list_files", err), nil, nil
+		return t.failure(ctx, "list_files", sid, err), nil, nil
 	}
 	return listResult(dir, entries), nil, nil
 }
 
 func (t *tools) readFile(ctx context.Context, _ *mcp.CallToolRequest, in ReadInput) (*mcp.CallToolResult, any, error) {
-	body, size, err := t.backend.OpenFile(ctx, t.sessionID, in.Path)
+	b, sid := t.bind(ctx)
+	body, size, err := b.OpenFile(ctx, sid, in.Path)
 	if err != nil {
-		return t.failure(ctx, "read_file", err), nil, nil
+		return t.failure(ctx, "read_file", sid, err), nil, nil
 	}
 	defer body.Close()
 	data, cut, err := readUpTo(body, t.opts.MaxReadBytes)
 	if err != nil {
-		return t.failure(ctx, "read_file", err), nil, nil
+		return t.failure(ctx, "read_file", sid, err), nil, nil
 	}
 	return fileResult(in.Path, data, size, cut, t.opts.MaxReadBytes), nil, nil
 }
@@ -232,24 +240,27 @@ func (t *tools) writeFile(ctx context.Context, _ *mcp.CallToolRequest, in WriteI
 	if bad != "" {
 		return refused(bad), nil, nil
 	}
-	entry, err := t.backend.WriteFile(ctx, t.sessionID, in.Path, data)
+	b, sid := t.bind(ctx)
+	entry, err := b.WriteFile(ctx, sid, in.Path, data)
 	if err != nil {
-		return t.failure(ctx, "write_file", err), nil, nil
+		return t.failure(ctx, "write_file", sid, err), nil, nil
 	}
 	return writeResult(entry), nil, nil
 }
 
 func (t *tools) uploadFromURLs(ctx context.Context, _ *mcp.CallToolRequest, in UploadURLsInput) (*mcp.CallToolResult, any, error) {
-	res, err := t.backend.UploadURLs(ctx, t.sessionID, in.URLs, in.DestDir)
+	b, sid := t.bind(ctx)
+	res, err := b.UploadURLs(ctx, sid, in.URLs, in.DestDir)
 	if err != nil {
-		return t.failure(ctx, "upload_files_from_urls", err), nil, nil
+		return t.failure(ctx, "upload_files_from_urls", sid, err), nil, nil
 	}
 	return uploadURLsResult(res), nil, nil
 }
 
 func (t *tools) resetKernel(ctx context.Context, _ *mcp.CallToolRequest, _ ResetInput) (*mcp.CallToolResult, any, error) {
-	if err := t.backend.Reset(ctx, t.sessionID); err != nil {
-		return t.failure(ctx, "reset_kernel", err), nil, nil
+	b, sid := t.bind(ctx)
+	if err := b.Reset(ctx, sid); err != nil {
+		return t.failure(ctx, "reset_kernel", sid, err), nil, nil
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{
 		Text: "The Python kernel was restarted: variables, imports and definitions are gone; files are kept.",
