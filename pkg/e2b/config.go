@@ -19,6 +19,11 @@ const (
 	DefaultCommandTimeout = 60 * time.Second
 	// DefaultRunCodeTimeout bounds a code execution when RunCodeOptions.Timeout is 0.
 	DefaultRunCodeTimeout = 60 * time.Second
+	// DefaultInterruptGrace is how long past its timeout RunCode waits for
+	// the interpreter to end an execution it was asked to interrupt; it
+	// outlasts the local runtime's wait before it kills a kernel that
+	// ignores the interrupt.
+	DefaultInterruptGrace = 8 * time.Second
 
 	// EnvdPort is the port of envd, the in-sandbox daemon for files and processes.
 	EnvdPort = 49983

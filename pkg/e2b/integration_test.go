@@ -567,8 +567,9 @@ func TestLocalRunCode(t *testing.T) {
 	if _, err := sb.RunCode(ctx, "1", e2b.RunCodeOptions{ContextID: cc.ID}); !errors.Is(err, e2b.ErrNotFound) {
 		t.Errorf("removed context: %v", err)
 	}
-	if _, err := sb.RunCode(ctx, "import time\ntime.sleep(30)", e2b.RunCodeOptions{Timeout: time.Second}); !errors.Is(err, e2b.ErrTimeout) {
-		t.Errorf("execution timeout: %v", err)
+	if exec, err := sb.RunCode(ctx, "import time\nprint('before', flush=True)\ntime.sleep(30)", e2b.RunCodeOptions{Timeout: time.Second}); err != nil ||
+		!exec.TimedOut || exec.KernelRestarted || exec.Error == nil || exec.Error.Name != "TimeoutError" || strings.Join(exec.Logs.Stdout, "") != "before\n" {
+		t.Errorf("execution timeout: %+v, %v", exec, err)
 	}
 	if exec, err := sb.RunCode(ctx, "1 + 1", e2b.RunCodeOptions{Language: "python"}); err != nil || exec.Text() != "2" {
 		t.Errorf("after timeout: %+v, %v", exec, err)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"strconv"
 	"time"
 )
 
@@ -30,10 +31,20 @@ type RunCodeOptions struct {
 	Language string
 	// Envs are environment variables for this execution only.
 	Envs map[string]string
-	// Timeout bounds the whole execution; zero means DefaultRunCodeTimeout,
-	// negative no limit. The wait for the response to begin is bounded by
-	// the client's request timeout.
+	// Timeout bounds the code's run; zero means DefaultRunCodeTimeout,
+	// negative no limit. The interpreter is asked to interrupt the code
+	// when it elapses (a sessionbox extension E2B's interpreter ignores)
+	// and then ends the stream with a TimeoutError; if it has not ended the
+	// stream InterruptGrace later, RunCode hangs up, which makes E2B's
+	// interpreter interrupt the kernel. Either way the Execution holds the
+	// output that arrived, with TimedOut set: a timeout is a result, not an
+	// error. The wait for the response to begin is bounded by the client's
+	// request timeout.
 	Timeout time.Duration
+	// InterruptGrace is how long past Timeout RunCode waits for the
+	// interpreter to end a timed-out execution itself; zero means
+	// DefaultInterruptGrace.
+	InterruptGrace time.Duration
 	// Live callbacks, called on the caller's goroutine as lines arrive.
 	OnStdout func(OutputMessage)
 	OnStderr func(OutputMessage)
@@ -94,6 +105,12 @@ type Execution struct {
 	// ChangedFilesReported is set when the interpreter sent a complete
 	// files_changed line; otherwise the caller has to list the directory.
 	ChangedFilesReported bool
+	// TimedOut is set when the execution ran past RunCodeOptions.Timeout
+	// and was stopped; Error is then a TimeoutError saying how.
+	TimedOut bool
+	// KernelRestarted is set when the interpreter replaced the kernel to
+	// stop a timed-out execution: its variables are gone.
+	KernelRestarted bool
 }
 
 // Text returns the text of the main result (the value of the last
@@ -119,13 +136,22 @@ func (s *Sandbox) RunCode(ctx context.Context, code string, opts RunCodeOptions)
 	if timeout == 0 {
 		timeout = DefaultRunCodeTimeout
 	}
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if timeout > 0 {
-		ctx, cancel = withTimeoutCancel(ctx, cancel, timeout)
-		defer cancel()
+	eb := executeBody{Code: code, ContextID: opts.ContextID, Language: opts.Language, EnvVars: opts.Envs}
+	grace := opts.InterruptGrace
+	if grace <= 0 {
+		grace = DefaultInterruptGrace
 	}
-	body, err := json.Marshal(executeBody{Code: code, ContextID: opts.ContextID, Language: opts.Language, EnvVars: opts.Envs})
+	if timeout > 0 {
+		secs := timeout.Seconds()
+		eb.Timeout = &secs
+		var stop context.CancelFunc
+		ctx, stop = context.WithTimeoutCause(ctx, timeout+grace, errRunTimeout)
+		defer stop()
+	}
+	body, err := json.Marshal(eb)
 	if err != nil {
 		return nil, fmt.Errorf("e2b: %s: %w", op, err)
 	}
@@ -138,6 +164,9 @@ func (s *Sandbox) RunCode(ctx context.Context, code string, opts RunCodeOptions)
 	resp, err := s.interp.http.Do(req)
 	timer.stop()
 	if err != nil {
+		if hungUp(parent, ctx) {
+			return hangUpResult(&Execution{}, &opts, timeout, grace), nil
+		}
 		if timer.timedOut() {
 			return nil, timeoutErr(op, s.ID, err)
 		}
@@ -150,10 +179,41 @@ func (s *Sandbox) RunCode(ctx context.Context, code string, opts RunCodeOptions)
 	exec := &Execution{}
 	if err := parseExecution(resp.Body, exec, &opts, s.client.outputLimit(opts.MaxOutputBytes)); err != nil {
 		resp.Body.Close() // the stream may still be live: do not wait for it
+		if hungUp(parent, ctx) {
+			return hangUpResult(exec, &opts, timeout, grace), nil
+		}
 		return exec, wrapErr(op, s.ID, err)
 	}
 	drainClose(resp.Body)
 	return exec, nil
+}
+
+// errRunTimeout is the cause of RunCode giving up on an interpreter that
+// did not end a timed-out execution.
+var errRunTimeout = errors.New("execution timeout")
+
+// hungUp reports whether RunCode's own deadline, not the caller, ended the
+// call.
+func hungUp(parent, ctx context.Context) bool {
+	return parent.Err() == nil && errors.Is(context.Cause(ctx), errRunTimeout)
+}
+
+// hangUpResult makes a timeout result of what arrived before RunCode hung
+// up. Whether the kernel stopped is not known here: hanging up makes E2B's
+// interpreter interrupt it, which keeps its state if the code obeys.
+func hangUpResult(exec *Execution, opts *RunCodeOptions, timeout, grace time.Duration) *Execution {
+	exec.TimedOut = true
+	exec.Error = &ExecutionError{Name: "TimeoutError", Value: fmt.Sprintf(
+		"execution exceeded its timeout of %s; the interpreter did not end it within %s, so the connection was closed, which interrupts the kernel", seconds(timeout), seconds(grace))}
+	if opts.OnError != nil {
+		opts.OnError(*exec.Error)
+	}
+	return exec
+}
+
+// seconds renders a duration as people write a timeout: "1 s", "0.5 s".
+func seconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + " s"
 }
 
 type executeBody struct {
@@ -161,6 +221,9 @@ type executeBody struct {
 	ContextID string            `json:"context_id,omitempty"`
 	Language  string            `json:"language,omitempty"`
 	EnvVars   map[string]string `json:"env_vars,omitempty"`
+	// Timeout (seconds) is a sessionbox extension: the local runtime's
+	// interpreter interrupts the code when it elapses.
+	Timeout *float64 `json:"timeout,omitempty"`
 }
 
 // executionLine is one NDJSON line of /execute; which fields are set
@@ -177,6 +240,11 @@ type executionLine struct {
 	Files    json.RawMessage `json:"files"`
 	Root     string          `json:"root"`
 	Complete bool            `json:"complete"`
+	// TimedOut and KernelRestarted are sessionbox extensions of an error
+	// line: the code ran past its timeout, and the kernel was replaced to
+	// stop it.
+	TimedOut        bool `json:"timed_out"`
+	KernelRestarted bool `json:"kernel_restarted"`
 	Result
 }
 
@@ -254,6 +322,7 @@ func (p *executionParser) apply(line *executionLine, size int) {
 		}
 	case "error":
 		exec.Error = &ExecutionError{Name: line.Name, Value: line.Value, Traceback: line.Traceback}
+		exec.TimedOut, exec.KernelRestarted = line.TimedOut, line.KernelRestarted
 		if opts.OnError != nil {
 			opts.OnError(*exec.Error)
 		}

@@ -150,15 +150,48 @@ func TestRunCodeTimeouts(t *testing.T) {
 	if _, err := sb.RunCode(context.Background(), "1", RunCodeOptions{}); !errors.Is(err, ErrTimeout) {
 		t.Errorf("header timeout: %v", err)
 	}
+	// An interpreter that ignores the timeout: RunCode hangs up after the
+	// grace and the output so far is the result.
+	var sent executeBody
 	slowBody := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		_, _ = io.WriteString(w, `{"type":"keepalive"}`+"\n")
+		_ = json.NewDecoder(r.Body).Decode(&sent)
+		_, _ = io.WriteString(w, `{"type":"stdout","text":"before\n","timestamp":"2024-01-01T00:00:00Z"}`+"\n")
 		w.(http.Flusher).Flush()
 		<-r.Context().Done()
 	})
 	sb = interpSandbox(t, slowBody, nil)
-	if _, err := sb.RunCode(context.Background(), "1", RunCodeOptions{Timeout: 30 * time.Millisecond}); !errors.Is(err, ErrTimeout) {
-		t.Errorf("execution timeout: %v", err)
+	var live []string
+	exec, err := sb.RunCode(context.Background(), "1", RunCodeOptions{Timeout: 30 * time.Millisecond, InterruptGrace: 20 * time.Millisecond,
+		OnError: func(e ExecutionError) { live = append(live, e.Name) }})
+	if err != nil || !exec.TimedOut || exec.Error == nil || exec.Error.Name != "TimeoutError" ||
+		!strings.Contains(exec.Error.Value, "exceeded its timeout of 0.03 s") || strings.Join(exec.Logs.Stdout, "") != "before\n" {
+		t.Errorf("execution timeout: %+v, %v", exec, err)
+	}
+	if sent.Timeout == nil || *sent.Timeout != 0.03 || !reflect.DeepEqual(live, []string{"TimeoutError"}) {
+		t.Errorf("timeout sent %v, live errors %v", sent.Timeout, live)
+	}
+	// An interpreter that honours it ends the stream itself and says how.
+	honours := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		_, _ = io.WriteString(w, `{"type":"stdout","text":"partial","timestamp":"2024-01-01T00:00:00Z"}
+{"type":"error","name":"TimeoutError","value":"exceeded","traceback":"","timed_out":true,"kernel_restarted":true}
+{"type":"end_of_execution"}
+`)
+	})
+	exec, err = interpSandbox(t, honours, nil).RunCode(context.Background(), "1", RunCodeOptions{Timeout: time.Second})
+	if err != nil || !exec.TimedOut || !exec.KernelRestarted || exec.Error.Value != "exceeded" || exec.Logs.Stdout[0] != "partial" {
+		t.Errorf("interpreter's timeout: %+v, %v", exec, err)
+	}
+	// User code raising TimeoutError is no timeout of ours.
+	raises := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		_, _ = io.WriteString(w, `{"type":"error","name":"TimeoutError","value":"socket","traceback":""}
+{"type":"end_of_execution"}
+`)
+	})
+	exec, err = interpSandbox(t, raises, nil).RunCode(context.Background(), "1", RunCodeOptions{})
+	if err != nil || exec.TimedOut || exec.Error.Name != "TimeoutError" {
+		t.Errorf("code's own TimeoutError: %+v, %v", exec, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(20*time.Millisecond, cancel)

@@ -74,7 +74,7 @@ func execNotes(res *session.ExecResult, maxOutput int) []string {
 	case res.KernelRestarted:
 		notes = append(notes, "the Python kernel restarted: variables and imports from earlier calls are gone; files are kept.")
 	}
-	if e := res.Error; e != nil && e.Name == "TimeoutError" {
+	if res.TimedOut {
 		notes = append(notes, "the code did not finish within its time limit and was interrupted; make it faster, run it in parts, or pass a larger timeoutSecs.")
 	}
 	if res.Truncated {

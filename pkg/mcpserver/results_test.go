@@ -36,7 +36,7 @@ func TestExecResult(t *testing.T) {
 			false, []string{"[stdout]\nhi\n", "[result]\n42"}, 0, 0},
 		{"exception", session.ExecResult{Error: &session.ExecError{Name: "ZeroDivisionError", Value: "division by zero", Traceback: "Traceback...\nZeroDivisionError: division by zero"}},
 			true, []string{"[error]\nTraceback", "ZeroDivisionError"}, 0, 0},
-		{"timeout", session.ExecResult{Error: &session.ExecError{Name: "TimeoutError", Value: "timed out"}},
+		{"timeout", session.ExecResult{TimedOut: true, Error: &session.ExecError{Name: "TimeoutError", Value: "timed out"}},
 			true, []string{"did not finish within its time limit", "TimeoutError: timed out"}, 0, 0},
 		{"sandbox replaced", session.ExecResult{Success: true, Restarted: true, KernelRestarted: true},
 			false, []string{"the sandbox was replaced: variables and imports from earlier calls are gone", "(no output)"}, 0, 0},

@@ -49,6 +49,8 @@ func (a *E2B) Execute(ctx context.Context, id string, req session.ExecRequest, o
 		ExecutionCount: ex.ExecutionCount,
 		DurationMs:     time.Since(started).Milliseconds(),
 		Results:        make([]session.Result, 0, len(ex.Results)),
+		TimedOut:       ex.TimedOut,
+		KernelLost:     ex.KernelRestarted,
 	}
 	for _, r := range ex.Results {
 		out.Results = append(out.Results, resultFrom(r))

@@ -28,8 +28,13 @@ type ExecResult struct {
 	// KernelRestarted is set whenever kernel state from before this call
 	// is gone: the sandbox was replaced (Restarted), or its kernel died or
 	// was replaced during this execution (it would not stop at a timeout).
-	KernelRestarted bool       `json:"kernelRestarted"`
-	Artifacts       []Artifact `json:"artifacts,omitempty"`
+	KernelRestarted bool `json:"kernelRestarted"`
+	// TimedOut is set when the code ran past its timeout and was stopped:
+	// Error is then a TimeoutError whose value names the limit and says
+	// whether the kernel's state survived, and the output is what arrived
+	// before. A timeout is a result, not an error.
+	TimedOut  bool       `json:"timedOut"`
+	Artifacts []Artifact `json:"artifacts,omitempty"`
 	// ChangedFiles are the files the execution created or changed in
 	// WorkDir and the directories right below it (dot names left out), as
 	// a provider that tracks them reports with the result; set only when
@@ -37,6 +42,10 @@ type ExecResult struct {
 	// listing of WorkDir after the execution. Not part of the API.
 	ChangedFiles         []FileEntry `json:"-"`
 	ChangedFilesReported bool        `json:"-"`
+	// KernelLost is set by a provider whose kernel was replaced to stop
+	// this execution; the Manager folds it into KernelRestarted. Not part
+	// of the API.
+	KernelLost bool `json:"-"`
 }
 
 // Result is one rich output of an execution: the last expression's value

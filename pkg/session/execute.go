@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -115,18 +114,15 @@ func (m *Manager) Execute(ctx context.Context, key Key, req ExecRequest, onEvent
 		return nil, err
 	}
 	res.Restarted = restarted
-	res.KernelRestarted = restarted || kernelReplaced(res.Error)
+	res.KernelRestarted = restarted || res.KernelLost || kernelDied(res.Error)
 	return res, nil
 }
 
-// kernelReplaced reports whether an execution's error says its kernel died
-// or was replaced by a fresh one: E2B's DeadKernelError, or a timeout the
-// kernel did not stop at, after which the runtime restarts it.
-func kernelReplaced(e *ExecError) bool {
-	if e == nil {
-		return false
-	}
-	return e.Name == "DeadKernelError" || (e.Name == "TimeoutError" && strings.Contains(e.Value, "restarted"))
+// kernelDied reports whether an execution's error says its kernel died:
+// E2B's DeadKernelError. A kernel replaced to stop a timeout is reported by
+// the provider (KernelLost), since code may raise TimeoutError itself.
+func kernelDied(e *ExecError) bool {
+	return e != nil && e.Name == "DeadKernelError"
 }
 
 // stoppedUnder reports whether an operation's failure (its sandbox gone or

@@ -14,16 +14,18 @@ func TestKernelRestarted(t *testing.T) {
 	cases := []struct {
 		name    string
 		err     *ExecError
+		lost    bool
 		gone    bool
 		want    bool
 		wantRst bool
 	}{
-		{"success", nil, false, false, false},
-		{"ordinary exception", &ExecError{Name: "ZeroDivisionError", Value: "division by zero"}, false, false, false},
-		{"kernel died", &ExecError{Name: "DeadKernelError", Value: "The kernel died (killed); it is restarted for the next execution"}, false, true, false},
-		{"timeout that restarted the kernel", &ExecError{Name: "TimeoutError", Value: "Execution timed out after 1s; the kernel did not stop and was restarted (killed)"}, false, true, false},
-		{"timeout the kernel stopped at", &ExecError{Name: "TimeoutError", Value: "Execution timed out after 1s"}, false, false, false},
-		{"sandbox replaced", nil, true, true, true},
+		{"success", nil, false, false, false, false},
+		{"ordinary exception", &ExecError{Name: "ZeroDivisionError", Value: "division by zero"}, false, false, false, false},
+		{"kernel died", &ExecError{Name: "DeadKernelError", Value: "The kernel died (killed); it is restarted for the next execution"}, false, false, true, false},
+		{"timeout that restarted the kernel", &ExecError{Name: "TimeoutError", Value: "execution exceeded its timeout of 1 s; the kernel did not stop when interrupted and was restarted"}, true, false, true, false},
+		{"timeout the kernel stopped at", &ExecError{Name: "TimeoutError", Value: "execution exceeded its timeout of 1 s and was interrupted"}, false, false, false, false},
+		{"code's own TimeoutError naming a restart", &ExecError{Name: "TimeoutError", Value: "server restarted"}, false, false, false, false},
+		{"sandbox replaced", nil, false, true, true, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -37,7 +39,7 @@ func TestKernelRestarted(t *testing.T) {
 				if c.gone && calls == 1 {
 					return nil, fmt.Errorf("sandbox %s: %w", id, ErrSandboxGone)
 				}
-				return &ExecResult{Success: c.err == nil, Error: c.err, ExecutionCount: 1}, nil
+				return &ExecResult{Success: c.err == nil, Error: c.err, KernelLost: c.lost, ExecutionCount: 1}, nil
 			}
 			res, err := r.m.Execute(ctx, testKey, ExecRequest{Code: "x"}, nil)
 			if err != nil {

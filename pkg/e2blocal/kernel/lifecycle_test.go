@@ -88,19 +88,30 @@ func TestInterruptOnDisconnect(t *testing.T) {
 func TestTimeoutInterrupts(t *testing.T) {
 	e := defaultEnv(t)
 	e.run(t, "kept = 'yes'").mustNoError(t)
-	r := e.exec(t, map[string]any{"code": "import time\ntime.sleep(30)", "timeout": 0.2})
+	r := e.exec(t, map[string]any{"code": "import time\nprint('before', flush=True)\ntime.sleep(30)", "timeout": 0.2})
 	er := r.err()
 	if er == nil || er["name"] != "TimeoutError" || !strings.Contains(er["traceback"].(string), "KeyboardInterrupt") {
 		t.Fatalf("timeout error %v", r.lines)
 	}
-	if r := e.run(t, "kept").mustNoError(t); r.mainText() != "yes" || r.count() != 3 {
+	if er["timed_out"] != true || er["kernel_restarted"] != false || !strings.Contains(er["value"].(string), "exceeded its timeout of 0.2 s") {
+		t.Errorf("timeout line %v", er)
+	}
+	if got := r.text("stdout"); got != "before\n" {
+		t.Errorf("output before the timeout: %q", got)
+	}
+	// A cell that catches the interrupt and ends quietly still timed out.
+	r = e.exec(t, map[string]any{"code": "import time\ntry:\n    time.sleep(30)\nexcept KeyboardInterrupt:\n    print('caught')", "timeout": 0.2})
+	if er := r.err(); er == nil || er["name"] != "TimeoutError" || er["timed_out"] != true || r.text("stdout") != "caught\n" {
+		t.Errorf("quiet interrupted cell: %v", r.lines)
+	}
+	if r := e.run(t, "kept").mustNoError(t); r.mainText() != "yes" || r.count() != 4 {
 		t.Errorf("after timeout: %v", r.lines)
 	}
 	// A cell that swallows interrupts is stopped by killing its kernel.
 	stubborn := "import time\nwhile True:\n    try:\n        time.sleep(1)\n    except KeyboardInterrupt:\n        pass"
 	e2 := newTestEnv(t, Config{ExecTimeout: 200 * time.Millisecond}, tuning{keepalive: time.Second, grace: 300 * time.Millisecond, startTimeout: 30 * time.Second})
 	r = e2.run(t, stubborn)
-	if er := r.err(); er == nil || er["name"] != "TimeoutError" || !strings.Contains(er["value"].(string), "restarted") {
+	if er := r.err(); er == nil || er["name"] != "TimeoutError" || er["kernel_restarted"] != true || !strings.Contains(er["value"].(string), "state is gone") {
 		t.Fatalf("stubborn cell: %v", r.lines)
 	}
 	if r := e2.run(t, "'fresh'").mustNoError(t); r.mainText() != "fresh" || r.count() != 1 {

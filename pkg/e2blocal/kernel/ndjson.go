@@ -106,6 +106,21 @@ func appendErrorLine(b []byte, name, value, traceback string) []byte {
 	return append(b, "}\n"...)
 }
 
+// appendTimeoutLine is the error line of a cell stopped by its timeout. Two
+// sessionbox extension fields say so without guessing from the name (user
+// code may raise TimeoutError itself): timed_out, and kernel_restarted when
+// the kernel would not stop and was replaced, its state gone. E2B's SDKs
+// read only name, value and traceback.
+func appendTimeoutLine(b []byte, value, traceback string, restarted bool) []byte {
+	b = append(b, `{"type":"error","name":"TimeoutError","value":`...)
+	b = appendJSONString(b, value)
+	b = append(b, `,"traceback":`...)
+	b = appendJSONString(b, traceback)
+	b = append(b, `,"timed_out":true,"kernel_restarted":`...)
+	b = strconv.AppendBool(b, restarted)
+	return append(b, "}\n"...)
+}
+
 // stripQuotes removes the quotes repr() puts around a string result.
 func stripQuotes(s string) string {
 	if len(s) >= 2 && (s[0] == '\'' || s[0] == '"') && s[len(s)-1] == s[0] {

@@ -65,8 +65,13 @@ func (es *execStream) keepalive() {
 	es.buf = append(es.buf, `{"type":"keepalive"}`+"\n"...)
 }
 
-// finish ends a cell the kernel completed, with its changed files if reported.
+// finish ends a cell the kernel completed, with its changed files if
+// reported. A timed-out cell that caught the interrupt and ended quietly
+// still ends as a timeout.
 func (es *execStream) finish() {
+	if es.timedOut {
+		es.timeoutLine("", false)
+	}
 	es.buf = append(es.buf, es.changed...)
 	es.end()
 }
@@ -184,18 +189,38 @@ func (es *execStream) kernelError(data []byte) {
 	if err := json.Unmarshal(data, &e); err != nil {
 		e = kernelErr{Name: "KernelError", Value: "malformed error from the kernel"}
 	}
-	if es.timedOut && e.Name == "KeyboardInterrupt" {
-		e.Name = "TimeoutError"
-		e.Value = fmt.Sprintf("Execution timed out after %s and was interrupted", es.timeout)
+	if es.timedOut {
+		// Whatever the cell raised once interrupted (KeyboardInterrupt, or
+		// something of its own on the way out), it ended by the timeout.
+		es.timeoutLine(e.Traceback, false)
+		return
 	}
 	es.errorLine(e.Name, e.Value, e.Traceback)
+}
+
+// timeoutLine reports a cell its timeout stopped, once.
+func (es *execStream) timeoutLine(traceback string, restarted bool) {
+	if es.sawError {
+		return
+	}
+	es.sawError = true
+	value := fmt.Sprintf("execution exceeded its timeout of %s and was interrupted; the kernel's state is kept", seconds(es.timeout))
+	if restarted {
+		value = fmt.Sprintf("execution exceeded its timeout of %s; the kernel did not stop when interrupted and was restarted, so its state is gone", seconds(es.timeout))
+	}
+	es.buf = appendTimeoutLine(es.buf, value, traceback, restarted)
+}
+
+// seconds renders a timeout as people write it: "1 s", "0.5 s".
+func seconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + " s"
 }
 
 // died reports a kernel that went away before finishing the cell.
 func (es *execStream) died(p *proc) {
 	status := p.exitStatus()
 	if es.timedOut {
-		es.errorLine("TimeoutError", fmt.Sprintf("Execution timed out after %s; the kernel did not stop and was restarted (%s)", es.timeout, status), "")
+		es.timeoutLine("", true)
 		return
 	}
 	es.errorLine("DeadKernelError", fmt.Sprintf("The kernel died (%s); it is restarted for the next execution", status), p.stderr.String())
