@@ -57,6 +57,8 @@ func init() {
 		interpToken = "the code interpreter SDK sends the envd access token with /execute only; the client " +
 			"sends it with every interpreter request alike, which a proxy checking it on that port needs " +
 			"and one that does not ignores"
+		execTimeout = "the execution's timeout travels to the interpreter, so the local runtime interrupts " +
+			"the cell and ends the stream with what arrived; E2B's interpreter ignores the field"
 	)
 	for key, why := range map[string]string{
 		"POST /process.Process/Start | header Connect-Accept-Encoding":    acceptGzip,
@@ -80,6 +82,7 @@ func init() {
 		"GET /contexts | header Content-Type":                        noBodyType,
 		"POST /contexts/{contextID}/restart | header Content-Type":   noBodyType,
 		"DELETE /contexts/{contextID} | header Content-Type":         noBodyType,
+		"POST /execute | body json.timeout":                          execTimeout,
 	} {
 		deliberate[key] = why
 	}
