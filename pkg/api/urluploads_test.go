@@ -60,3 +60,21 @@ func TestUploadURLsBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestUploadURLsDocumentedLimits holds the document's limits to the
+// domain's.
+func TestUploadURLsDocumentedLimits(t *testing.T) {
+	t.Parallel()
+	doc := loadDoc(t)
+	req := doc["components"].(map[string]any)["schemas"].(map[string]any)["UploadUrlsRequest"].(map[string]any)
+	urls := req["properties"].(map[string]any)["urls"].(map[string]any)
+	if urls["maxItems"] != float64(session.MaxUploadURLs) || urls["minItems"] != 1.0 {
+		t.Errorf("urls: maxItems %v minItems %v, want %d and 1", urls["maxItems"], urls["minItems"], session.MaxUploadURLs)
+	}
+	if n := urls["items"].(map[string]any)["maxLength"]; n != float64(session.MaxUploadURLBytes) {
+		t.Errorf("a URL's maxLength is %v, want %d", n, session.MaxUploadURLBytes)
+	}
+	if session.MaxUploadURLs*session.MaxUploadURLBytes+64<<10 > defaultJSONBodyBytes {
+		t.Errorf("%d URLs of %d bytes do not fit the JSON body limit of %d", session.MaxUploadURLs, session.MaxUploadURLBytes, defaultJSONBodyBytes)
+	}
+}

@@ -37,9 +37,9 @@ type FetchedURL struct {
 // MaxUploadURLs caps the URLs of one upload from URLs.
 const MaxUploadURLs = 200
 
-// maxUploadURLBytes caps one URL's length: MaxUploadURLs of them fit
+// MaxUploadURLBytes caps one URL's length: MaxUploadURLs of them fit
 // the API's 1 MiB JSON body limit.
-const maxUploadURLBytes = 4096
+const MaxUploadURLBytes = 4096
 
 // URLUploadConfig are the limits of uploads from URLs. Zero fields take the
 // defaults documented on each.
@@ -148,8 +148,8 @@ func ValidateUploadURLs(urls []string) error {
 }
 
 func checkUploadURL(raw string) string {
-	if len(raw) > maxUploadURLBytes {
-		return fmt.Sprintf("is longer than %d bytes", maxUploadURLBytes)
+	if len(raw) > MaxUploadURLBytes {
+		return fmt.Sprintf("is longer than %d bytes", MaxUploadURLBytes)
 	}
 	u, err := url.Parse(raw)
 	switch {

@@ -75,7 +75,7 @@ func TestValidateUploadURLs(t *testing.T) {
 		{"scheme", []string{"https://ok.example/a", "ftp://x/y", "file:///etc/passwd"}, ErrInvalid, `urls[1] has scheme "ftp"`},
 		{"both named", []string{"ftp://x/y", "/relative"}, ErrInvalid, `urls[0] has scheme "ftp": only http and https are fetched; urls[1] is not an absolute URL`},
 		{"no host", []string{"http:///path"}, ErrInvalid, "urls[0] has no host"},
-		{"too long", []string{"https://x/" + strings.Repeat("a", maxUploadURLBytes)}, ErrInvalid, "urls[0] is longer than 4096 bytes"},
+		{"too long", []string{"https://x/" + strings.Repeat("a", MaxUploadURLBytes)}, ErrInvalid, "urls[0] is longer than 4096 bytes"},
 		{"good", []string{"http://example.com/a", "https://example.com:8443/b?c=d"}, nil, ""},
 	}
 	for _, tt := range tests {
