@@ -32,7 +32,7 @@ func TestReplayAuthorizerEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.secrets.count() != 0 {
+	if s.secrets.Count() != 0 {
 		t.Fatal("the authorizer read the E2B key")
 	}
 	az, err := base.Authorizer()
@@ -129,7 +129,7 @@ func authCounted(t *testing.T, line []byte, want string) {
 // uncached) and counts a failure, the metric the stack alarms on.
 func TestAuthorizerCountsFailures(t *testing.T) {
 	s := newLambdaStack(t)
-	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", s.secrets.url) // answers nothing DynamoDB understands
+	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", s.secrets.URL) // answers nothing DynamoDB understands
 	base, err := lambdaenv.InitBase(lambdaenv.Authorizer, lambdaenv.WithLogOutput(&syncBuffer{}))
 	if err != nil {
 		t.Fatal(err)

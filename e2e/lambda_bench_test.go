@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/lambdaemu"
+	"github.com/sessionbox/sessionbox/pkg/lambdaenv/lambdaenvtest"
 )
 
 // BenchmarkInit measures a function's init phase the way Lambda reports
@@ -18,14 +19,14 @@ import (
 // the same run. Each op is one cold start; init-p50-ms and init-p99-ms are
 // the figures to read.
 func BenchmarkInit(b *testing.B) {
-	sm := newSecretsManager(b, map[string]string{secretARN: e2bKey})
+	sm := lambdaenvtest.NewSecretsManager(b, map[string]string{secretARN: e2bKey})
 	for k, v := range map[string]string{
 		"SESSIONBOX_TENANT": tenant, "SESSIONBOX_TABLE": table, "SESSIONBOX_BUCKET": bucket,
 		"SESSIONBOX_EVENT_BUS": eventBus, "SESSIONBOX_E2B_SECRET_ARN": secretARN, "E2B_API_KEY": "",
 		"E2B_API_URL": "http://127.0.0.1:9", "E2B_SANDBOX_URL": "http://127.0.0.1:9",
 		"AWS_REGION": "eu-west-1", "AWS_ACCESS_KEY_ID": "AKIDLOCAL", "AWS_SECRET_ACCESS_KEY": "local-secret",
 		"AWS_ENDPOINT_URL_DYNAMODB": "http://127.0.0.1:9", "AWS_ENDPOINT_URL_S3": "http://127.0.0.1:9",
-		"AWS_ENDPOINT_URL_EVENTBRIDGE": "http://127.0.0.1:9", "AWS_ENDPOINT_URL_SECRETS_MANAGER": sm.url,
+		"AWS_ENDPOINT_URL_EVENTBRIDGE": "http://127.0.0.1:9", "AWS_ENDPOINT_URL_SECRETS_MANAGER": sm.URL,
 	} {
 		b.Setenv(k, v)
 	}

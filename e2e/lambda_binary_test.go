@@ -107,7 +107,7 @@ func TestExecuteBinaryStreams(t *testing.T) {
 	if r := a.json(t); r["success"] != true || !strings.HasPrefix(a.header.Get("Content-Type"), "application/json") {
 		t.Fatalf("JSON answer: %s", a.body)
 	}
-	if n := s.secrets.count(); n != 1 {
+	if n := s.secrets.Count(); n != 1 {
 		t.Fatalf("the binary read the E2B key secret %d times, want once", n)
 	}
 }

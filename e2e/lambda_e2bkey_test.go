@@ -17,7 +17,7 @@ import (
 func TestE2BKeyShapeCheckedAtInit(t *testing.T) {
 	s := newLambdaStack(t)
 	for _, v := range []string{"Xk3#placeholder-from-the-stack", "e2b_NOTHEX", "sbx_0123456789abcdef"} {
-		s.secrets.set(secretARN, v)
+		s.secrets.Set(secretARN, v)
 		_, err := sessionenv.Init(context.Background(), lambdaenv.Start, lambdaenv.WithLogOutput(&syncBuffer{}))
 		if err == nil || !strings.Contains(err.Error(), secretARN) || !strings.Contains(err.Error(), "e2b_") ||
 			strings.Contains(err.Error(), v) {
@@ -33,11 +33,11 @@ func TestE2BKeyShapeCheckedAtInit(t *testing.T) {
 func TestE2BKeyRotationReachesWarmFunctions(t *testing.T) {
 	s := newLambdaStack(t)
 	const oldKey = "e2b_00000000000000000000000000000000"
-	s.secrets.set(secretARN, oldKey)
+	s.secrets.Set(secretARN, oldKey)
 	clock := newFakeClock()
 	start, logs := s.env(lambdaenv.Start, lambdaenv.WithClock(clock))
 	envs := map[string]*sessionenv.Env{"start": start}
-	reads := s.secrets.count()
+	reads := s.secrets.Count()
 	refused := func(t *testing.T) {
 		t.Helper()
 		if a := invokeAPI(t, envs, "start/start-code-interpreter.json", nil); a.status < 500 {
@@ -49,7 +49,7 @@ func TestE2BKeyRotationReachesWarmFunctions(t *testing.T) {
 	for range 3 {
 		refused(t)
 	}
-	if n := s.secrets.count() - reads; n != 1 {
+	if n := s.secrets.Count() - reads; n != 1 {
 		t.Fatalf("the secret was read %d times after three refusals, want 1 (then back off)", n)
 	}
 	if !strings.Contains(logs.String(), "E2B refused the API key") || strings.Contains(logs.String(), oldKey) {
@@ -59,11 +59,11 @@ func TestE2BKeyRotationReachesWarmFunctions(t *testing.T) {
 	// Rotated: within the back-off the warm function still uses the old
 	// key; after it, the next refusal reads the new one and the call goes
 	// through.
-	s.secrets.set(secretARN, e2bKey)
+	s.secrets.Set(secretARN, e2bKey)
 	refused(t)
 	clock.Advance(31 * time.Second)
 	invokeAPI(t, envs, "start/start-code-interpreter.json", nil).ok(t, http.StatusOK)
-	if n := s.secrets.count() - reads; n != 2 {
+	if n := s.secrets.Count() - reads; n != 2 {
 		t.Fatalf("the secret was read %d times, want 2", n)
 	}
 }

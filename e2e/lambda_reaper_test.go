@@ -291,7 +291,7 @@ func TestReaperOrphans(t *testing.T) {
 // unreachable), the function fails and reports an error in its metrics.
 func TestReaperTickThatCannotRun(t *testing.T) {
 	r := newReaperRig(t)
-	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", r.secrets.url) // answers nothing DynamoDB understands
+	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", r.secrets.URL) // answers nothing DynamoDB understands
 	env, _ := r.lambdaStack.env(lambdaenv.Reaper, lambdaenv.WithClock(r.clock))
 	var out bytes.Buffer
 	err := env.ReaperWith(env.Manager, &out).Handle(lambdaCtx(t, "tick"), readEvent(t, "reaper/scheduler-tick.json"))

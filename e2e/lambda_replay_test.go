@@ -355,7 +355,7 @@ func TestReplayAPIEvents(t *testing.T) {
 		lambdaenv.Execute, lambdaenv.Files, lambdaenv.Install, lambdaenv.Fetch, lambdaenv.MCP} {
 		envs[fn.Name], logs[fn.Name] = s.env(fn)
 	}
-	if n := s.secrets.count(); n != 8 {
+	if n := s.secrets.Count(); n != 8 {
 		t.Fatalf("the E2B key secret was read %d times for 8 functions, want once each at init", n)
 	}
 	for _, r := range apiReplays() {
@@ -364,7 +364,7 @@ func TestReplayAPIEvents(t *testing.T) {
 		}
 	}
 	t.Run("run request published", func(t *testing.T) {
-		reqs := s.events.entries("Run Requested")
+		reqs := s.events.Entries("Run Requested")
 		if len(reqs) != 1 || reqs[0].EventBusName != eventBus || reqs[0].Source != "sessionbox" ||
 			!strings.Contains(reqs[0].Detail, `"code":"sum(range(10))"`) {
 			t.Fatalf("published %+v", reqs)

@@ -23,7 +23,7 @@ import (
 func (s *lambdaStack) completed(t *testing.T, runID string) []session.RunCompleted {
 	t.Helper()
 	var out []session.RunCompleted
-	for _, e := range s.events.entries("Run Completed") {
+	for _, e := range s.events.Entries("Run Completed") {
 		var c session.RunCompleted
 		if err := json.Unmarshal([]byte(e.Detail), &c); err != nil {
 			t.Fatal(err)
@@ -241,7 +241,7 @@ func TestRunsSubmittedThroughTheAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reqs := s.events.entries("Run Requested")
+	reqs := s.events.Entries("Run Requested")
 	if len(reqs) != 1 {
 		t.Fatalf("%d Run Requested events", len(reqs))
 	}

@@ -1,4 +1,4 @@
-package e2e
+package lambdaenv_test
 
 import (
 	"bytes"
@@ -7,18 +7,19 @@ import (
 	"testing"
 
 	"github.com/sessionbox/sessionbox/pkg/lambdaenv"
+	"github.com/sessionbox/sessionbox/pkg/lambdaenv/lambdaenvtest"
 	"github.com/sessionbox/sessionbox/pkg/lambdaenv/sessionenv"
 )
 
 // TestInitFailsClearly: a missing secret or missing credentials stop init
 // with a message that says what to fix.
 func TestInitFailsClearly(t *testing.T) {
-	sm := newSecretsManager(t, map[string]string{"arn:empty": "  ", "arn:json": `{"apiKey":"e2b_0123456789abcdef"}`, "arn:placeholder": "Xk3-placeholder"})
+	sm := lambdaenvtest.NewSecretsManager(t, map[string]string{"arn:empty": "  ", "arn:json": `{"apiKey":"e2b_0123456789abcdef"}`, "arn:placeholder": "Xk3-placeholder"})
 	cfg := lambdaenv.Config{Tenant: "acme", Table: "t", E2BSecretARN: "arn:missing", E2BAPIURL: "http://127.0.0.1:9"}
 	t.Setenv("AWS_REGION", "eu-west-1")
 	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDLOCAL")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "local-secret")
-	t.Setenv("AWS_ENDPOINT_URL_SECRETS_MANAGER", sm.url)
+	t.Setenv("AWS_ENDPOINT_URL_SECRETS_MANAGER", sm.URL)
 	ctx := context.Background()
 	needs := lambdaenv.NeedStore | lambdaenv.NeedSandboxes
 	for arn, want := range map[string]string{"arn:missing": "no secret arn:missing", "arn:empty": "is empty",
