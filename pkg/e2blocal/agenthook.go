@@ -86,12 +86,27 @@ func runAgent() error {
 		agent.ReserveThreads(agent.ReservedThreads)
 		close(reserved)
 	}()
-	cfg, err := agent.ReadConfig(cfgFile)
-	cfgFile.Close()
-	<-reserved
+	// The runtime's part arrives at spawn: a standby kernel can start
+	// while the tree waits in the warm pool for its sandbox's part.
+	cr := agent.NewConfigReader(cfgFile)
+	base, err := cr.Base()
 	if err != nil {
 		return err
 	}
+	standby, err := agent.Standby(base)
+	if err != nil {
+		return err
+	}
+	a, err := cr.Assignment()
+	cfgFile.Close()
+	<-reserved
+	if err != nil {
+		if standby != nil {
+			standby.Discard()
+		}
+		return err
+	}
+	cfg := base.Assign(a)
 	lnFile := os.NewFile(agentListenFD, "agent-socket")
 	if lnFile == nil {
 		return fmt.Errorf("agent descriptor %d missing", agentListenFD)
@@ -103,7 +118,7 @@ func runAgent() error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	return agent.Run(ctx, cfg, ln, func() error {
+	return agent.Run(ctx, cfg, standby, ln, func() error {
 		_, err := ready.Write([]byte{1})
 		return errors.Join(err, ready.Close())
 	})

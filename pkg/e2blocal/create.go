@@ -75,9 +75,9 @@ func (rt *Runtime) create(ctx context.Context, p createParams) (*sandbox, error)
 	var s *sandbox
 	var err error
 	if p.wantsNet() {
-		s, err = rt.prepare(true)
+		s, err = rt.prepare(true, interpreterTemplate(p.templateID))
 	} else {
-		s, err = rt.takeWarm()
+		s, err = rt.takeWarm(interpreterTemplate(p.templateID))
 	}
 	if err != nil {
 		return nil, err
@@ -95,7 +95,7 @@ func (rt *Runtime) create(ctx context.Context, p createParams) (*sandbox, error)
 			return nil, errors.Join(err, s.teardown(ctx))
 		}
 	}
-	if err := s.proc.configure(rt.agentConfig(s), rt.cfg.StartTimeout); err != nil {
+	if err := s.proc.configure(s.assignment(), rt.cfg.StartTimeout); err != nil {
 		return nil, errors.Join(fmt.Errorf("start sandbox %s: %w", s.id, err), s.teardown(ctx))
 	}
 	// slirp4netns attaches only once the agent runs: until bwrap execs it,
@@ -131,20 +131,21 @@ func (rt *Runtime) create(ctx context.Context, p createParams) (*sandbox, error)
 }
 
 // prepare allocates a sandbox's uid, dirs and cgroup and spawns its tree;
-// the agent then waits for its config.
-func (rt *Runtime) prepare(withNet bool) (*sandbox, error) {
+// the agent then waits for its sandbox's part of the config. With
+// standby, its kernel starts meanwhile.
+func (rt *Runtime) prepare(withNet, standby bool) (*sandbox, error) {
 	id, err := newSandboxID()
 	if err != nil {
 		return nil, err
 	}
 	s := &sandbox{rt: rt, id: id, hostUID: -1, userUID: -1, metrics: newMetricRing(int(metricsWindow / rt.cfg.metricsInterval))}
-	if err := rt.provision(s, withNet); err != nil {
+	if err := rt.provision(s, withNet, standby); err != nil {
 		return nil, errors.Join(err, s.teardown(context.Background()))
 	}
 	return s, nil
 }
 
-func (rt *Runtime) provision(s *sandbox, withNet bool) error {
+func (rt *Runtime) provision(s *sandbox, withNet, standby bool) error {
 	if rt.uids != nil {
 		rt.mu.Lock()
 		lease, err := rt.uids.acquire()
@@ -182,7 +183,7 @@ func (rt *Runtime) provision(s *sandbox, withNet bool) error {
 	if withNet {
 		spec.resolv = rt.fs.netResolvConf()
 	}
-	proc, err := spawnAgent(rt.spawn, spec, s.cg)
+	proc, err := spawnAgent(rt.spawn, spec, s.cg, rt.agentBase(s, standby))
 	if err != nil {
 		return fmt.Errorf("spawn sandbox %s: %w", s.id, err)
 	}
@@ -206,8 +207,9 @@ func (s *sandbox) sweepIntoCgroup() {
 	if s.cg == nil {
 		return
 	}
-	// bwrap, its init and the agent: the agent has started nothing yet.
-	for _, pid := range processTreeDepth(s.proc.cmd.Process.Pid, 2) {
+	// bwrap, its init, the agent and its standby kernel: nothing else has
+	// started yet.
+	for _, pid := range processTreeDepth(s.proc.cmd.Process.Pid, 3) {
 		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
 		if err == nil && strings.Count(string(data), "/"+s.id+"\n") >= s.cg.controllers() {
 			continue
@@ -248,7 +250,9 @@ func (rt *Runtime) mountHome(s *sandbox) error {
 	return nil
 }
 
-func (rt *Runtime) agentConfig(s *sandbox) agent.Config {
+// agentBase is the runtime's part of a sandbox's agent config, known
+// when its tree is spawned.
+func (rt *Runtime) agentBase(s *sandbox, standby bool) agent.Config {
 	nofile := rt.cfg.MaxOpenFiles
 	fsize := uint64(rt.cfg.MaxFileBytes)
 	rl := []agent.Rlimit{
@@ -271,16 +275,19 @@ func (rt *Runtime) agentConfig(s *sandbox) agent.Config {
 		rl = append(rl, agent.Rlimit{Resource: unix.RLIMIT_DATA, Cur: m, Max: m})
 	}
 	cfg := agent.Config{
-		User: "user", Home: insideHome, Shell: "/bin/bash",
-		Python: rt.cfg.Python, Env: s.envVars, AccessToken: s.accessToken,
-		MaxOutputBytes: rt.cfg.MaxOutputBytes, Rlimits: rl,
-		PrewarmKernel: interpreterTemplate(s.templateID), ServeLoopback: true,
-		WithRoot: s.userUID >= 0,
+		User: "user", Home: insideHome, Shell: "/bin/bash", Python: rt.cfg.Python,
+		MaxOutputBytes: rt.cfg.MaxOutputBytes, Rlimits: rl, ServeLoopback: true,
+		WithRoot: s.userUID >= 0, StandbyKernel: standby,
 	}
 	if rt.kernel != "" {
 		cfg.KernelCompiled = insideKernel
 	}
 	return cfg
+}
+
+// assignment is the sandbox's own part of its agent config.
+func (s *sandbox) assignment() agent.Assignment {
+	return agent.Assignment{Env: s.envVars, AccessToken: s.accessToken, PrewarmKernel: interpreterTemplate(s.templateID)}
 }
 
 // interpreterTemplate tells the templates whose sandboxes E2B starts with

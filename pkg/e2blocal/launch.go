@@ -193,10 +193,12 @@ type agentProc struct {
 	readyR *os.File // it writes one byte here once it listens
 }
 
-// spawnAgent starts bwrap with the agent inside. The agent's Go runtime
-// starts and then blocks until configure hands it its config, so a spawned
-// tree can wait in the warm pool before a sandbox is asked for.
-func spawnAgent(sp *spawner, s launchSpec, cg cgroup) (*agentProc, error) {
+// spawnAgent starts bwrap with the agent inside and sends it base, the
+// first part of its config. The agent's Go runtime starts (and with
+// base.StandbyKernel its kernel) and then blocks until configure hands it
+// its sandbox's part, so a spawned tree can wait in the warm pool before a
+// sandbox is asked for.
+func spawnAgent(sp *spawner, s launchSpec, cg cgroup, base agent.Config) (*agentProc, error) {
 	cfgR, cfgW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("config pipe: %w", err)
@@ -246,13 +248,20 @@ func spawnAgent(sp *spawner, s launchSpec, cg cgroup) (*agentProc, error) {
 			return nil, fmt.Errorf("map sandbox ids: %w (output: %q)", err, p.stderr.String())
 		}
 	}
+	// The pipe holds it until the agent reads: a config is far below its
+	// buffer, so this never blocks.
+	if err := json.NewEncoder(p.cfgW).Encode(base); err != nil {
+		p.kill()
+		return nil, fmt.Errorf("send agent config: %w (output: %q)", err, p.stderr.String())
+	}
 	return p, nil
 }
 
-// configure sends the agent its config and waits until it serves.
-func (p *agentProc) configure(cfg agent.Config, timeout time.Duration) error {
+// configure sends the agent its sandbox's part of the config and waits
+// until it serves.
+func (p *agentProc) configure(a agent.Assignment, timeout time.Duration) error {
 	defer p.closePipes()
-	if err := json.NewEncoder(p.cfgW).Encode(cfg); err != nil {
+	if err := json.NewEncoder(p.cfgW).Encode(a); err != nil {
 		return fmt.Errorf("send agent config: %w (output: %q)", err, p.stderr.String())
 	}
 	p.cfgW.Close()

@@ -8,11 +8,15 @@ import (
 )
 
 // The warm pool keeps a few sandbox trees spawned ahead of demand: uid,
-// dirs, cgroup, bwrap and the agent's Go runtime are ready, and the agent
-// waits for its config. Spawning costs ~20 ms (bwrap's namespaces, cgroup v1
-// attaches, the agent's start-up); taking a warm tree leaves only the config
-// hand-off and envd's construction on the create path. When the pool is
-// empty (a burst of creates), create spawns a tree itself.
+// dirs, cgroup, bwrap and the agent's Go runtime are ready, a standby
+// Python kernel is up, and the agent waits for its sandbox's config.
+// Spawning costs ~20 ms (bwrap's namespaces, cgroup v1 attaches, the
+// agent's start-up) and the kernel ~40 ms more; taking a warm tree leaves
+// only the config hand-off and envd's construction on the create path, and
+// a code-interpreter sandbox's first execution finds its kernel running
+// (the sandbox's env vars are set in it first). A sandbox of another
+// template discards the kernel before it serves. When the pool is empty (a
+// burst of creates), create spawns a tree itself.
 
 func (rt *Runtime) startPool() {
 	if rt.cfg.WarmPool <= 0 {
@@ -27,7 +31,7 @@ func (rt *Runtime) fillPool() {
 	defer rt.poolWG.Done()
 	for {
 		rt.waitQuiet()
-		s, err := rt.prepare(false)
+		s, err := rt.prepare(false, true)
 		if err != nil {
 			select {
 			case <-rt.ctx.Done():
@@ -45,8 +49,9 @@ func (rt *Runtime) fillPool() {
 	}
 }
 
-// takeWarm returns a spawned tree whose agent is still alive.
-func (rt *Runtime) takeWarm() (*sandbox, error) {
+// takeWarm returns a spawned tree whose agent is still alive; one it
+// spawns itself starts a standby kernel only when standby asks for it.
+func (rt *Runtime) takeWarm(standby bool) (*sandbox, error) {
 	for {
 		select {
 		case s := <-rt.pool:
@@ -55,7 +60,7 @@ func (rt *Runtime) takeWarm() (*sandbox, error) {
 			}
 			_ = s.teardown(context.Background())
 		default:
-			return rt.prepare(false)
+			return rt.prepare(false, standby)
 		}
 	}
 }

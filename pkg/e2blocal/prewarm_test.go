@@ -5,6 +5,7 @@ package e2blocal
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,19 +15,23 @@ import (
 // where kernel is the compiled kernel the runtime binds, or "-" when it
 // reads its source from stdin.
 func kernelPids(rt *Runtime, id string) []int {
-	want := "-"
-	if rt.kernel != "" {
-		want = insideKernel
-	}
 	var out []int
 	for _, pid := range processTree(rt.lookup(id).proc.cmd.Process.Pid) {
-		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
-		if len(args) == 3 && strings.HasPrefix(args[0], "/usr/bin/python3") && args[1] == want {
+		if isKernel(rt, pid) {
 			out = append(out, pid)
 		}
 	}
 	return out
+}
+
+func isKernel(rt *Runtime, pid int) bool {
+	want := "-"
+	if rt.kernel != "" {
+		want = insideKernel
+	}
+	cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
+	return len(args) == 3 && strings.HasPrefix(args[0], "/usr/bin/python3") && args[1] == want
 }
 
 // TestPrewarmedKernel: a code-interpreter sandbox has its kernel running
@@ -63,4 +68,43 @@ func TestPrewarmedKernel(t *testing.T) {
 	if got := kernelPids(rt, ci.SandboxID); len(got) != 1 || got[0] != pids[0] {
 		t.Fatalf("kernels after the first cell %v, want %v", got, pids)
 	}
+}
+
+// TestPooledStandbyKernel: a tree waiting in the warm pool has its kernel
+// up already, and a code-interpreter sandbox made from it runs its first
+// cell in that kernel, with the sandbox's env vars set in it (in the
+// kernel and in what it starts).
+func TestPooledStandbyKernel(t *testing.T) {
+	rt := startRuntime(t, Config{WarmPool: 2})
+	var pooled []int
+	for deadline := time.Now().Add(20 * time.Second); len(pooled) < 2; {
+		if time.Now().After(deadline) {
+			t.Fatalf("pool kernels %v, want 2", pooled)
+		}
+		time.Sleep(10 * time.Millisecond)
+		pooled = kernelPidsUnder(rt, os.Getpid())
+	}
+	ci := createSandbox(t, rt, map[string]any{"templateID": "code-interpreter-v1", "envVars": map[string]string{"STAGE": "pooled"}})
+	got := kernelPids(rt, ci.SandboxID)
+	if len(got) != 1 || !slices.Contains(pooled, got[0]) {
+		t.Fatalf("sandbox kernels %v, want one of the pool's %v", got, pooled)
+	}
+	out := execute(t, rt, ci, "import os, subprocess\n(os.environ.get('STAGE'), subprocess.check_output(['sh', '-c', 'echo -n $STAGE']).decode())")
+	if !strings.Contains(out, `('pooled', 'pooled')`) || !strings.Contains(out, `"execution_count":1`) {
+		t.Fatalf("first cell: %s", out)
+	}
+	if after := kernelPids(rt, ci.SandboxID); len(after) != 1 || after[0] != got[0] {
+		t.Fatalf("kernels after the first cell %v, want %v", after, got)
+	}
+}
+
+// kernelPidsUnder lists the kernels anywhere below pid.
+func kernelPidsUnder(rt *Runtime, pid int) []int {
+	var out []int
+	for _, p := range processTree(pid) {
+		if isKernel(rt, p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -21,7 +21,7 @@ func TestUIDKeptUntilTreeIsGone(t *testing.T) {
 		t.Skip("per-sandbox uids are leased only by a root runtime")
 	}
 	rt := startRuntime(t, Config{WarmPool: -1})
-	s, err := rt.prepare(false)
+	s, err := rt.prepare(false, false)
 	if err != nil {
 		t.Fatalf("prepare: %v", err)
 	}

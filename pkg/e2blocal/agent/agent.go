@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/sessionbox/sessionbox/pkg/e2blocal/kernel"
 	"github.com/sessionbox/sessionbox/pkg/e2blocal/sudo"
 )
 
@@ -29,18 +30,28 @@ type backend interface {
 // Python on first use, or right after readiness when PrewarmKernel is set),
 // so create-to-first-command never waits for Python.
 // ready must also release the readiness descriptor so sandboxed processes
-// never inherit it.
-func Run(ctx context.Context, cfg Config, ln net.Listener, ready func() error) error {
+// never inherit it. standby, when not nil, is the kernel Standby started
+// for this tree: the interpreter adopts it, or it is discarded.
+func Run(ctx context.Context, cfg Config, standby *kernel.Standby, ln net.Listener, ready func() error) error {
+	if standby != nil && !cfg.PrewarmKernel {
+		// Before readiness, so no Python idles where none was asked for.
+		standby.Discard()
+		standby = nil
+	}
 	if err := applyRlimits(cfg.Rlimits); err != nil {
-		return err
+		return errors.Join(err, discard(standby))
 	}
 	envdSrv, err := newEnvd(cfg)
 	if err != nil {
-		return err
+		return errors.Join(err, discard(standby))
 	}
 	kernelSrv, err := newKernel(cfg)
 	if err != nil {
-		return errors.Join(err, envdSrv.Close())
+		return errors.Join(err, envdSrv.Close(), discard(standby))
+	}
+	// From here the kernel server owns the standby: Close stops it.
+	if standby != nil {
+		kernelSrv.PrewarmFrom(standby, cfg.Env)
 	}
 	srv := &http.Server{Handler: dispatch(envdSrv, kernelSrv), ReadHeaderTimeout: 30 * time.Second}
 	errc := make(chan error, 1+len(loopbackPorts))
@@ -72,7 +83,7 @@ func Run(ctx context.Context, cfg Config, ln net.Listener, ready func() error) e
 		err = fmt.Errorf("report readiness: %w", err)
 		return errors.Join(err, srv.Close(), envdSrv.Close(), kernelSrv.Close())
 	}
-	if cfg.PrewarmKernel {
+	if cfg.PrewarmKernel && standby == nil {
 		// After readiness, so Python's start does not delay the create.
 		kernelSrv.Prewarm()
 	}
@@ -83,6 +94,13 @@ func Run(ctx context.Context, cfg Config, ln net.Listener, ready func() error) e
 	shutCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	return errors.Join(err, srv.Shutdown(shutCtx), envdSrv.Close(), kernelSrv.Close())
+}
+
+func discard(st *kernel.Standby) error {
+	if st != nil {
+		st.Discard()
+	}
+	return nil
 }
 
 // loopbackPorts are served inside the sandbox when Config.ServeLoopback.

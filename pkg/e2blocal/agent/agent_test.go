@@ -30,7 +30,7 @@ func TestRunDispatchesByPort(t *testing.T) {
 	cfg := Config{User: "user", Home: home, Shell: "/bin/bash", Python: "/usr/bin/python3",
 		Env: map[string]string{"GLOBAL": "1"}, AccessToken: "tok"}
 	go func() {
-		done <- Run(ctx, cfg, ln, func() error { close(ready); return nil })
+		done <- Run(ctx, cfg, nil, ln, func() error { close(ready); return nil })
 	}()
 	select {
 	case <-ready:
@@ -98,12 +98,31 @@ func TestRunDispatchesByPort(t *testing.T) {
 	}
 }
 
+// TestReadConfig: the two parts arrive one after the other on one pipe;
+// the assignment's fields are the sandbox's.
 func TestReadConfig(t *testing.T) {
-	cfg, err := ReadConfig(strings.NewReader(`{"user":"user","home":"/home/user","env":{"A":"b"},"rlimits":[{"resource":4,"cur":0,"max":0}]}`))
-	if err != nil || cfg.Home != "/home/user" || cfg.Env["A"] != "b" || len(cfg.Rlimits) != 1 {
-		t.Fatalf("ReadConfig: %+v, %v", cfg, err)
+	cr := NewConfigReader(strings.NewReader(`{"user":"user","home":"/home/user","standbyKernel":true,"rlimits":[{"resource":4,"cur":0,"max":0}]}
+{"env":{"A":"b"},"accessToken":"tok","prewarmKernel":true}`))
+	base, err := cr.Base()
+	if err != nil || base.Home != "/home/user" || !base.StandbyKernel || len(base.Rlimits) != 1 || base.Env != nil {
+		t.Fatalf("Base: %+v, %v", base, err)
 	}
-	if _, err := ReadConfig(strings.NewReader(`{"user":`)); err == nil {
-		t.Fatal("truncated config accepted")
+	a, err := cr.Assignment()
+	if err != nil {
+		t.Fatalf("Assignment: %v", err)
+	}
+	cfg := base.Assign(a)
+	if cfg.Env["A"] != "b" || cfg.AccessToken != "tok" || !cfg.PrewarmKernel || cfg.Home != "/home/user" {
+		t.Fatalf("assigned config: %+v", cfg)
+	}
+	for _, in := range []string{`{"user":`, `{"user":"user"}`, `{"user":"user"} {"env":`} {
+		cr := NewConfigReader(strings.NewReader(in))
+		_, err := cr.Base()
+		if err == nil {
+			_, err = cr.Assignment()
+		}
+		if err == nil {
+			t.Fatalf("truncated config %q accepted", in)
+		}
 	}
 }

@@ -43,6 +43,14 @@ func newEnvd(cfg Config) (backend, error) {
 // Kernel processes get the agent's clean environment plus the sandbox's
 // global env vars, like commands started through envd.
 func newKernel(cfg Config) (*kernel.Server, error) {
+	srv, err := kernel.New(kernelConfig(cfg))
+	if err != nil {
+		return nil, fmt.Errorf("build kernel server: %w", err)
+	}
+	return srv, nil
+}
+
+func kernelConfig(cfg Config) kernel.Config {
 	env := os.Environ()
 	keys := make([]string, 0, len(cfg.Env))
 	for k := range cfg.Env {
@@ -52,12 +60,21 @@ func newKernel(cfg Config) (*kernel.Server, error) {
 	for _, k := range keys {
 		env = append(env, k+"="+cfg.Env[k])
 	}
-	srv, err := kernel.New(kernel.Config{
+	return kernel.Config{
 		Python: cfg.Python, Workdir: cfg.Home, Env: env, MaxOutputBytes: cfg.MaxOutputBytes,
 		AccessToken: cfg.AccessToken, Compiled: cfg.KernelCompiled, Credential: userCredential(cfg),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("build kernel server: %w", err)
 	}
-	return srv, nil
+}
+
+// Standby applies base's rlimits and, when base asks for it, starts the
+// default kernel ahead of the sandbox's assignment; nil when it does not.
+func Standby(base Config) (*kernel.Standby, error) {
+	if err := applyRlimits(base.Rlimits); err != nil {
+		return nil, err
+	}
+	if !base.StandbyKernel {
+		return nil, nil
+	}
+	base.Env, base.AccessToken = nil, ""
+	return kernel.StartStandby(kernelConfig(base)), nil
 }

@@ -13,6 +13,10 @@ import (
 
 // Config is what the runtime hands the agent over an inherited pipe (never
 // the command line or the environment, which sandboxed code could read).
+// It comes in two parts, each a JSON value on the pipe: the runtime's
+// settings as the tree is spawned (Env, AccessToken and PrewarmKernel
+// empty), then the sandbox's Assignment when a create takes the tree,
+// which may wait in the warm pool in between.
 type Config struct {
 	User           string            `json:"user"`           // default user, "user"
 	Home           string            `json:"home"`           // its home and default cwd
@@ -31,6 +35,23 @@ type Config struct {
 	// has `user` (uid and gid UserID): commands and kernels run as user
 	// unless a request names root, and sudo works.
 	WithRoot bool `json:"withRoot"`
+	// StandbyKernel starts the default kernel as soon as the first part
+	// arrives, so it is up by the time a create takes the tree; a sandbox
+	// that does not prewarm its kernel discards it.
+	StandbyKernel bool `json:"standbyKernel"`
+}
+
+// Assignment is the second part of the config: what belongs to one sandbox.
+type Assignment struct {
+	Env           map[string]string `json:"env"`
+	AccessToken   string            `json:"accessToken"`
+	PrewarmKernel bool              `json:"prewarmKernel"`
+}
+
+// Assign returns the config of the sandbox a.
+func (c Config) Assign(a Assignment) Config {
+	c.Env, c.AccessToken, c.PrewarmKernel = a.Env, a.AccessToken, a.PrewarmKernel
+	return c
 }
 
 // UserID is `user`'s uid and gid inside every sandbox.
@@ -43,11 +64,26 @@ type Rlimit struct {
 	Max      uint64 `json:"max"`
 }
 
-// ReadConfig decodes the config the runtime wrote.
-func ReadConfig(r io.Reader) (Config, error) {
+// ConfigReader reads the two parts of the config from the runtime's pipe.
+type ConfigReader struct{ dec *json.Decoder }
+
+// NewConfigReader reads from r.
+func NewConfigReader(r io.Reader) *ConfigReader { return &ConfigReader{dec: json.NewDecoder(r)} }
+
+// Base reads the first part.
+func (cr *ConfigReader) Base() (Config, error) {
 	var cfg Config
-	if err := json.NewDecoder(r).Decode(&cfg); err != nil {
+	if err := cr.dec.Decode(&cfg); err != nil {
 		return Config{}, fmt.Errorf("decode agent config: %w", err)
 	}
 	return cfg, nil
+}
+
+// Assignment reads the second part, blocking until a create sends it.
+func (cr *ConfigReader) Assignment() (Assignment, error) {
+	var a Assignment
+	if err := cr.dec.Decode(&a); err != nil {
+		return Assignment{}, fmt.Errorf("decode sandbox assignment: %w", err)
+	}
+	return a, nil
 }

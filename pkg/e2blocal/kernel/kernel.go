@@ -98,21 +98,10 @@ func New(cfg Config) (*Server, error) {
 }
 
 func newServer(cfg Config, tune tuning) (*Server, error) {
-	if cfg.Python == "" {
-		cfg.Python = "/usr/bin/python3"
-	}
-	if cfg.Workdir == "" {
-		cfg.Workdir = "/home/user"
-	}
-	if cfg.Env == nil {
-		cfg.Env = os.Environ()
-	}
 	if cfg.MaxOutputBytes < 0 {
 		return nil, fmt.Errorf("kernel: negative MaxOutputBytes %d", cfg.MaxOutputBytes)
 	}
-	if cfg.MaxOutputBytes == 0 {
-		cfg.MaxOutputBytes = DefaultMaxOutputBytes
-	}
+	cfg = withDefaults(cfg)
 	s := &Server{cfg: cfg, tune: tune, contexts: map[string]*kctx{}, defaults: map[string]string{}}
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /health", s.handleHealth)
@@ -175,6 +164,29 @@ func (s *Server) Close() error {
 	// A start under way sees its context deleted and kills what it began.
 	s.bg.Wait()
 	return nil
+}
+
+// withDefaults fills in the defaults named on Config's fields.
+func withDefaults(cfg Config) Config {
+	if cfg.Python == "" {
+		cfg.Python = "/usr/bin/python3"
+	}
+	if cfg.Workdir == "" {
+		cfg.Workdir = "/home/user"
+	}
+	if cfg.Env == nil {
+		cfg.Env = os.Environ()
+	}
+	if cfg.MaxOutputBytes == 0 {
+		cfg.MaxOutputBytes = DefaultMaxOutputBytes
+	}
+	return cfg
+}
+
+// defaultSpec is how a server with cfg starts its default python context's kernel.
+func defaultSpec(cfg Config, maxFrame uint32) procSpec {
+	return procSpec{python: cfg.Python, compiled: cfg.Compiled, lang: langPython, dir: cfg.Workdir, env: cfg.Env,
+		cap: cfg.MaxOutputBytes, maxFrame: maxFrame, cred: cfg.Credential}
 }
 
 func (s *Server) procSpec(lang, cwd string, asServer bool) procSpec {

@@ -5,6 +5,8 @@
 # pipes is: 1 type byte, a 4-byte little-endian payload length, the payload.
 #
 # Commands (fd 3):  E  execute: u32 env length, env block ("k\0v\0"...), code (UTF-8)
+#                   V  set env vars for good: env block (a standby kernel taking
+#                      on its sandbox's environment)
 # Events (fd 4):    K ready, C execution count, O stdout, R stderr, T main result
 #                   as text/plain only, M main result bundle (JSON), D display data
 #                   bundle (JSON), X error (JSON), W stream truncated, A files the
@@ -516,6 +518,8 @@ class Kernel:
                 os._exit(0)
             if hdr[0] == 0x45:  # 'E'
                 self.run_cell(payload)
+            elif hdr[0] == 0x56:  # 'V'
+                _apply_env(payload, [])
 
 
 class _Bash:
