@@ -216,6 +216,12 @@ func mcpTools(t *testing.T, s *stack) {
 		t.Fatalf("exception: isError %v, text %q", res.IsError, toolText(res))
 	}
 
+	res = callTool(t, cs, "execute_python", map[string]any{"code": "import time\ntime.sleep(30)", "timeoutSecs": 1})
+	if !res.IsError || !strings.Contains(toolText(res), "did not finish within its time limit") {
+		t.Fatalf("timeout: isError %v, text %q", res.IsError, toolText(res))
+	}
+
+	mcpArtifact(t, s, cs)
 	mcpFiles(t, cs)
 	mcpInstall(t, cs)
 
@@ -225,6 +231,30 @@ func mcpTools(t *testing.T, s *stack) {
 	}
 	if res := callTool(t, cs, "execute_python", map[string]any{"code": "x"}); !res.IsError || !strings.Contains(toolText(res), "NameError") {
 		t.Fatalf("x after reset: %q", toolText(res))
+	}
+}
+
+// mcpArtifact: a file the code writes comes back as a resource link whose
+// URL downloads it.
+func mcpArtifact(t *testing.T, s *stack, cs *mcp.ClientSession) {
+	res := callTool(t, cs, "execute_python", map[string]any{"code": "open('report.csv', 'w').write('q,v\\n1,2\\n')"})
+	var link *mcp.ResourceLink
+	for _, c := range res.Content {
+		if l, ok := c.(*mcp.ResourceLink); ok && l.Name == "report.csv" {
+			link = l
+		}
+	}
+	if res.IsError || link == nil || link.Size == nil || *link.Size != 8 {
+		t.Fatalf("no resource link for report.csv: %+v", res.Content)
+	}
+	resp, err := s.client.Get(link.URI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || string(body) != "q,v\n1,2\n" {
+		t.Fatalf("download %s: %d %q", link.URI, resp.StatusCode, body)
 	}
 }
 

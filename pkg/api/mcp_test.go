@@ -89,6 +89,8 @@ func TestMCPToolFailures(t *testing.T) {
 			"execute_python", map[string]any{"code": "1"}},
 		{"not found", session.Errorf(session.ErrNotFound, "no file a.txt"), "list_files", "", false,
 			"read_file", map[string]any{"path": "a.txt"}},
+		{"timeout", session.Errorf(session.ErrTimeout, "run code"), "did not finish within its time limit", "run code", false,
+			"execute_python", map[string]any{"code": "import time; time.sleep(99)", "timeoutSecs": 1}},
 		{"internal", errors.New("dynamodb: secret table arn:aws:xyz"), "could not complete the call", "secret table", true,
 			"list_files", map[string]any{}},
 	} {

@@ -30,6 +30,10 @@ func (t *tools) failure(ctx context.Context, tool, sessionID string, err error) 
 	return refused(msg)
 }
 
+// timedOut describes a call that ran past its time limit.
+const timedOut = "The code did not finish within its time limit and was interrupted; make it faster, run it in parts, " +
+	"or pass a larger timeoutSecs. Variables from earlier calls may be gone if the kernel had to be restarted."
+
 // hints follow a failure's detail, by kind.
 var hints = []struct {
 	kind   error
@@ -44,7 +48,6 @@ var hints = []struct {
 	{session.ErrLimit, http.StatusTooManyRequests, "A limit was reached; wait a little and call again."},
 	{session.ErrUnavailable, http.StatusBadGateway, "The sandbox service had trouble; call again."},
 	{session.ErrSandboxGone, 0, "The sandbox went away; call again to start a fresh one (variables are lost)."},
-	{session.ErrTimeout, http.StatusGatewayTimeout, "The call did not finish in time; try something smaller, or pass a larger timeoutSecs."},
 }
 
 // describe returns a failure's message and whether it is an expected one
@@ -52,6 +55,11 @@ var hints = []struct {
 func describe(err error) (string, bool) {
 	if errors.Is(err, context.Canceled) {
 		return "The call was cancelled before it finished.", true
+	}
+	var p *client.Problem
+	if errors.Is(err, session.ErrTimeout) || (errors.As(err, &p) && p.Status == http.StatusGatewayTimeout) {
+		// The sandbox's own wording ("run code") means nothing to a model.
+		return timedOut, true
 	}
 	var se *session.Error
 	if errors.As(err, &se) && se.Detail != "" {
@@ -61,7 +69,6 @@ func describe(err error) (string, bool) {
 			}
 		}
 	}
-	var p *client.Problem
 	if errors.As(err, &p) {
 		detail := p.Detail
 		if detail == "" {
