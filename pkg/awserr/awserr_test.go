@@ -17,6 +17,7 @@ import (
 )
 
 func TestWrap(t *testing.T) {
+	t.Parallel()
 	codes := func(e smithy.APIError) error {
 		if e.ErrorCode() == "Mine" {
 			return session.ErrConflict

@@ -55,6 +55,7 @@ func (m *listingManager) caller() (string, string) {
 // must accept the same requests as the same principal of tenant acme, and
 // refuse the rest.
 func TestCallersAgree(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	endpoint, stop, err := localaws.StartDynamoDB(ctx)
 	if err != nil {

@@ -59,6 +59,7 @@ func queued(sub *subscriber) int64 {
 // flows again once it catches up, and the same holds for the buffer kept
 // for a later Connect.
 func TestBacklogBoundsOnlyUndelivered(t *testing.T) {
+	t.Parallel()
 	const limit = 1000
 	p := newTestProc(limit)
 	sub := p.subscribe()
@@ -101,6 +102,7 @@ func TestBacklogBoundsOnlyUndelivered(t *testing.T) {
 // TestBacklogSubscribersAreIndependent checks a stalled stream neither
 // stalls nor truncates another stream of the same process.
 func TestBacklogSubscribersAreIndependent(t *testing.T) {
+	t.Parallel()
 	const limit = 1000
 	p := newTestProc(limit)
 	fast, stalled := p.subscribe(), p.subscribe()
@@ -118,6 +120,7 @@ func TestBacklogSubscribersAreIndependent(t *testing.T) {
 // TestBacklogPrependKeepsLimit checks that output a detaching stream had
 // not sent counts against the pending buffer's limit.
 func TestBacklogPrependKeepsLimit(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name        string
 		left, after int // bytes queued in the stream, then published while detached

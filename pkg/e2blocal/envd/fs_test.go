@@ -50,6 +50,7 @@ func readPid(t testing.TB, path string) int {
 }
 
 func TestStat(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	mustWrite(t, filepath.Join(e.home, "dir", "f.txt"), "hello")
 	for link, target := range map[string]string{"link": "dir/f.txt", "link2": "link", "dangling": "gone/x"} {
@@ -112,6 +113,7 @@ func TestStat(t *testing.T) {
 }
 
 func TestMakeDirMoveRemove(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	mustWrite(t, filepath.Join(e.home, "file"), "x")
 	for _, codec := range codecs {
@@ -170,6 +172,7 @@ func TestMakeDirMoveRemove(t *testing.T) {
 }
 
 func TestListDir(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, p := range []string{"top.txt", "d1/one.txt", "d1/d2/two.txt", "d1/d2/d3/three.txt"} {
 		mustWrite(t, filepath.Join(e.home, "tree", p), p)
@@ -222,6 +225,7 @@ func TestListDir(t *testing.T) {
 }
 
 func TestWatchDir(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	if err := os.MkdirAll(filepath.Join(e.home, "w", "sub"), 0o755); err != nil {
 		t.Fatal(err)
@@ -295,6 +299,7 @@ func runWatch(t *testing.T, e *env, path string) (*filesystem.WatchDirResponse, 
 }
 
 func TestPolledWatcher(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	if err := os.MkdirAll(filepath.Join(e.home, "pw"), 0o755); err != nil {
 		t.Fatal(err)

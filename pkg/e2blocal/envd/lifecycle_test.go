@@ -22,6 +22,7 @@ import (
 )
 
 func TestConcurrentStarts(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.proc()
 	var wg sync.WaitGroup
@@ -49,6 +50,7 @@ func TestConcurrentStarts(t *testing.T) {
 // After Close every goroutine the server started is gone: processes,
 // output pumps, watchers and streams.
 func TestCloseLeavesNoGoroutines(t *testing.T) {
+	// Not parallel: it counts every goroutine of the process.
 	base := runtime.NumGoroutine()
 	home := t.TempDir()
 	if err := os.Mkdir(filepath.Join(home, "w"), 0o755); err != nil {

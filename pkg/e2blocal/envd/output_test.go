@@ -28,6 +28,7 @@ const dropNoticeText = "output dropped"
 // bounded. The process waits for the client's go-ahead after each round, so
 // the backlog never exceeds one round whatever the machine's speed.
 func TestOutputFlowsToReader(t *testing.T) {
+	t.Parallel()
 	const (
 		limit  = 64 << 10
 		round  = 48 << 10
@@ -86,6 +87,7 @@ func TestOutputFlowsToReader(t *testing.T) {
 // is connected: only the limit is kept for a later Connect, followed by one
 // notice, and the process itself is not slowed down or blocked.
 func TestOutputNobodyReadsIsBounded(t *testing.T) {
+	t.Parallel()
 	const limit = 64 << 10
 	e := newEnv(t, func(c *Config) { c.MaxOutputBytes = limit })
 	c := e.proc()
@@ -127,6 +129,7 @@ func TestOutputNobodyReadsIsBounded(t *testing.T) {
 // not held back, and once the stream moves again it gets the kept output,
 // one notice and the end event.
 func TestOutputSlowReaderIsBounded(t *testing.T) {
+	t.Parallel()
 	const (
 		limit = 64 << 10
 		flood = 64 << 20

@@ -19,6 +19,7 @@ import (
 )
 
 func TestStartResults(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cases := []struct {
 		name       string
@@ -71,6 +72,7 @@ func TestStartResults(t *testing.T) {
 }
 
 func TestStartBadInput(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	missingCwd := "does/not/exist"
 	badTilde := "~root/x"
@@ -97,6 +99,7 @@ func TestStartBadInput(t *testing.T) {
 }
 
 func TestKeepalives(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, codec := range codecs {
 		t.Run(codec.name, func(t *testing.T) {
@@ -114,6 +117,7 @@ func TestKeepalives(t *testing.T) {
 }
 
 func TestTimeoutKillsProcess(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.proc(connect.WithProtoJSON())
 	marker := filepath.Join(e.home, "survived")
@@ -147,6 +151,7 @@ func TestTimeoutKillsProcess(t *testing.T) {
 }
 
 func TestDisconnectKeepsProcessAndReconnect(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, codec := range codecs {
 		t.Run(codec.name, func(t *testing.T) {
@@ -232,6 +237,7 @@ func connectBy(t *testing.T, c interface {
 }
 
 func TestUnknownProcess(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	sel := &process.ProcessSelector{Selector: &process.ProcessSelector_Pid{Pid: 999999}}
 	tagSel := &process.ProcessSelector{Selector: &process.ProcessSelector_Tag{Tag: "nope"}}
@@ -287,6 +293,7 @@ func rest(t *testing.T, s *connect.ServerStreamForClient[process.StartResponse])
 }
 
 func TestStdin(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, codec := range codecs {
 		t.Run(codec.name, func(t *testing.T) {
@@ -313,6 +320,7 @@ func TestStdin(t *testing.T) {
 }
 
 func TestStdinDisabled(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.proc()
 	// stdin=false: the process reads EOF at once and input is refused.
@@ -329,6 +337,7 @@ func TestStdinDisabled(t *testing.T) {
 }
 
 func TestStreamInput(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.proc()
 	req := startReq("cat")
@@ -365,6 +374,7 @@ func TestStreamInput(t *testing.T) {
 }
 
 func TestPTY(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, codec := range codecs {
 		t.Run(codec.name, func(t *testing.T) {
@@ -395,6 +405,7 @@ func TestPTY(t *testing.T) {
 }
 
 func TestPTYOnlyOperations(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.proc()
 	req := startReq("sleep", "5")
@@ -411,6 +422,7 @@ func TestPTYOnlyOperations(t *testing.T) {
 }
 
 func TestSignals(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.proc(connect.WithProtoJSON())
 	cases := []struct {
@@ -452,6 +464,7 @@ func TestSignals(t *testing.T) {
 }
 
 func TestCloseKillsProcesses(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.proc()
 	pid, s := startBackground(t, c, startReq("sleep", "30"))
@@ -474,6 +487,7 @@ func TestCloseKillsProcesses(t *testing.T) {
 // end event: if it did, this test would hit its context deadline long
 // before the child's 60 s sleep ends.
 func TestBackgroundChildDoesNotHoldEnd(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := mustRun(t, testCtx(t), e.proc(), sh("sleep 60 & echo $!"))
 	child, err := strconv.Atoi(strings.TrimSpace(r.stdout))
@@ -502,6 +516,7 @@ func alive(pid int) bool {
 // Input to a process that never reads fills the pipe; the blocked write
 // must give up with the request instead of wedging the process's input.
 func TestBlockedStdinWriteIsInterrupted(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.proc()
 	req := startReq("sleep", "30")

@@ -72,6 +72,7 @@ func checkRESTError(t testing.TB, status int, body []byte, want int) {
 }
 
 func TestHealthEnvsMetrics(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	status, _, body := do(t, "GET", e.url+"/health", nil, nil)
 	if status != http.StatusNoContent || len(body) != 0 {
@@ -103,6 +104,7 @@ func TestHealthEnvsMetrics(t *testing.T) {
 }
 
 func TestCORS(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	status, h, _ := do(t, "OPTIONS", e.url+"/process.Process/Start", nil, map[string]string{
 		"Origin": "http://app.example", "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "connect-protocol-version,content-type",
@@ -117,6 +119,7 @@ func TestCORS(t *testing.T) {
 }
 
 func TestAccessToken(t *testing.T) {
+	t.Parallel()
 	const token = "secret-token"
 	e := newEnv(t, func(c *Config) { c.AccessToken = token })
 	mustWrite(t, filepath.Join(e.home, "f.txt"), "content")
@@ -165,6 +168,7 @@ func TestAccessToken(t *testing.T) {
 }
 
 func TestSignedURLs(t *testing.T) {
+	t.Parallel()
 	const token = "tok"
 	e := newEnv(t, func(c *Config) { c.AccessToken = token })
 	mustWrite(t, filepath.Join(e.home, "s.txt"), "signed")
@@ -226,6 +230,7 @@ func TestSignedURLs(t *testing.T) {
 // The signature must match what the SDK computes: v1_ + unpadded std
 // base64 of SHA-256 over path:op:user:token[:exp].
 func TestSignatureFormat(t *testing.T) {
+	t.Parallel()
 	sum := sha256.Sum256([]byte("/a b:read::tok:42"))
 	want := "v1_" + strings.TrimRight(base64.StdEncoding.EncodeToString(sum[:]), "=")
 	exp := int64(42)
@@ -267,6 +272,7 @@ func multipartBody(t testing.TB, files [][2]string) (io.Reader, string) {
 }
 
 func TestUploadMultipart(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	abs := filepath.Join(e.home, "abs", "deep", "c.bin")
 	body, ctype := multipartBody(t, [][2]string{{"rel/dir/a.txt", "alpha"}, {"~/b.txt", "beta"}, {abs, "gamma"}})
@@ -309,6 +315,7 @@ func TestUploadMultipart(t *testing.T) {
 }
 
 func TestUploadErrors(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	mustWrite(t, filepath.Join(e.home, "afile"), "x")
 	if err := syscall.Mkfifo(filepath.Join(e.home, "fifo"), 0o644); err != nil {
@@ -380,6 +387,7 @@ func gz(t testing.TB, b []byte) []byte {
 }
 
 func TestOctetStreamGzipAndMetadata(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	data := bytes.Repeat([]byte("compressible "), 1000)
 	status, _, raw := do(t, "POST", filesURL(e.url, map[string]string{"path": "z/data.txt"}), bytes.NewReader(gz(t, data)), map[string]string{
@@ -439,6 +447,7 @@ func TestOctetStreamGzipAndMetadata(t *testing.T) {
 }
 
 func TestDownload(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	content := bytes.Repeat([]byte("0123456789"), 1000)
 	mustWrite(t, filepath.Join(e.home, "d", "file.txt"), string(content))
@@ -505,6 +514,7 @@ func TestDownload(t *testing.T) {
 }
 
 func TestLargeFileRoundTrip(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	data := make([]byte, 16<<20)
 	if _, err := rand.Read(data); err != nil {
@@ -528,6 +538,7 @@ func TestLargeFileRoundTrip(t *testing.T) {
 }
 
 func TestRPCBadInput(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cases := []struct {
 		name   string
@@ -581,6 +592,7 @@ func TestRPCBadInput(t *testing.T) {
 }
 
 func TestRPCUserSelection(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, codec := range codecs {
 		t.Run(codec.name, func(t *testing.T) {
