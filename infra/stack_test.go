@@ -69,6 +69,7 @@ func TestConfiguredStack(t *testing.T) {
 		"maxLiveSandboxes":             5.0,
 		"maxLiveSandboxesPerPrincipal": "2",
 		"allowInternetAccess":          false,
+		"allowPrivateUrls":             "true",
 		"template":                     "my-template",
 		"e2bDomain":                    "e2b.example.com",
 		"logLevel":                     "debug",
@@ -82,7 +83,8 @@ func TestConfiguredStack(t *testing.T) {
 		noAccountRole: true,
 		sessionEnv: map[string]string{"SESSIONBOX_IDLE_TIMEOUT_SECS": "600", "SESSIONBOX_MAX_LIVE_SANDBOXES": "5",
 			"SESSIONBOX_MAX_LIVE_SANDBOXES_PER_PRINCIPAL": "2",
-			"SESSIONBOX_ALLOW_INTERNET_ACCESS":            "false", "SESSIONBOX_TEMPLATE": "my-template"},
+			"SESSIONBOX_ALLOW_INTERNET_ACCESS":            "false", "SESSIONBOX_TEMPLATE": "my-template",
+			"SESSIONBOX_ALLOW_PRIVATE_URLS": "true"},
 		e2b:      map[string]string{"E2B_DOMAIN": "e2b.example.com"},
 		logLevel: "DEBUG",
 		jwt: map[string]string{
