@@ -28,6 +28,13 @@ import (
 // the S3 adapter on their emulators, and the system clock.
 func newLocalRuntimeManager(t *testing.T, cfg session.Config) (*session.Manager, *sandboxes.E2B) {
 	t.Helper()
+	return newLocalRuntimeManagerWrapped(t, cfg, nil)
+}
+
+// newLocalRuntimeManagerWrapped is newLocalRuntimeManager with the blob
+// adapter passed through wrap (when not nil), to count or inject faults.
+func newLocalRuntimeManagerWrapped(t *testing.T, cfg session.Config, wrap func(session.Blobs) session.Blobs) (*session.Manager, *sandboxes.E2B) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	e2bCfg := e2btest.Config(t, func() e2b.Config {
@@ -67,8 +74,12 @@ func newLocalRuntimeManager(t *testing.T, cfg session.Config) (*session.Manager,
 	}
 	cfg.StackID = e2btest.StackID(t)
 	e2btest.KillTaggedAtCleanup(t, e2bCfg, map[string]string{session.MetaStack: cfg.StackID})
+	var blobs session.Blobs = blob.New(s3c, "artifacts")
+	if wrap != nil {
+		blobs = wrap(blobs)
+	}
 	m, err := session.NewManager(cfg, session.Deps{
-		Store: store.New(ddb, "sessions"), Sandboxes: sbx, Blobs: blob.New(s3c, "artifacts"), Bus: events,
+		Store: store.New(ddb, "sessions"), Sandboxes: sbx, Blobs: blobs, Bus: events,
 		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		t.Fatal(err)

@@ -164,6 +164,9 @@ func (m *Manager) applyOptions(s *Session, opts *StartOptions) {
 		}
 		s.IdleTimeout = time.Duration(opts.IdleTimeoutSecs) * time.Second
 		s.PauseOnIdle = opts.Pause
+		if opts.Persist != nil {
+			s.NoPersist = !*opts.Persist
+		}
 	}
 	if s.Type == "" {
 		s.Type = TypeCodeInterpreter
@@ -209,6 +212,17 @@ func (m *Manager) startSandbox(ctx context.Context, s *Session, opts *StartOptio
 		m.release(ctx, s, StateStopped)
 		return nil, err
 	}
+	restored, err := m.restoreWorkspace(ctx, s, info.ID)
+	if err != nil {
+		dctx, cancel := detach(ctx)
+		defer cancel()
+		if kerr := m.sandboxes.Kill(dctx, info.ID); kerr != nil {
+			m.log.WarnContext(ctx, "kill sandbox whose restore failed", "sandbox", info.ID, "err", kerr)
+		}
+		m.release(ctx, s, StateError)
+		return nil, &Error{Kind: ErrUnavailable, RetryAfter: 5 * time.Second,
+			Detail: "restoring the session's workspace failed; try again", Err: err}
+	}
 	// The sandbox exists now: record it even if the caller gave up, or it
 	// would run unowned until the orphan sweep.
 	dctx, cancel := detach(ctx)
@@ -227,6 +241,7 @@ func (m *Manager) startSandbox(ctx context.Context, s *Session, opts *StartOptio
 		}
 		return nil, fmt.Errorf("record sandbox of session %q: %w", s.SessionID, err)
 	}
+	s.Restored = restored
 	return s, nil
 }
 
@@ -238,7 +253,7 @@ func (m *Manager) release(ctx context.Context, s *Session, st State) {
 	r := *s
 	r.State = st
 	r.LeaseOwner, r.LeaseUntil = "", time.Time{}
-	r.ExpiresAt = m.clock.Now().Add(m.cfg.StoppedRetention)
+	r.ExpiresAt = m.stoppedExpiry(&r, m.clock.Now())
 	setDue(&r)
 	if err := m.store.UpdateSession(dctx, &r); err != nil && !errors.Is(err, ErrConflict) {
 		m.log.WarnContext(ctx, "release start lease", "session", s.SessionID, "err", err)

@@ -33,8 +33,11 @@ type ExecResult struct {
 	// Error is then a TimeoutError whose value names the limit and says
 	// whether the kernel's state survived, and the output is what arrived
 	// before. A timeout is a result, not an error.
-	TimedOut  bool       `json:"timedOut"`
-	Artifacts []Artifact `json:"artifacts,omitempty"`
+	TimedOut bool `json:"timedOut"`
+	// Restored says what the fresh sandbox got back from the session's
+	// workspace, when this call started one that restored files.
+	Restored  *RestoreInfo `json:"restored,omitempty"`
+	Artifacts []Artifact   `json:"artifacts,omitempty"`
 	// ChangedFiles are the files the execution created or changed in
 	// WorkDir and the directories right below it (dot names left out), as
 	// a provider that tracks them reports with the result; set only when

@@ -86,7 +86,9 @@ func (m *Manager) Execute(ctx context.Context, key Key, req ExecRequest, onEvent
 	}
 	req.TimeoutSecs = int(timeout / time.Second)
 	var res *ExecResult
+	var restored *RestoreInfo
 	restarted, err := m.withSandbox(ctx, key, nil, func(ctx context.Context, s *Session) (bool, error) {
+		restored = cmpOr(s.Restored, restored)
 		sink := m.newOutputSink(onEvent)
 		sink.begin()
 		start := m.clock.Now()
@@ -114,6 +116,7 @@ func (m *Manager) Execute(ctx context.Context, key Key, req ExecRequest, onEvent
 		return nil, err
 	}
 	res.Restarted = restarted
+	res.Restored = restored
 	res.KernelRestarted = restarted || res.KernelLost || kernelDied(res.Error)
 	return res, nil
 }

@@ -794,6 +794,9 @@ func newRig(t interface{ Fatal(...any) }, cfg Config) *rig {
 	if cfg.Tenant == "" {
 		cfg.Tenant = testKey.Tenant
 	}
+	// The fake sandboxes run no commands, so they cannot walk a workspace;
+	// workspaces are tested on the local runtime (e2e).
+	cfg.DisableWorkspaces = true
 	m, err := NewManager(cfg, Deps{Store: r.store, Sandboxes: r.sbx, Blobs: r.blobs, Bus: r.bus, Clock: clock})
 	if err != nil {
 		t.Fatal(err)

@@ -25,6 +25,8 @@ type InstallResult struct {
 	DurationMs int64
 	Truncated  bool
 	Restarted  bool
+	// Restored is set when this call's fresh sandbox got files back.
+	Restored *RestoreInfo
 }
 
 // maxPackages bounds one install.
@@ -45,7 +47,9 @@ func (m *Manager) Install(ctx context.Context, key Key, req InstallRequest, onEv
 		return nil, err
 	}
 	var out *InstallResult
+	var restored *RestoreInfo
 	restarted, err := m.withSandbox(ctx, key, nil, func(ctx context.Context, s *Session) (bool, error) {
+		restored = cmpOr(s.Restored, restored)
 		sink := m.newOutputSink(onEvent)
 		sink.begin()
 		start := m.clock.Now()
@@ -76,6 +80,7 @@ func (m *Manager) Install(ctx context.Context, key Key, req InstallRequest, onEv
 		return nil, err
 	}
 	out.Restarted = restarted
+	out.Restored = restored
 	return out, nil
 }
 

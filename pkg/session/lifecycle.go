@@ -19,6 +19,9 @@ type StartOptions struct {
 	IdleTimeoutSecs int
 	// Pause pauses the sandbox when idle instead of killing it.
 	Pause bool
+	// Persist, when set, turns the session's workspace on or off; a
+	// session keeps its workspace by default.
+	Persist *bool
 }
 
 // Start starts the session's sandbox, or returns it when it runs already
@@ -44,6 +47,11 @@ func (m *Manager) Stop(ctx context.Context, key Key) (*Session, error) {
 	if err := validateKey(key); err != nil {
 		return nil, err
 	}
+	return m.stop(ctx, key, true)
+}
+
+// stop is Stop; save takes a checkpoint of the workspace before the kill.
+func (m *Manager) stop(ctx context.Context, key Key, save bool) (*Session, error) {
 	owner := randomID(16)
 	wait := newBackoff()
 	for attempt := 0; attempt < maxTransitions; {
@@ -63,7 +71,7 @@ func (m *Manager) Stop(ctx context.Context, key Key) (*Session, error) {
 		}
 		// A start in progress loses its lease here: its final write fails
 		// and it kills the sandbox it made.
-		out, err := m.stopSession(ctx, s, owner)
+		out, err := m.stopSession(ctx, s, owner, save)
 		if errors.Is(err, errRetry) {
 			attempt++
 			continue
@@ -73,10 +81,12 @@ func (m *Manager) Stop(ctx context.Context, key Key) (*Session, error) {
 	return nil, &Error{Kind: ErrConflict, Detail: "the session kept changing under concurrent calls; try again", RetryAfter: time.Second}
 }
 
-// stopSession moves s to stopping under our lease, kills its sandbox and
-// records it stopped. When the kill fails, the record stays stopping with a
-// due time, so the reaper finishes the job.
-func (m *Manager) stopSession(ctx context.Context, cur *Session, owner string) (*Session, error) {
+// stopSession moves s to stopping under our lease, checkpoints the
+// workspace when save is set, kills its sandbox and records it stopped.
+// When the kill fails, the record stays stopping with a due time, so the
+// reaper finishes the job. A checkpoint that fails does not hold the stop
+// up: the previous checkpoint stays, and the failure is logged.
+func (m *Manager) stopSession(ctx context.Context, cur *Session, owner string, save bool) (*Session, error) {
 	s := *cur
 	m.lease(&s, StateStopping, owner, m.clock.Now())
 	if err := m.store.UpdateSession(ctx, &s); errors.Is(err, ErrConflict) {
@@ -88,6 +98,9 @@ func (m *Manager) stopSession(ctx context.Context, cur *Session, owner string) (
 	// cut short would leave the sandbox running until the reaper's turn.
 	dctx, cancel := detach(ctx)
 	defer cancel()
+	if save && s.SandboxID != "" && m.persists(&s) {
+		m.saveBefore(dctx, &s, "stop")
+	}
 	if s.SandboxID != "" {
 		if err := m.sandboxes.Kill(dctx, s.SandboxID); err != nil {
 			return nil, fmt.Errorf("kill sandbox %s: %w", s.SandboxID, err)
@@ -96,7 +109,7 @@ func (m *Manager) stopSession(ctx context.Context, cur *Session, owner string) (
 	now := m.clock.Now()
 	s.State = StateStopped
 	s.LeaseOwner, s.LeaseUntil = "", time.Time{}
-	s.ExpiresAt = now.Add(m.cfg.StoppedRetention)
+	s.ExpiresAt = m.stoppedExpiry(&s, now)
 	setDue(&s)
 	if err := m.store.UpdateSession(dctx, &s); errors.Is(err, ErrConflict) {
 		return nil, errRetry

@@ -110,6 +110,22 @@ type Config struct {
 	MaxInlineRunResultBytes int
 	// URLUploads are the limits of uploads from URLs.
 	URLUploads URLUploadConfig
+
+	// DisableWorkspaces turns durable workspaces off for the deployment;
+	// otherwise every session keeps /home/user in blob storage unless
+	// started with persist off.
+	DisableWorkspaces bool
+	// MaxWorkspaceBytes caps the bytes a checkpoint keeps (default 1 GiB);
+	// a larger workspace is not checkpointed and its status says why.
+	MaxWorkspaceBytes int64
+	// CheckpointInterval is the least time between the checkpoints the
+	// reaper takes of a session in use (default 5m).
+	CheckpointInterval time.Duration
+	// WorkspaceRetention is how long a workspace is kept after its last
+	// checkpoint (default 30 days); the session's record stays as long.
+	// The bucket's lifecycle rule for workspaces/ must expire objects
+	// after WorkspaceRetention plus WorkspaceExpiryMargin.
+	WorkspaceRetention time.Duration
 }
 
 // Deps are the Manager's ports to the outside world. Store, Sandboxes and
@@ -181,6 +197,11 @@ func (c Config) withDefaults() Config {
 	def(&c.RunRetention, 7*24*time.Hour)
 	def(&c.OrphanGrace, 10*time.Minute)
 	def(&c.ArtifactClockSkew, 10*time.Millisecond)
+	def(&c.CheckpointInterval, 5*time.Minute)
+	def(&c.WorkspaceRetention, 30*24*time.Hour)
+	if c.MaxWorkspaceBytes == 0 {
+		c.MaxWorkspaceBytes = 1 << 30
+	}
 	if c.MaxOutputBytes == 0 {
 		c.MaxOutputBytes = 200 << 10
 	}
@@ -224,11 +245,12 @@ func (c Config) withDefaults() Config {
 func (c Config) check() error {
 	switch {
 	case c.IdleTimeout < 0, c.Lifetime < 0, c.ExecTimeout < 0, c.ActivityWriteInterval < 0,
-		c.LeaseDuration < 0, c.TransferTTL < 0, c.ProviderTimeoutSlack < 0, c.OrphanGrace < 0, c.CallBackstopSlack < 0:
+		c.LeaseDuration < 0, c.TransferTTL < 0, c.ProviderTimeoutSlack < 0, c.OrphanGrace < 0, c.CallBackstopSlack < 0,
+		c.CheckpointInterval < 0, c.WorkspaceRetention < 0:
 		return errors.New("session: durations in Config must not be negative")
 	case c.MaxOutputBytes < 0, c.MaxResultBytes < 0, c.MaxInlineFileBytes < 0, c.MaxLiveSandboxesPerTenant < 0,
 		c.MaxLiveSandboxesPerPrincipal < 0, c.ReapBatch < 0, c.ReapParallelism < 0, c.MaxArtifacts < 0, c.MaxArtifactBytes < 0,
-		c.MaxTransferBytes < 0, c.MaxInlineRunResultBytes < 0:
+		c.MaxTransferBytes < 0, c.MaxInlineRunResultBytes < 0, c.MaxWorkspaceBytes < 0:
 		return errors.New("session: limits in Config must not be negative")
 	case c.OrphanGrace <= c.LeaseDuration:
 		return fmt.Errorf("session: OrphanGrace (%s) must exceed LeaseDuration (%s)", c.OrphanGrace, c.LeaseDuration)

@@ -116,6 +116,7 @@ func newRealRig(t testing.TB, cfg session.Config) *realRig {
 		bus:   &memBus{},
 	}
 	cfg.StackID = "stack-real"
+	cfg.DisableWorkspaces = true // the fake sandboxes cannot walk a workspace
 	if cfg.Tenant == "" {
 		cfg.Tenant = "acme"
 	}

@@ -122,12 +122,14 @@ func (m *Manager) reapDecide(ctx context.Context, s *Session, owner string) (rea
 	case StateRunning, StatePaused:
 		switch {
 		case expiredLifetime(s, now):
+		case s.State == StateRunning && now.Before(s.IdleDeadline) && m.checkpointIsDue(s, now):
+			return m.reapCheckpoint(ctx, s)
 		case s.State == StatePaused || now.Before(s.IdleDeadline):
 			return reapNothing, nil // not due (any more)
 		case s.PauseOnIdle:
 			return m.reapPause(ctx, s, owner)
 		}
-		if _, err := m.stopSession(ctx, s, owner); err != nil {
+		if _, err := m.stopSession(ctx, s, owner, true); err != nil {
 			return reapFailed, err
 		}
 		return reapKilled, nil
@@ -135,7 +137,7 @@ func (m *Manager) reapDecide(ctx context.Context, s *Session, owner string) (rea
 		if leaseHeld(s, now) {
 			return reapNothing, nil
 		}
-		if _, err := m.stopSession(ctx, s, owner); err != nil {
+		if _, err := m.stopSession(ctx, s, owner, true); err != nil {
 			return reapFailed, err
 		}
 		return reapKilled, nil
@@ -148,7 +150,7 @@ func (m *Manager) reapDecide(ctx context.Context, s *Session, owner string) (rea
 			// sandbox is harmless).
 			return m.reapPause(ctx, s, owner)
 		}
-		if _, err := m.stopSession(ctx, s, owner); err != nil {
+		if _, err := m.stopSession(ctx, s, owner, true); err != nil {
 			return reapFailed, err
 		}
 		return reapKilled, nil
@@ -179,10 +181,14 @@ func (m *Manager) reapPause(ctx context.Context, cur *Session, owner string) (re
 	// while user calls wait on it.
 	dctx, cancel := detach(ctx)
 	defer cancel()
+	if m.persists(&s) && !m.checkpointDue(&s).IsZero() {
+		// A paused sandbox may still be lost at the provider.
+		m.saveBefore(dctx, &s, "pause")
+	}
 	err := m.sandboxes.Pause(ctx, s.SandboxID)
 	if errors.Is(err, ErrSandboxGone) {
 		// Nothing left to pause: record it stopped.
-		if _, err := m.stopSession(dctx, &s, owner); err != nil && !errors.Is(err, errRetry) {
+		if _, err := m.stopSession(dctx, &s, owner, false); err != nil && !errors.Is(err, errRetry) {
 			return reapFailed, err
 		}
 		return reapKilled, nil
@@ -230,7 +236,7 @@ func (m *Manager) reapStaleStart(ctx context.Context, cur *Session) (reapOutcome
 	s := *cur
 	s.State = StateError
 	s.LeaseOwner, s.LeaseUntil = "", time.Time{}
-	s.ExpiresAt = m.clock.Now().Add(m.cfg.StoppedRetention)
+	s.ExpiresAt = m.stoppedExpiry(&s, m.clock.Now())
 	setDue(&s)
 	if err := m.store.UpdateSession(ctx, &s); errors.Is(err, ErrConflict) {
 		return reapNothing, errRetry

@@ -65,6 +65,24 @@ type Session struct {
 	IdleTimeout time.Duration
 	// PauseOnIdle pauses instead of killing when the idle deadline passes.
 	PauseOnIdle bool
+	// NoPersist turns the session's workspace off (persist: false at start).
+	NoPersist bool
+
+	// LastCheckpoint is the last checkpoint of the workspace; zero At when
+	// none was taken.
+	LastCheckpoint CheckpointInfo
+	// CheckpointProblem says why the last checkpoint could not be taken
+	// (the size cap); empty after a good one.
+	CheckpointProblem string
+	// CheckpointTriedAt is when a checkpoint was last attempted, so a
+	// failing one is retried only after CheckpointInterval.
+	CheckpointTriedAt time.Time
+	// Deleted is set once the session was deleted: the record only awaits
+	// the table's TTL.
+	Deleted bool
+	// Restored is set, on the session a start returns, when the new
+	// sandbox got files back from the workspace. It is not stored.
+	Restored *RestoreInfo
 
 	CreatedAt        time.Time
 	LastActivityAt   time.Time

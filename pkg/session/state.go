@@ -37,7 +37,7 @@ func (m *Manager) markActive(s *Session, now time.Time) {
 	if !s.LifetimeDeadline.IsZero() && s.IdleDeadline.After(s.LifetimeDeadline) {
 		s.IdleDeadline = s.LifetimeDeadline
 	}
-	setDue(s)
+	m.setDue(s)
 }
 
 // setDue sets when the reaper must next look at the session, from its state:

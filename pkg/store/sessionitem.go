@@ -34,6 +34,13 @@ type sessionRecord struct {
 	DueAt            int64             `dynamodbav:"dueAt,omitempty"`
 	ExpiresTime      string            `dynamodbav:"expiresTime,omitempty"`
 	ExpiresAt        int64             `dynamodbav:"expiresAt,omitempty"`
+	NoPersist        bool              `dynamodbav:"noPersist,omitempty"`
+	CheckpointAt     string            `dynamodbav:"checkpointAt,omitempty"`
+	CheckpointFiles  int               `dynamodbav:"checkpointFiles,omitempty"`
+	CheckpointBytes  int64             `dynamodbav:"checkpointBytes,omitempty"`
+	CheckpointTried  string            `dynamodbav:"checkpointTriedAt,omitempty"`
+	CheckpointIssue  string            `dynamodbav:"checkpointProblem,omitempty"`
+	Deleted          bool              `dynamodbav:"deleted,omitempty"`
 	Version          int64             `dynamodbav:"version"`
 }
 
@@ -57,6 +64,10 @@ func (s *Store) encodeSession(v *session.Session, version int64) (item, error) {
 		LeaseOwner: v.LeaseOwner, LeaseUntil: fmtTime(v.LeaseUntil),
 		DueTime:     fmtTime(v.DueAt),
 		ExpiresTime: fmtTime(v.ExpiresAt), ExpiresAt: epochSeconds(v.ExpiresAt),
+		NoPersist:    v.NoPersist,
+		CheckpointAt: fmtTime(v.LastCheckpoint.At), CheckpointFiles: v.LastCheckpoint.Files,
+		CheckpointBytes: v.LastCheckpoint.Bytes, CheckpointTried: fmtTime(v.CheckpointTriedAt),
+		CheckpointIssue: v.CheckpointProblem, Deleted: v.Deleted,
 		Version: version,
 	}
 	if v.State.Live() && !v.DueAt.IsZero() {
@@ -85,7 +96,13 @@ func decodeSession(m item) (*session.Session, error) {
 		LeaseUntil:       p.parse("leaseUntil", r.LeaseUntil),
 		DueAt:            p.parse("dueTime", r.DueTime),
 		ExpiresAt:        p.parse("expiresTime", r.ExpiresTime),
-		Version:          r.Version,
+		NoPersist:        r.NoPersist,
+		LastCheckpoint: session.CheckpointInfo{At: p.parse("checkpointAt", r.CheckpointAt),
+			Files: r.CheckpointFiles, Bytes: r.CheckpointBytes},
+		CheckpointTriedAt: p.parse("checkpointTriedAt", r.CheckpointTried),
+		CheckpointProblem: r.CheckpointIssue,
+		Deleted:           r.Deleted,
+		Version:           r.Version,
 	}
 	if p.err != nil {
 		return nil, fmt.Errorf("session %s: %w", r.SK, p.err)
