@@ -20,7 +20,7 @@ type fakeBackend struct {
 
 var errUnused = errors.New("not used by this test")
 
-func (f *fakeBackend) Execute(_ context.Context, _ string, req session.ExecRequest) (*session.ExecResult, error) {
+func (f *fakeBackend) Execute(_ context.Context, _ string, req session.ExecRequest, _ func(session.Event)) (*session.ExecResult, error) {
 	return f.exec(req)
 }
 

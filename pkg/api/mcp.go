@@ -72,9 +72,9 @@ func (b *startSignal) signal() {
 	}
 }
 
-func (b *startSignal) Execute(ctx context.Context, id string, req session.ExecRequest) (*session.ExecResult, error) {
+func (b *startSignal) Execute(ctx context.Context, id string, req session.ExecRequest, onEvent func(session.Event)) (*session.ExecResult, error) {
 	b.signal()
-	return b.Backend.Execute(ctx, id, req)
+	return b.Backend.Execute(ctx, id, req, onEvent)
 }
 
 func (b *startSignal) Install(ctx context.Context, id string, req session.InstallRequest) (*session.InstallResult, error) {

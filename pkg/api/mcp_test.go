@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -183,4 +186,57 @@ func TestMCPKeepAlive(t *testing.T) {
 			t.Fatalf("tools/list: %d %s", resp.StatusCode, body)
 		}
 	})
+}
+
+// TestMCPProgress: a client that asks for progress gets the output of a
+// running execution as progress notifications, before the result.
+func TestMCPProgress(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.fake.execute = func(_ context.Context, _ session.Key, _ session.ExecRequest, onEvent func(session.Event)) (*session.ExecResult, error) {
+		if onEvent == nil {
+			return nil, errors.New("no progress callback for a client that asked for progress")
+		}
+		onEvent(session.Event{Started: true})
+		onEvent(session.Event{Stdout: "step 1\n"})
+		onEvent(session.Event{Stderr: strings.Repeat("é", 800)})
+		return &session.ExecResult{Success: true, Stdout: "step 1\n"}, nil
+	}
+	var mu sync.Mutex
+	var got []*mcp.ProgressNotificationParams
+	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, r.Params)
+		},
+	})
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: h.srv.URL + "/v1/mcp?session=s1",
+		HTTPClient: &http.Client{Transport: bearerRT{keyAlice}}, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	params := &mcp.CallToolParams{Name: "execute_python", Arguments: map[string]any{"code": "work()"}}
+	params.SetProgressToken("p-1")
+	res, err := cs.CallTool(context.Background(), params)
+	if err != nil || res.IsError {
+		t.Fatalf("call: %v %+v", err, res)
+	}
+	// The client handles notifications on goroutines of its own.
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		mu.Lock()
+		n := len(got)
+		mu.Unlock()
+		if n >= 2 {
+			break
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	slices.SortFunc(got, func(a, b *mcp.ProgressNotificationParams) int { return int(a.Progress - b.Progress) })
+	if len(got) != 2 || got[0].ProgressToken != "p-1" || got[0].Message != "step 1\n" || got[1].Progress != 2 ||
+		len(got[1].Message) > 1000 || !utf8.ValidString(got[1].Message) {
+		t.Fatalf("progress %+v", got)
+	}
 }

@@ -13,7 +13,9 @@ import (
 // stdio server from a client of a running API (ClientBackend), so both
 // transports run the same tools over the same domain calls.
 type Backend interface {
-	Execute(ctx context.Context, sessionID string, req session.ExecRequest) (*session.ExecResult, error)
+	// Execute runs code; onEvent, when not nil, gets its output as it
+	// happens.
+	Execute(ctx context.Context, sessionID string, req session.ExecRequest, onEvent func(session.Event)) (*session.ExecResult, error)
 	Install(ctx context.Context, sessionID string, req session.InstallRequest) (*session.InstallResult, error)
 	Reset(ctx context.Context, sessionID string) error
 	ListFiles(ctx context.Context, sessionID, dir string, depth int) ([]session.FileEntry, error)
@@ -52,8 +54,8 @@ func (b ManagerBackend) key(sessionID string) session.Key {
 }
 
 // Execute runs code in the session's kernel.
-func (b ManagerBackend) Execute(ctx context.Context, sessionID string, req session.ExecRequest) (*session.ExecResult, error) {
-	return b.Manager.Execute(ctx, b.key(sessionID), req, nil)
+func (b ManagerBackend) Execute(ctx context.Context, sessionID string, req session.ExecRequest, onEvent func(session.Event)) (*session.ExecResult, error) {
+	return b.Manager.Execute(ctx, b.key(sessionID), req, onEvent)
 }
 
 // Install pip-installs packages into the session's sandbox.
@@ -97,10 +99,10 @@ type ClientBackend struct {
 }
 
 // Execute runs code in the session's kernel.
-func (b ClientBackend) Execute(ctx context.Context, sessionID string, req session.ExecRequest) (*session.ExecResult, error) {
+func (b ClientBackend) Execute(ctx context.Context, sessionID string, req session.ExecRequest, onEvent func(session.Event)) (*session.ExecResult, error) {
 	return b.Client.Execute(ctx, sessionID, client.ExecuteRequest{
 		Code: req.Code, TimeoutSecs: req.TimeoutSecs, Envs: req.Envs, Context: req.Context,
-	}, nil)
+	}, onEvent)
 }
 
 // Install pip-installs packages into the session's sandbox.

@@ -111,7 +111,7 @@ var errUnbound = errors.New("tool call without a bound session")
 // unbound is the backend of a call without a binding: every call fails.
 type unbound struct{}
 
-func (unbound) Execute(context.Context, string, session.ExecRequest) (*session.ExecResult, error) {
+func (unbound) Execute(context.Context, string, session.ExecRequest, func(session.Event)) (*session.ExecResult, error) {
 	return nil, errUnbound
 }
 

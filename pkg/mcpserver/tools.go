@@ -11,6 +11,8 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"sync"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -190,9 +192,9 @@ type UploadURLsInput struct {
 // ResetInput is reset_kernel's input: nothing.
 type ResetInput struct{}
 
-func (t *tools) executePython(ctx context.Context, _ *mcp.CallToolRequest, in ExecuteInput) (*mcp.CallToolResult, any, error) {
+func (t *tools) executePython(ctx context.Context, req *mcp.CallToolRequest, in ExecuteInput) (*mcp.CallToolResult, any, error) {
 	b, sid := t.bind(ctx)
-	res, err := b.Execute(ctx, sid, session.ExecRequest{Code: in.Code, TimeoutSecs: in.TimeoutSecs})
+	res, err := b.Execute(ctx, sid, session.ExecRequest{Code: in.Code, TimeoutSecs: in.TimeoutSecs}, progressOf(ctx, req))
 	if err != nil {
 		return t.failure(ctx, "execute_python", sid, err), nil, nil
 	}
@@ -270,3 +272,39 @@ func (t *tools) resetKernel(ctx context.Context, _ *mcp.CallToolRequest, _ Reset
 func ptr[T any](v T) *T { return &v }
 
 func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
+
+// maxProgressMessage bounds one progress message: it is a glimpse of the
+// output while it runs; the result has all of it.
+const maxProgressMessage = 1000
+
+// progressOf sends an execution's output as progress notifications when
+// the client asked for progress (a progress token), so a host can show it
+// while the code runs; nil otherwise.
+func progressOf(ctx context.Context, req *mcp.CallToolRequest) func(session.Event) {
+	if req == nil || req.Session == nil || req.Params == nil {
+		return nil
+	}
+	token := req.Params.GetProgressToken()
+	if token == nil {
+		return nil
+	}
+	var mu sync.Mutex
+	n := 0
+	return func(e session.Event) {
+		msg := e.Stdout + e.Stderr
+		if msg == "" {
+			return
+		}
+		if len(msg) > maxProgressMessage {
+			msg = msg[:maxProgressMessage]
+			for !utf8.ValidString(msg) {
+				msg = msg[:len(msg)-1]
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		// Best effort: a client gone or a closed stream only loses the glimpse.
+		_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(n), Message: msg})
+	}
+}

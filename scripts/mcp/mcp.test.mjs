@@ -77,6 +77,18 @@ for (const [name, transport] of Object.entries(transports)) {
       assert.match(text(res), /42/);
     });
 
+    test("output arrives as progress while the code runs", async () => {
+      const seen = [];
+      const res = await client.callTool(
+        { name: "execute_python", arguments: { code: "import time\nfor i in range(3):\n    print('tick', i, flush=True); time.sleep(0.3)" } },
+        undefined,
+        { timeout: 180_000, onprogress: (p) => seen.push(p.message ?? "") },
+      );
+      assert.ok(!res.isError, text(res));
+      assert.match(text(res), /tick 2/);
+      assert.ok(seen.some((m) => m.includes("tick 0")), `progress messages: ${JSON.stringify(seen)}`);
+    });
+
     test("a matplotlib chart comes back as an image block", async () => {
       const res = await call("execute_python", { code: "import matplotlib.pyplot as plt\nplt.plot([1, 4, 9])\nplt.show()" });
       assert.ok(!res.isError, text(res));
