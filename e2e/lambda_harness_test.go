@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"errors"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/sessionbox/sessionbox/pkg/e2b"
 	"github.com/sessionbox/sessionbox/pkg/e2blocal"
 	"github.com/sessionbox/sessionbox/pkg/lambdaenv"
 	"github.com/sessionbox/sessionbox/pkg/lambdaenv/lambdaenvtest"
@@ -45,12 +48,7 @@ func newLambdaStack(t testing.TB) *lambdaStack {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	s := &lambdaStack{t: t}
-	rt, err := e2blocal.Start(ctx, e2blocal.Config{APIAddr: "127.0.0.1:0", SandboxAddr: "127.0.0.1:0",
-		DataDir: t.TempDir(), APIKey: e2bKey})
-	if err != nil {
-		t.Fatalf("start local runtime: %v", err)
-	}
-	t.Cleanup(func() { _ = rt.Close() })
+	rt := lambdaRuntime(t)
 	s.runtime, s.e2bURL = rt, rt.APIURL()
 
 	dbURL, stopDB, err := localaws.StartDynamoDB(context.Background())
@@ -95,6 +93,62 @@ func newLambdaStack(t testing.TB) *lambdaStack {
 		t.Setenv(k, v)
 	}
 	return s
+}
+
+// sharedLambdaRuntime is the local runtime the function tests share,
+// started by the first of them: a runtime of each test's own cost about a
+// second. The tests set the environment (t.Setenv), so they never run in
+// parallel, and each kills every sandbox it leaves (lambdaRuntime): the
+// next finds the runtime empty, as a fresh one would be.
+var sharedLambdaRuntime = sync.OnceValues(func() (*e2blocal.Runtime, error) {
+	dir, err := os.MkdirTemp("", "e2e-functions-")
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rt, err := e2blocal.Start(ctx, e2blocal.Config{APIAddr: "127.0.0.1:0", SandboxAddr: "127.0.0.1:0", DataDir: dir, APIKey: e2bKey})
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	atExit(func() {
+		_ = rt.Close()
+		_ = os.RemoveAll(dir)
+	})
+	return rt, nil
+})
+
+// lambdaRuntime is the shared runtime, emptied of sandboxes when t ends.
+func lambdaRuntime(t testing.TB) *e2blocal.Runtime {
+	t.Helper()
+	rt, err := sharedLambdaRuntime()
+	if err != nil {
+		t.Fatalf("start local runtime: %v", err)
+	}
+	t.Cleanup(func() { killEverySandbox(t, rt) })
+	return rt
+}
+
+// killEverySandbox kills every sandbox of rt, running or paused.
+func killEverySandbox(t testing.TB, rt *e2blocal.Runtime) {
+	c, err := e2b.New(e2b.Config{APIKey: e2bKey, APIURL: rt.APIURL(), SandboxURL: rt.SandboxURL()})
+	if err != nil {
+		t.Errorf("empty the shared runtime: %v", err)
+		return
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for sb, err := range c.List(ctx, e2b.ListParams{}) {
+		if err != nil {
+			t.Errorf("empty the shared runtime: list: %v", err)
+			return
+		}
+		if err := c.Kill(ctx, sb.SandboxID); err != nil && !errors.Is(err, e2b.ErrSandboxNotFound) {
+			t.Errorf("empty the shared runtime: kill %s: %v", sb.SandboxID, err)
+		}
+	}
 }
 
 // env builds fn's handlers the way its main does.
