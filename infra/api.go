@@ -30,6 +30,7 @@ func routes() []route {
 		{fn: "execute", method: "POST", path: s + "/execute"},
 		{fn: "execute", method: "POST", path: s + "/reset"},
 		{fn: "execute", method: "POST", path: s + "/runs"},
+		{fn: "execute", method: "POST", path: "/v1/execute"},
 		{fn: "install", method: "POST", path: s + "/install"},
 		{fn: "files", method: "GET", path: s + "/files"},
 		{fn: "files", method: "DELETE", path: s + "/files"},

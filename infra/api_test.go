@@ -25,6 +25,7 @@ var wantRoutes = []struct {
 	{"POST", "/v1/sessions/{id}/execute", "execute", false},
 	{"POST", "/v1/sessions/{id}/reset", "execute", false},
 	{"POST", "/v1/sessions/{id}/runs", "execute", false},
+	{"POST", "/v1/execute", "execute", false},
 	{"POST", "/v1/sessions/{id}/install", "install", false},
 	{"GET", "/v1/sessions/{id}/files", "files", false},
 	{"DELETE", "/v1/sessions/{id}/files", "files", false},

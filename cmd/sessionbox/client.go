@@ -49,8 +49,10 @@ func runExec(ctx context.Context, args []string, getenv func(string) string) err
 	fl := flag.NewFlagSet("exec", flag.ContinueOnError)
 	sid := fl.String("session", "default", "session id")
 	timeout := fl.Int("timeout", 0, "execution time limit in seconds (default: the service's)")
+	once := fl.Bool("once", false, "run in a fresh sandbox of its own, killed afterwards, instead of a session")
+	template := fl.String("template", "", "with --once: the sandbox's template (default: the service's)")
 	fl.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: sessionbox exec [--session ID] [--timeout SECS] CODE | -   (- reads the code from stdin)")
+		fmt.Fprintln(os.Stderr, "usage: sessionbox exec [--session ID | --once [--template T]] [--timeout SECS] CODE | -   (- reads the code from stdin)")
 		fl.PrintDefaults()
 	}
 	if err := fl.Parse(args); err != nil {
@@ -65,7 +67,12 @@ func runExec(ctx context.Context, args []string, getenv func(string) string) err
 	if err != nil {
 		return err
 	}
-	res, err := c.Execute(ctx, *sid, client.ExecuteRequest{Code: code, TimeoutSecs: *timeout}, printEvent)
+	var res *session.ExecResult
+	if *once {
+		res, err = c.ExecuteOnce(ctx, client.OnceRequest{Code: code, TimeoutSecs: *timeout, Template: *template}, printEvent)
+	} else {
+		res, err = c.Execute(ctx, *sid, client.ExecuteRequest{Code: code, TimeoutSecs: *timeout}, printEvent)
+	}
 	if err != nil {
 		return err
 	}
@@ -82,6 +89,9 @@ func runExec(ctx context.Context, args []string, getenv func(string) string) err
 	}
 	if res.Truncated {
 		fmt.Fprintln(os.Stderr, "note: output was truncated")
+	}
+	if res.TimedOut {
+		return errors.New("the code ran past its timeout")
 	}
 	if !res.Success {
 		return errors.New("the code raised an exception")

@@ -19,6 +19,7 @@ type Manager interface {
 
 	Execute(ctx context.Context, key session.Key, req session.ExecRequest, onEvent func(session.Event)) (*session.ExecResult, error)
 	Reset(ctx context.Context, key session.Key) error
+	ExecuteOnce(ctx context.Context, tenant, principal string, req session.OnceRequest, onEvent func(session.Event)) (*session.ExecResult, error)
 	Install(ctx context.Context, key session.Key, req session.InstallRequest, onEvent func(session.Event)) (*session.InstallResult, error)
 
 	ListFiles(ctx context.Context, key session.Key, dir string, depth int) ([]session.FileEntry, error)

@@ -38,6 +38,7 @@ func (s *Server) routeTable() []route {
 		{method: http.MethodPost, path: "/v1/sessions/{id}/files/upload-urls", grows: true, handle: (*Server).uploadURLs},
 
 		{method: http.MethodPost, path: "/v1/sessions/{id}/runs", grows: true, handle: (*Server).submitRun},
+		{method: http.MethodPost, path: "/v1/execute", grows: true, handle: (*Server).executeOnce},
 		{method: http.MethodGet, path: "/v1/runs/{runId}", handle: (*Server).getRun},
 
 		{method: http.MethodPost, path: "/v1/mcp", grows: true, handle: (*Server).mcp},

@@ -267,7 +267,13 @@ func (m *Manager) sweepOrphans(ctx context.Context, now time.Time) (orphans, err
 	}
 	var old []SandboxInfo
 	for _, sb := range list {
-		if !sb.StartedAt.IsZero() && now.Sub(sb.StartedAt) >= m.cfg.OrphanGrace && len(old) < maxOrphanChecks {
+		grace := m.cfg.OrphanGrace
+		if sb.Metadata[MetaOnce] != "" {
+			// A one-shot execution's sandbox has no session by design: it
+			// is an orphan only once its longest execution is surely over.
+			grace = max(grace, m.onceLifetime(maxExecTimeout))
+		}
+		if !sb.StartedAt.IsZero() && now.Sub(sb.StartedAt) >= grace && len(old) < maxOrphanChecks {
 			old = append(old, sb)
 		}
 	}
