@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -69,6 +70,9 @@ func structured(res *session.ExecResult) *session.ExecResult {
 func execNotes(res *session.ExecResult, maxOutput int) []string {
 	var notes []string
 	switch {
+	case res.Restarted && res.Restored != nil:
+		notes = append(notes, fmt.Sprintf("the sandbox was replaced: variables and imports from earlier calls are gone; "+
+			"%d files under /home/user were restored from the workspace saved at %s.", res.Restored.Files, res.Restored.CheckpointAt.UTC().Format(time.RFC3339)))
 	case res.Restarted:
 		notes = append(notes, "the sandbox was replaced: variables and imports from earlier calls are gone (files written by earlier calls may be gone too).")
 	case res.KernelRestarted:

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -40,6 +41,9 @@ func TestExecResult(t *testing.T) {
 			true, []string{"did not finish within its time limit", "TimeoutError: timed out"}, 0, 0},
 		{"sandbox replaced", session.ExecResult{Success: true, Restarted: true, KernelRestarted: true},
 			false, []string{"the sandbox was replaced: variables and imports from earlier calls are gone", "(no output)"}, 0, 0},
+		{"sandbox replaced, files restored", session.ExecResult{Success: true, Restarted: true,
+			Restored: &session.RestoreInfo{Files: 3, Bytes: 10, CheckpointAt: time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)}},
+			false, []string{"3 files under /home/user were restored from the workspace saved at 2026-11-23T10:00:00Z"}, 0, 0},
 		{"kernel restarted", session.ExecResult{Success: true, KernelRestarted: true},
 			false, []string{"the Python kernel restarted"}, 0, 0},
 		{"cut", session.ExecResult{Success: true, Truncated: true, Stdout: "x"},
