@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -126,4 +127,59 @@ func (s *stack) stopSession(key, sid string) {
 func quoteJSON(s string) string {
 	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
 	return `"` + r.Replace(s) + `"`
+}
+
+// BenchmarkLoad20x20 is twenty sessions running twenty executes each, all
+// at once, on whatever cores the machine has. "first-wave" includes the
+// twenty sandbox starts; "warm" is the next wave on the same sessions.
+func BenchmarkLoad20x20(b *testing.B) {
+	const sessions, executes = 20, 20
+	s := newStack(b)
+	wave := func(round int) []time.Duration {
+		var mu sync.Mutex
+		samples := make([]time.Duration, 0, sessions*executes)
+		var wg sync.WaitGroup
+		for i := range sessions {
+			sid := fmt.Sprintf("load-%d-%d", round, i)
+			wg.Go(func() {
+				for range executes {
+					d := s.timedExecute(b, sid, "1 + 1", `"2"`)
+					mu.Lock()
+					samples = append(samples, d)
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		return samples
+	}
+	var first, warm []time.Duration
+	round := 0
+	for b.Loop() {
+		first = append(first, wave(round)...)
+		warm = append(warm, wave(round)...)
+		b.StopTimer()
+		for i := range sessions {
+			s.stopSession(s.alice, fmt.Sprintf("load-%d-%d", round, i))
+		}
+		round++
+		time.Sleep(2 * time.Second) // the pool refills
+		b.StartTimer()
+	}
+	b.StopTimer()
+	reportLatencyAs(b, first, "first-wave-")
+	reportLatencyAs(b, warm, "warm-")
+}
+
+// reportLatencyAs is reportLatency with a prefix on the metrics' names.
+func reportLatencyAs(b *testing.B, samples []time.Duration, prefix string) {
+	if len(samples) == 0 {
+		return
+	}
+	slices.Sort(samples)
+	at := func(q float64) float64 {
+		return float64(samples[int(q*float64(len(samples)-1))].Microseconds()) / 1000
+	}
+	b.ReportMetric(at(0.50), prefix+"p50-ms")
+	b.ReportMetric(at(0.99), prefix+"p99-ms")
 }

@@ -4,13 +4,13 @@
 # custom metrics where latency matters; see each benchmark's doc comment.
 #
 #   scripts/bench/run.sh            every group
-#   scripts/bench/run.sh kernel     one group: kernel runtime e2b api session store blob lambda jupyter rss
+#   scripts/bench/run.sh kernel     one group: kernel runtime e2b api session-start calls session store blob lambda jupyter rss
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 count=${BENCH_COUNT:-3}
 groups=("$@")
-[ ${#groups[@]} -gt 0 ] || groups=(kernel runtime e2b api session store blob lambda jupyter rss)
+[ ${#groups[@]} -gt 0 ] || groups=(kernel runtime e2b api session-start calls session store blob lambda jupyter rss)
 
 bench() { # package, regexp
   echo "== go test -bench '$2' $1"
@@ -24,6 +24,12 @@ for g in "${groups[@]}"; do
     e2b)     bench ./pkg/e2b/ 'RunCode|FileWrite|FileRead' ;;
     api)     bench ./e2e/ 'ExecuteRoundTrip|SpawnIsolatedInterpreter|Transfer24MiB'
              bench ./pkg/api/ 'ExecuteOverhead' ;;
+    session-start)
+             # New sessions paced and in bursts, and 20 sessions x 20 executes at once.
+             echo "== go test -bench 'NewSession|Load20x20|SpawnIsolatedInterpreter' ./e2e/ (load $(cut -d' ' -f1-3 /proc/loadavg))"
+             go test -run '^$' -bench 'NewSession|Load20x20|SpawnIsolatedInterpreter' -benchtime 20x -count "$count" ./e2e/ | grep -E '^(Benchmark|ok|FAIL)' ;;
+    calls)   # Remote calls per operation, held to docs/performance.md.
+             go test -count=1 -run 'TestRemoteCallsPerOperation' -v ./e2e/ | grep -E '^\s*\||^(ok|FAIL|---)' ;;
     session) bench ./pkg/session/ 'Execute' ;;
     store)   bench ./pkg/store/ '.' ;;
     blob)    bench ./pkg/blob/ '.' ;;
