@@ -25,7 +25,7 @@ import (
 const cdnName = "cdn.example.com"
 
 // urlUploadLimits keep the limit tests small and quick.
-var urlUploadLimits = session.URLUploadConfig{MaxFileBytes: 64 << 10, FileTimeout: 2 * time.Second, Parallelism: 4}
+var urlUploadLimits = session.URLUploadConfig{MaxFileBytes: 64 << 10, FileTimeout: 5 * time.Second, Parallelism: 4}
 
 // uploadStack is a stack whose fetcher resolves names by the test's table.
 func uploadStack(t *testing.T, allowPrivate bool) *stack {
@@ -200,7 +200,7 @@ func TestEndToEndUploadURLsMixed(t *testing.T) {
 	bad := []struct{ url, want string }{
 		{base + "/big", "more than the per-file limit of " + limit + " bytes"},
 		{base + "/big-chunked", "more than the per-file limit of " + limit + " bytes"},
-		{base + "/slow", "not finished within the per-file time limit of 2s"},
+		{base + "/slow", "not finished within the per-file time limit of " + urlUploadLimits.FileTimeout.String()},
 		{base + "/to?u=http://169.254.169.254/latest/meta-data/", "refused: 169.254.169.254 connects to 169.254.169.254, a cloud metadata address"},
 		{base + "/to?u=http://metadata.example/latest/", "refused: metadata.example connects to 169.254.169.254"},
 		{base + "/gone", "answered 404 Not Found"},
@@ -269,6 +269,8 @@ func TestEndToEndUploadURLsRequestLimits(t *testing.T) {
 	lim := session.URLUploadConfig{AllowPrivate: true, Parallelism: 1, MaxTotalBytes: 40,
 		FileTimeout: time.Minute, RequestTimeout: 3 * time.Second}
 	s := buildStack(t, 0, session.Config{URLUploads: lim}, awsParts{fetcher: f})
+	// The sandbox starts first, so the request's 3 s go to fetching.
+	s.json(s.alice, "POST", "/v1/sessions/limits/sandbox/start", map[string]any{}, nil)
 	base := "http://" + cdnName + ":" + origin(t)
 	urls := []string{
 		base + "/cd/one.txt",      // 19 bytes
@@ -329,16 +331,26 @@ func TestEndToEndUploadURLsClientGone(t *testing.T) {
 		}
 		done <- err
 	}()
-	exists := func() bool {
-		resp, _ := s.req(s.alice, "GET", "/v1/sessions/gone/files/content?path=slow.txt", nil)
-		return resp.StatusCode == http.StatusOK
+	// status asks for the file on a connection of its own: 200 while it
+	// exists, 404 once it is gone, 0 when the answer was lost.
+	status := func() int {
+		r, _ := http.NewRequest("GET", s.url+"/v1/sessions/gone/files/content?path=slow.txt", nil)
+		r.Header.Set("Authorization", "Bearer "+s.alice)
+		r.Close = true
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			return 0
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
 	}
-	waitFor(t, 30*time.Second, "the slow file to appear", exists)
+	waitFor(t, 30*time.Second, "the slow file to appear", func() bool { return status() == http.StatusOK })
 	cancel()
 	if err := <-done; err == nil {
 		t.Fatal("the request finished before the client hung up")
 	}
-	waitFor(t, 30*time.Second, "the partial file to be removed", func() bool { return !exists() })
+	waitFor(t, 30*time.Second, "the partial file to be removed", func() bool { return status() == http.StatusNotFound })
 }
 
 // waitFor polls cond until it holds, failing the test at the deadline.
