@@ -16,7 +16,7 @@ import (
 
 // mcpBodyBytes bounds one MCP message: a write_file of a whole inline file
 // arrives base64-encoded inside JSON-RPC.
-const mcpBodyBytes = 8 << 20
+const mcpBodyBytes = mcpserver.DefaultMaxRequestBytes
 
 // mcp serves the MCP streamable HTTP transport over the caller's own
 // sessions: the same Manager, authentication and identity as every route.

@@ -1,7 +1,9 @@
 package api
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"net/http"
 	"slices"
@@ -238,5 +240,22 @@ func TestMCPProgress(t *testing.T) {
 	if len(got) != 2 || got[0].ProgressToken != "p-1" || got[0].Message != "step 1\n" || got[1].Progress != 2 ||
 		len(got[1].Message) > 1000 || !utf8.ValidString(got[1].Message) {
 		t.Fatalf("progress %+v", got)
+	}
+}
+
+// TestMCPLargeWrite: a write_file of a file near the inline limit, which
+// grows by a third in base64, fits one MCP message.
+func TestMCPLargeWrite(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	cs := connectMCP(t, h, keyAlice, "?session=s1")
+	data := bytes.Repeat([]byte{0xfe}, 4_400_000)
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "write_file",
+		Arguments: map[string]any{"path": "big.bin", "content": base64.StdEncoding.EncodeToString(data), "encoding": "base64"}})
+	if err != nil || res.IsError {
+		t.Fatalf("write: %v %+v", err, res)
+	}
+	if text := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, "Wrote 4400000 bytes") {
+		t.Fatalf("write: %q", text)
 	}
 }

@@ -37,6 +37,7 @@ type bindingKey struct{}
 // NewHTTPHandler returns a streamable HTTP handler whose servers are built
 // with opts.
 func NewHTTPHandler(opts Options) *HTTPHandler {
+	opts = opts.withDefaults()
 	// One server serves every request; each call finds its backend and
 	// session in its context, so a request builds no server.
 	server := newServer(func(ctx context.Context) (Backend, string) {
@@ -48,8 +49,9 @@ func NewHTTPHandler(opts Options) *HTTPHandler {
 	}, opts)
 	h := &HTTPHandler{}
 	h.sdk = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{
-		Stateless: true,
-		Logger:    opts.Logger,
+		Stateless:           true,
+		Logger:              opts.Logger,
+		MaxRequestBodyBytes: opts.MaxRequestBytes,
 		// Authentication and the caller's identity are checked before the
 		// request gets here, and API Gateway's Host is never loopback.
 		DisableLocalhostProtection: true,

@@ -31,10 +31,16 @@ type Options struct {
 	MaxReadBytes int64
 	// Logger takes failures a model is not told about in detail.
 	Logger *slog.Logger
+	// MaxRequestBytes bounds one message over HTTP (default 8 MiB): a
+	// write_file of a whole inline file arrives base64-encoded in JSON.
+	MaxRequestBytes int64
 	// SchemaCache keeps the tools' schemas across servers, since the HTTP
 	// handler builds one server per request.
 	SchemaCache *mcp.SchemaCache
 }
+
+// DefaultMaxRequestBytes is Options.MaxRequestBytes' default.
+const DefaultMaxRequestBytes = 8 << 20
 
 const (
 	defaultMaxOutputBytes = 200 << 10
@@ -47,6 +53,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxOutputBytes <= 0 {
 		o.MaxOutputBytes = defaultMaxOutputBytes
+	}
+	if o.MaxRequestBytes <= 0 {
+		o.MaxRequestBytes = DefaultMaxRequestBytes
 	}
 	if o.MaxReadBytes <= 0 {
 		o.MaxReadBytes = defaultMaxReadBytes
