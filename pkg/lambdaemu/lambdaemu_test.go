@@ -50,7 +50,9 @@ func buildFn(t *testing.T) string {
 	return bin
 }
 
-func startFn(t *testing.T, bin string, env ...string) *lambdaemu.Emulator {
+// startFn runs bin against a fresh emulator; exited closes when the
+// process ends.
+func startFn(t *testing.T, bin string, env ...string) (emu *lambdaemu.Emulator, exited <-chan struct{}) {
 	t.Helper()
 	emu, err := lambdaemu.Start(time.Minute)
 	if err != nil {
@@ -63,14 +65,22 @@ func startFn(t *testing.T, bin string, env ...string) *lambdaemu.Emulator {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	return emu
+	done := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(done)
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-done
+	})
+	return emu, done
 }
 
 func TestEmulator(t *testing.T) {
 	t.Parallel()
 	bin := buildFn(t)
-	emu := startFn(t, bin)
+	emu, _ := startFn(t, bin)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
@@ -137,10 +147,16 @@ func TestEmulator(t *testing.T) {
 func TestEmulatorInitError(t *testing.T) {
 	t.Parallel()
 	bin := buildFn(t)
-	emu := startFn(t, bin, "FAIL_INIT=1")
-	// A panic during init ends the process before it asks for work; the
-	// invocation then cannot be taken and the caller's deadline ends it.
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	emu, exited := startFn(t, bin, "FAIL_INIT=1")
+	// A panic during init ends the process before it asks for work; once
+	// it is gone nobody can take the invocation, and the caller's deadline
+	// ends it.
+	select {
+	case <-exited:
+	case <-time.After(30 * time.Second):
+		t.Fatal("a function whose init panics kept running")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	if _, err := emu.Invoke(ctx, []byte(`{}`)); err == nil {
 		t.Fatal("want an error invoking a function that failed init")
