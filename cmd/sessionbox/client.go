@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/client"
 	"github.com/sessionbox/sessionbox/pkg/session"
@@ -19,6 +20,8 @@ func clientCommands() []command {
 		{name: "exec", summary: "run Python in a session's sandbox, streaming its output", run: withEnv(runExec)},
 		{name: "files", summary: "put, get or list files of a session's sandbox", run: withEnv(runFiles)},
 		{name: "sessions", summary: "list your sessions", run: withEnv(runSessions)},
+		{name: "checkpoint", summary: "save a session's files to its workspace now", run: withEnv(runCheckpoint)},
+		{name: "rm", summary: "delete sessions, their sandboxes and their workspaces", run: withEnv(runRemove)},
 	}
 }
 
@@ -86,6 +89,9 @@ func runExec(ctx context.Context, args []string, getenv func(string) string) err
 	}
 	if res.Restarted {
 		fmt.Fprintln(os.Stderr, "note: the session's sandbox was gone and a fresh one was started; earlier variables are lost")
+	}
+	if r := res.Restored; r != nil {
+		fmt.Fprintf(os.Stderr, "note: %d files (%d bytes) were restored from the checkpoint of %s\n", r.Files, r.Bytes, r.CheckpointAt.Format(time.RFC3339))
 	}
 	if res.Truncated {
 		fmt.Fprintln(os.Stderr, "note: output was truncated")

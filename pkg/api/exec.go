@@ -112,6 +112,8 @@ type installView struct {
 	DurationMs int64  `json:"durationMs"`
 	Truncated  bool   `json:"truncated"`
 	Restarted  bool   `json:"restarted"`
+	// Restored is set when this call's fresh sandbox got files back.
+	Restored *session.RestoreInfo `json:"restored,omitempty"`
 }
 
 func viewInstall(res *session.InstallResult) *installView {
@@ -119,7 +121,7 @@ func viewInstall(res *session.InstallResult) *installView {
 		return nil
 	}
 	return &installView{Success: res.Success, ExitCode: res.ExitCode, Stdout: res.Stdout, Stderr: res.Stderr,
-		DurationMs: res.DurationMs, Truncated: res.Truncated, Restarted: res.Restarted}
+		DurationMs: res.DurationMs, Truncated: res.Truncated, Restarted: res.Restarted, Restored: res.Restored}
 }
 
 func (s *Server) install(w http.ResponseWriter, r *http.Request, id identity) {

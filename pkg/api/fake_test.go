@@ -123,6 +123,17 @@ func (f *fakeManager) Status(ctx context.Context, key session.Key) (*session.Ses
 	return fakeSession(key), nil
 }
 
+func (f *fakeManager) Checkpoint(ctx context.Context, key session.Key) (session.CheckpointInfo, error) {
+	if err := f.record("Checkpoint", key); err != nil {
+		return session.CheckpointInfo{}, err
+	}
+	return session.CheckpointInfo{At: fakeNow, Files: 3, Bytes: 1234}, nil
+}
+
+func (f *fakeManager) Delete(ctx context.Context, key session.Key) error {
+	return f.record("Delete", key)
+}
+
 func (f *fakeManager) List(ctx context.Context, tenant, principal string, limit int, cursor string) ([]*session.Session, string, error) {
 	if err := f.record("List", session.Key{Tenant: tenant, Principal: principal}); err != nil {
 		return nil, "", err

@@ -133,6 +133,8 @@ var validCalls = []struct {
 	status int
 }{
 	{call{method: "GET", path: "/v1/sessions?limit=5&cursor=abc"}, "List", 200},
+	{call{method: "POST", path: "/v1/sessions/s1/checkpoint"}, "Checkpoint", 200},
+	{call{method: "DELETE", path: "/v1/sessions/s1"}, "Delete", 204},
 	{call{method: "POST", path: "/v1/sessions/s1/sandbox/start", body: `{"type":"code_interpreter","envs":{"A":"1"},"metadata":{"k":"v"},"idleTimeoutSecs":60,"pause":true}`}, "Start", 200},
 	{call{method: "POST", path: "/v1/sessions/s1/sandbox/stop"}, "Stop", 200},
 	{call{method: "GET", path: "/v1/sessions/s1/sandbox"}, "Status", 200},

@@ -23,6 +23,8 @@ func (s *Server) routeTable() []route {
 		{method: http.MethodPost, path: "/v1/sessions/{id}/sandbox/start", grows: true, handle: (*Server).startSandbox},
 		{method: http.MethodPost, path: "/v1/sessions/{id}/sandbox/stop", handle: (*Server).stopSandbox},
 		{method: http.MethodGet, path: "/v1/sessions/{id}/sandbox", handle: (*Server).sandboxStatus},
+		{method: http.MethodPost, path: "/v1/sessions/{id}/checkpoint", handle: (*Server).checkpoint},
+		{method: http.MethodDelete, path: "/v1/sessions/{id}", handle: (*Server).deleteSession},
 
 		{method: http.MethodPost, path: "/v1/sessions/{id}/execute", grows: true, handle: (*Server).execute},
 		{method: http.MethodPost, path: "/v1/sessions/{id}/reset", handle: (*Server).reset},

@@ -69,6 +69,7 @@ func TestResponseShapes(t *testing.T) {
 		{call{method: "GET", path: "/v1/runs/" + fakeLargeRun},
 			`{"runId":"run-large","sessionId":"s1","status":"succeeded","resultUrl":"http://127.0.0.1/s3/result","resultExpiresAt":"2026-01-02T03:19:05Z","createdAt":"2026-01-02T03:04:05Z","startedAt":"2026-01-02T03:04:05Z","finishedAt":"2026-01-02T03:04:06Z"}`},
 		{call{method: "GET", path: "/healthz", key: "-"}, `{"status":"ok"}`},
+		{call{method: "POST", path: "/v1/sessions/s1/checkpoint"}, `{"at":"2026-01-02T03:04:05Z","files":3,"bytes":1234}`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.call.method+" "+tc.call.path, func(t *testing.T) {

@@ -21,22 +21,38 @@ type sessionView struct {
 	LastActivityAt   *time.Time        `json:"lastActivityAt,omitempty"`
 	IdleDeadline     *time.Time        `json:"idleDeadline,omitempty"`
 	LifetimeDeadline *time.Time        `json:"lifetimeDeadline,omitempty"`
+	// Persist is shown only when the session keeps no workspace.
+	Persist *bool `json:"persist,omitempty"`
+	// LastCheckpoint is the workspace's last good checkpoint.
+	LastCheckpoint    *session.CheckpointInfo `json:"lastCheckpoint,omitempty"`
+	CheckpointProblem string                  `json:"checkpointProblem,omitempty"`
+	// Restored is set on a start that gave a fresh sandbox its files back.
+	Restored *session.RestoreInfo `json:"restored,omitempty"`
 }
 
 func viewSession(s *session.Session) sessionView {
 	v := sessionView{
-		SessionID:        s.SessionID,
-		State:            s.State,
-		Type:             string(s.Type),
-		SandboxID:        s.SandboxID,
-		Template:         s.Template,
-		Metadata:         s.Metadata,
-		PauseOnIdle:      s.PauseOnIdle,
-		IdleTimeoutSecs:  int(s.IdleTimeout.Seconds()),
-		CreatedAt:        timePtr(s.CreatedAt),
-		LastActivityAt:   timePtr(s.LastActivityAt),
-		IdleDeadline:     timePtr(s.IdleDeadline),
-		LifetimeDeadline: timePtr(s.LifetimeDeadline),
+		SessionID:         s.SessionID,
+		State:             s.State,
+		Type:              string(s.Type),
+		SandboxID:         s.SandboxID,
+		Template:          s.Template,
+		Metadata:          s.Metadata,
+		PauseOnIdle:       s.PauseOnIdle,
+		IdleTimeoutSecs:   int(s.IdleTimeout.Seconds()),
+		CreatedAt:         timePtr(s.CreatedAt),
+		LastActivityAt:    timePtr(s.LastActivityAt),
+		IdleDeadline:      timePtr(s.IdleDeadline),
+		LifetimeDeadline:  timePtr(s.LifetimeDeadline),
+		CheckpointProblem: s.CheckpointProblem,
+		Restored:          s.Restored,
+	}
+	if s.NoPersist {
+		v.Persist = new(bool)
+	}
+	if !s.LastCheckpoint.At.IsZero() {
+		c := s.LastCheckpoint
+		v.LastCheckpoint = &c
 	}
 	return v
 }
@@ -88,6 +104,7 @@ type startBody struct {
 	Metadata        map[string]string `json:"metadata"`
 	IdleTimeoutSecs int               `json:"idleTimeoutSecs"`
 	Pause           bool              `json:"pause"`
+	Persist         *bool             `json:"persist"`
 }
 
 func (s *Server) startSandbox(w http.ResponseWriter, r *http.Request, id identity) {
@@ -100,7 +117,7 @@ func (s *Server) startSandbox(w http.ResponseWriter, r *http.Request, id identit
 	// its rules are the only ones.
 	sess, err := s.mgr.Start(r.Context(), key, session.StartOptions{
 		Type: session.SandboxType(b.Type), Template: b.Template, Envs: b.Envs, Metadata: b.Metadata,
-		IdleTimeoutSecs: b.IdleTimeoutSecs, Pause: b.Pause,
+		IdleTimeoutSecs: b.IdleTimeoutSecs, Pause: b.Pause, Persist: b.Persist,
 	})
 	if err != nil {
 		s.fail(w, r, err)

@@ -119,6 +119,9 @@ type SessionView struct {
 	LastActivityAt   string `json:"lastActivityAt,omitempty"`
 	IdleDeadline     string `json:"idleDeadline,omitempty"`
 	LifetimeDeadline string `json:"lifetimeDeadline,omitempty"`
+	// LastCheckpoint is the workspace's last good checkpoint, if any.
+	LastCheckpoint    *session.CheckpointInfo `json:"lastCheckpoint,omitempty"`
+	CheckpointProblem string                  `json:"checkpointProblem,omitempty"`
 }
 
 // Sessions returns one page of the caller's sessions.
