@@ -20,6 +20,7 @@ import (
 	"github.com/sessionbox/sessionbox/pkg/e2b"
 	"github.com/sessionbox/sessionbox/pkg/local"
 	"github.com/sessionbox/sessionbox/pkg/localaws"
+	"github.com/sessionbox/sessionbox/pkg/session"
 )
 
 // The kinds of remote call counted, in the order of the table's columns.
@@ -139,7 +140,9 @@ func newCountingStack(t *testing.T) (*stack, *local.Service, *callCounter) {
 	keys := newKeys(t, "alice", "bob")
 	s.alice, s.bob = keys[0].Secret, keys[1].Secret
 	svc, err := local.Start(ctx, local.Config{DataDir: t.TempDir(), Tenant: "t1", Keys: keys, E2B: e2bCfg, Logger: logger,
-		DynamoDB: dbClient, S3: s3Client, ReapInterval: 24 * time.Hour})
+		DynamoDB: dbClient, S3: s3Client, ReapInterval: 24 * time.Hour,
+		// Uploads from URLs fetch from a loopback origin here.
+		Session: session.Config{URLUploads: session.URLUploadConfig{AllowPrivate: true}}})
 	if err != nil {
 		t.Fatalf("start local mode: %v", err)
 	}
@@ -200,6 +203,15 @@ func TestRemoteCallsPerOperation(t *testing.T) {
 	})
 	measure("delete file", func() { s.req(s.alice, "DELETE", base+"/files?path=data/a.txt", nil) })
 	measure("presigned upload + import", func() { presignedUploadImport(t, s, base) })
+	origin := "http://127.0.0.1:" + origin(t)
+	measure("upload from URLs, 3 files", func() {
+		urls := []string{origin + "/cd/a.txt", origin + "/cd/b.txt", origin + "/raw/c.txt"}
+		var res uploadResult
+		s.json(s.alice, "POST", base+"/files/upload-urls", map[string]any{"urls": urls}, &res)
+		if res.Status != "success" {
+			t.Fatalf("upload-urls: %+v", res)
+		}
+	})
 	install := prepareLocalIndex(t, s, "calls")
 	measure("install", install)
 	measure("run (request and execution)", func() {
@@ -247,7 +259,7 @@ func TestRemoteCallsPerOperation(t *testing.T) {
 // callOps lists the measured operations in the table's order.
 func callOps(got map[string]map[string]int) []string {
 	order := []string{"start", "execute, first of a new session", "execute, steady state", "write file", "list files",
-		"read file", "download url", "delete file", "presigned upload + import", "install", "run (request and execution)", "stop"}
+		"read file", "download url", "delete file", "presigned upload + import", "upload from URLs, 3 files", "install", "run (request and execution)", "stop"}
 	for op := range got {
 		if strings.HasPrefix(op, "reaper tick") {
 			order = append(order, op)
