@@ -56,7 +56,7 @@ func (m *Manager) acquire(ctx context.Context, key Key, opts *StartOptions, gone
 		var out *Session
 		switch {
 		case cur == nil && !mayStart:
-			return nil, false, Errorf(ErrNotFound, "no session %q", key.SessionID)
+			return nil, false, unknownSession(key)
 		case cur == nil:
 			out, err = m.create(ctx, key, opts, owner, now)
 		case cur.State == StateRunning && cur.SandboxID != gone && !expiredLifetime(cur, now):
@@ -102,9 +102,20 @@ func (m *Manager) acquire(ctx context.Context, key Key, opts *StartOptions, gone
 	return nil, false, &Error{Kind: ErrConflict, Detail: "the session kept changing under concurrent calls; try again", RetryAfter: time.Second}
 }
 
+// errNoSandbox marks the ErrNotFound of a session that exists but has no
+// sandbox, from that of an unknown session.
+var errNoSandbox = errors.New("the session has no sandbox")
+
 // noSandbox is the answer of a read on a session that has no sandbox.
 func noSandbox(key Key) error {
-	return Errorf(ErrNotFound, "session %q has no sandbox; run code or start it first", key.SessionID)
+	return &Error{Kind: ErrNotFound, Detail: fmt.Sprintf("session %q has no sandbox; run code or start it first", key.SessionID), Err: errNoSandbox}
+}
+
+// unknownSession is the answer of every call but those that create a
+// session (start, execute, install, runs, file writes and uploads) on a
+// session that does not exist: one rule for every route.
+func unknownSession(key Key) error {
+	return Errorf(ErrNotFound, "session %q not found", key.SessionID)
 }
 
 // create writes a new record holding the start lease, then starts the

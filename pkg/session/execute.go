@@ -140,18 +140,23 @@ func (m *Manager) stoppedUnder(ctx context.Context, key Key, err error) bool {
 	return gerr == nil && (s.State == StateStopping || s.State == StateStopped)
 }
 
-// Reset restarts the session's kernel: variables go, files stay. A sandbox
-// that turned out to be gone is replaced, which resets the kernel as well.
+// Reset restarts the session's kernel: variables go, files stay. It never
+// starts a sandbox: an unknown session is ErrNotFound, and one without a
+// sandbox (stopped, or its sandbox gone) has nothing to reset, since its
+// next sandbox starts with a fresh kernel.
 func (m *Manager) Reset(ctx context.Context, key Key) error {
 	if err := validateKey(key); err != nil {
 		return err
 	}
-	_, err := m.withSandbox(ctx, key, nil, func(ctx context.Context, s *Session) (bool, error) {
+	err := m.withExistingSandbox(ctx, key, func(ctx context.Context, s *Session) (bool, error) {
 		if err := m.sandboxes.ResetKernel(ctx, s.SandboxID); err != nil {
 			return true, fmt.Errorf("reset kernel of sandbox %s: %w", s.SandboxID, err)
 		}
 		return false, nil
 	})
+	if errors.Is(err, errNoSandbox) {
+		return nil
+	}
 	return err
 }
 

@@ -351,3 +351,42 @@ func TestExecutionResultsBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestResetStartsNothing: reset follows the rule for calls that do not
+// create a session: an unknown session is 404 naming it, and a session
+// without a sandbox has nothing to reset; neither starts a sandbox.
+func TestResetStartsNothing(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name    string
+		prepare func(t *testing.T, r *rig)
+		wantErr string
+	}{
+		{"unknown session", func(*testing.T, *rig) {}, `session "chat-1" not found`},
+		{"stopped session", func(t *testing.T, r *rig) {
+			r.mustStart(t, context.Background(), testKey, StartOptions{})
+			if _, err := r.m.Stop(context.Background(), testKey); err != nil {
+				t.Fatal(err)
+			}
+		}, ""},
+		{"sandbox gone", func(t *testing.T, r *rig) {
+			s := r.mustStart(t, context.Background(), testKey, StartOptions{})
+			r.sbx.vanish(s.SandboxID)
+		}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			r := newRig(t, Config{})
+			c.prepare(t, r)
+			creates := r.sbx.count("Create")
+			err := r.m.Reset(context.Background(), testKey)
+			if c.wantErr == "" && err != nil || c.wantErr != "" && (!errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), c.wantErr)) {
+				t.Fatalf("err = %v, want %q", err, c.wantErr)
+			}
+			if r.sbx.count("Create") != creates {
+				t.Errorf("reset started a sandbox: creates %d→%d", creates, r.sbx.count("Create"))
+			}
+		})
+	}
+}

@@ -210,7 +210,7 @@ func TestFileReadsStartNoSandbox(t *testing.T) {
 		setup  func(t *testing.T, r *rig)
 		detail string
 	}{
-		{"unknown session", func(t *testing.T, r *rig) {}, `no session "chat-1"`},
+		{"unknown session", func(t *testing.T, r *rig) {}, `session "chat-1" not found`},
 		{"stopped session", func(t *testing.T, r *rig) {
 			if _, err := r.m.WriteFile(ctx, testKey, "a.txt", strings.NewReader("x")); err != nil {
 				t.Fatal(err)

@@ -130,7 +130,7 @@ func (m *Manager) Status(ctx context.Context, key Key) (*Session, error) {
 	}
 	v, ok := m.view(s, m.clock.Now())
 	if !ok {
-		return nil, Errorf(ErrNotFound, "no session %q", key.SessionID)
+		return nil, unknownSession(key)
 	}
 	return v, nil
 }
