@@ -20,7 +20,9 @@ import (
 
 // StartS3 serves gofakes3's S3-compatible API on a free 127.0.0.1 port,
 // keeping buckets and objects as files under dir (objects, multipart parts
-// included, stream to and from disk). Presigned URLs made by a client from S3Client point at the same
+// included, stream to and from disk; an object replaces the old one only
+// once its whole body is written, so a broken-off upload leaves no part of
+// itself). Presigned URLs made by a client from S3Client point at the same
 // port, so they work from this machine, browsers included (CORS). Every
 // other request must be signed with S3Client's credentials: the stand-in
 // verifies SigV4 as S3 does and answers 403 AccessDenied otherwise.
@@ -29,13 +31,22 @@ func StartS3(ctx context.Context, dir string, opts ...S3Option) (endpoint string
 	for _, o := range opts {
 		o(&cfg)
 	}
+	dir, err = filepath.Abs(dir)
+	if err != nil {
+		return "", nil, fmt.Errorf("localaws: s3 data dir: %w", err)
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", nil, fmt.Errorf("localaws: s3 data dir: %w", err)
 	}
-	backend, err := s3afero.MultiBucket(afero.NewBasePathFs(afero.NewOsFs(), dir))
+	fsys, err := newAtomicFs(dir)
+	if err != nil {
+		return "", nil, err
+	}
+	store, err := s3afero.MultiBucket(afero.NewBasePathFs(fsys, dir))
 	if err != nil {
 		return "", nil, fmt.Errorf("localaws: s3 backend in %s: %w", dir, err)
 	}
+	backend := &atomicBackend{Backend: store, fs: fsys, buckets: filepath.Join(dir, "buckets")}
 	faker := gofakes3.New(backend, gofakes3.WithoutVersioning())
 	h, err := newDiskMultipart(faker.Server(), backend, filepath.Join(dir, "multipart"))
 	if err != nil {
