@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -257,5 +258,38 @@ func TestMCPLargeWrite(t *testing.T) {
 	}
 	if text := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, "Wrote 4400000 bytes") {
 		t.Fatalf("write: %q", text)
+	}
+}
+
+// TestMCPClientGone: a client that hangs up mid-call cancels the execution
+// it started rather than leaving it running for no one.
+func TestMCPClientGone(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	canceled := make(chan struct{})
+	h.fake.execute = func(ctx context.Context, _ session.Key, _ session.ExecRequest, _ func(session.Event)) (*session.ExecResult, error) {
+		select {
+		case <-ctx.Done():
+			close(canceled)
+			return nil, ctx.Err()
+		case <-time.After(time.Minute):
+			return &session.ExecResult{Success: true}, nil
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", h.srv.URL+"/v1/mcp?session=s1", strings.NewReader(
+		`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"execute_python","arguments":{"code":"forever()"}}}`))
+	req.Header.Set("Authorization", "Bearer "+keyAlice)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	select {
+	case <-canceled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the execution kept running after its client hung up")
 	}
 }

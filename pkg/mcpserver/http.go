@@ -30,6 +30,7 @@ type HTTPHandler struct {
 type binding struct {
 	backend   Backend
 	sessionID string
+	request   context.Context
 }
 
 type bindingKey struct{}
@@ -40,12 +41,16 @@ func NewHTTPHandler(opts Options) *HTTPHandler {
 	opts = opts.withDefaults()
 	// One server serves every request; each call finds its backend and
 	// session in its context, so a request builds no server.
-	server := newServer(func(ctx context.Context) (Backend, string) {
+	server := newServer(func(ctx context.Context) (context.Context, context.CancelFunc, Backend, string) {
 		b, _ := ctx.Value(bindingKey{}).(binding)
 		if b.backend == nil {
-			return unbound{}, ""
+			return ctx, func() {}, unbound{}, ""
 		}
-		return b.backend, b.sessionID
+		// The transport does not end a call whose client hung up; the
+		// request's own context does.
+		ctx, cancel := context.WithCancel(ctx)
+		stop := context.AfterFunc(b.request, cancel)
+		return ctx, func() { stop(); cancel() }, b.backend, b.sessionID
 	}, opts)
 	h := &HTTPHandler{}
 	h.sdk = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{
@@ -62,7 +67,7 @@ func NewHTTPHandler(opts Options) *HTTPHandler {
 // Serve answers one MCP request of a caller whose sessions b reaches, with
 // tools bound to the sessionbox session sessionID.
 func (h *HTTPHandler) Serve(w http.ResponseWriter, r *http.Request, b Backend, sessionID string) {
-	ctx := context.WithValue(r.Context(), bindingKey{}, binding{backend: b, sessionID: sessionID})
+	ctx := context.WithValue(r.Context(), bindingKey{}, binding{backend: b, sessionID: sessionID, request: r.Context()})
 	h.sdk.ServeHTTP(w, r.WithContext(ctx))
 }
 

@@ -67,19 +67,22 @@ func (o Options) withDefaults() Options {
 }
 
 // tools runs every tool of one server; bind says, per call, which backend
-// and session it acts on.
+// and session it acts on, and gives the call's context (which the caller
+// must cancel when the call ends).
 type tools struct {
-	bind func(ctx context.Context) (Backend, string)
+	bind func(ctx context.Context) (context.Context, context.CancelFunc, Backend, string)
 	opts Options
 }
 
 // NewServer returns an MCP server whose tools act on the sessionbox session
 // sessionID through b.
 func NewServer(b Backend, sessionID string, opts Options) *mcp.Server {
-	return newServer(func(context.Context) (Backend, string) { return b, sessionID }, opts)
+	return newServer(func(ctx context.Context) (context.Context, context.CancelFunc, Backend, string) {
+		return ctx, func() {}, b, sessionID
+	}, opts)
 }
 
-func newServer(bind func(ctx context.Context) (Backend, string), opts Options) *mcp.Server {
+func newServer(bind func(ctx context.Context) (context.Context, context.CancelFunc, Backend, string), opts Options) *mcp.Server {
 	opts = opts.withDefaults()
 	s := mcp.NewServer(&mcp.Implementation{Name: "sessionbox", Title: "sessionbox", Version: opts.Version},
 		&mcp.ServerOptions{
@@ -202,7 +205,8 @@ type UploadURLsInput struct {
 type ResetInput struct{}
 
 func (t *tools) executePython(ctx context.Context, req *mcp.CallToolRequest, in ExecuteInput) (*mcp.CallToolResult, any, error) {
-	b, sid := t.bind(ctx)
+	ctx, done, b, sid := t.bind(ctx)
+	defer done()
 	res, err := b.Execute(ctx, sid, session.ExecRequest{Code: in.Code, TimeoutSecs: in.TimeoutSecs}, progressOf(ctx, req))
 	if err != nil {
 		return t.failure(ctx, "execute_python", sid, err), nil, nil
@@ -211,7 +215,8 @@ func (t *tools) executePython(ctx context.Context, req *mcp.CallToolRequest, in 
 }
 
 func (t *tools) installPackages(ctx context.Context, _ *mcp.CallToolRequest, in InstallInput) (*mcp.CallToolResult, any, error) {
-	b, sid := t.bind(ctx)
+	ctx, done, b, sid := t.bind(ctx)
+	defer done()
 	res, err := b.Install(ctx, sid, session.InstallRequest{Packages: in.Packages, IndexURL: in.IndexURL})
 	if err != nil {
 		return t.failure(ctx, "install_packages", sid, err), nil, nil
@@ -224,7 +229,8 @@ func (t *tools) listFiles(ctx context.Context, _ *mcp.CallToolRequest, in ListIn
 	if dir == "" {
 		dir = session.WorkDir
 	}
-	b, sid := t.bind(ctx)
+	ctx, done, b, sid := t.bind(ctx)
+	defer done()
 	entries, err := b.ListFiles(ctx, sid, dir, in.Depth)
 	if err != nil {
 		return t.failure(ctx, "list_files", sid, err), nil, nil
@@ -233,7 +239,8 @@ func (t *tools) listFiles(ctx context.Context, _ *mcp.CallToolRequest, in ListIn
 }
 
 func (t *tools) readFile(ctx context.Context, _ *mcp.CallToolRequest, in ReadInput) (*mcp.CallToolResult, any, error) {
-	b, sid := t.bind(ctx)
+	ctx, done, b, sid := t.bind(ctx)
+	defer done()
 	body, size, err := b.OpenFile(ctx, sid, in.Path)
 	if err != nil {
 		return t.failure(ctx, "read_file", sid, err), nil, nil
@@ -251,7 +258,8 @@ func (t *tools) writeFile(ctx context.Context, _ *mcp.CallToolRequest, in WriteI
 	if bad != "" {
 		return refused(bad), nil, nil
 	}
-	b, sid := t.bind(ctx)
+	ctx, done, b, sid := t.bind(ctx)
+	defer done()
 	entry, err := b.WriteFile(ctx, sid, in.Path, data)
 	if err != nil {
 		return t.failure(ctx, "write_file", sid, err), nil, nil
@@ -260,7 +268,8 @@ func (t *tools) writeFile(ctx context.Context, _ *mcp.CallToolRequest, in WriteI
 }
 
 func (t *tools) uploadFromURLs(ctx context.Context, _ *mcp.CallToolRequest, in UploadURLsInput) (*mcp.CallToolResult, any, error) {
-	b, sid := t.bind(ctx)
+	ctx, done, b, sid := t.bind(ctx)
+	defer done()
 	res, err := b.UploadURLs(ctx, sid, in.URLs, in.DestDir)
 	if err != nil {
 		return t.failure(ctx, "upload_files_from_urls", sid, err), nil, nil
@@ -269,7 +278,8 @@ func (t *tools) uploadFromURLs(ctx context.Context, _ *mcp.CallToolRequest, in U
 }
 
 func (t *tools) resetKernel(ctx context.Context, _ *mcp.CallToolRequest, _ ResetInput) (*mcp.CallToolResult, any, error) {
-	b, sid := t.bind(ctx)
+	ctx, done, b, sid := t.bind(ctx)
+	defer done()
 	if err := b.Reset(ctx, sid); err != nil {
 		return t.failure(ctx, "reset_kernel", sid, err), nil, nil
 	}
