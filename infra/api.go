@@ -22,6 +22,8 @@ func routes() []route {
 	return []route{
 		{fn: "start", method: "POST", path: s + "/sandbox/start"},
 		{fn: "stop", method: "POST", path: s + "/sandbox/stop"},
+		{fn: "stop", method: "POST", path: s + "/checkpoint"},
+		{fn: "stop", method: "DELETE", path: s},
 		{fn: "status", method: "GET", path: s + "/sandbox"},
 		{fn: "status", method: "GET", path: "/v1/sessions"},
 		{fn: "status", method: "GET", path: "/v1/runs/{runId}"},

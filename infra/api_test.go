@@ -17,6 +17,8 @@ var wantRoutes = []struct {
 }{
 	{"POST", "/v1/sessions/{id}/sandbox/start", "start", false},
 	{"POST", "/v1/sessions/{id}/sandbox/stop", "stop", false},
+	{"POST", "/v1/sessions/{id}/checkpoint", "stop", false},
+	{"DELETE", "/v1/sessions/{id}", "stop", false},
 	{"GET", "/v1/sessions/{id}/sandbox", "status", false},
 	{"GET", "/v1/sessions", "status", false},
 	{"GET", "/v1/runs/{runId}", "status", false},

@@ -21,10 +21,11 @@ const (
 // Key prefixes in the transfer bucket, as pkg/session writes them. Grants
 // are scoped to them: a new prefix needs a grant here.
 const (
-	prefixTransfers  = "transfers/" // upload tickets and uploaded data
-	prefixDownloads  = "downloads/" // files copied out of sandboxes
-	prefixArtifacts  = "artifacts/" // files an execution produced
-	prefixRunResults = "runs/"      // results too large for the run record
+	prefixTransfers  = "transfers/"  // upload tickets and uploaded data
+	prefixDownloads  = "downloads/"  // files copied out of sandboxes
+	prefixArtifacts  = "artifacts/"  // files an execution produced
+	prefixRunResults = "runs/"       // results too large for the run record
+	prefixWorkspaces = "workspaces/" // sessions' durable /home/user
 )
 
 func removalPolicy(retain bool) awscdk.RemovalPolicy {
@@ -65,6 +66,11 @@ func newTable(stack awscdk.Stack, cfg Config) awsdynamodb.TableV2 {
 const (
 	transferDays  = 1
 	runResultDays = 7
+	// workspaceDays is session.Config.WorkspaceRetention (30 days after a
+	// session's last checkpoint) plus session.WorkspaceExpiryMargin (7
+	// days, the longest an object is reused by new checkpoints), so no
+	// object a live manifest names expires first.
+	workspaceDays = 37
 )
 
 // newBucket holds presigned uploads, downloads, artifacts and large run
@@ -91,6 +97,7 @@ func newBucket(stack awscdk.Stack, cfg Config) awss3.Bucket {
 			expire(prefixDownloads, transferDays),
 			expire(prefixArtifacts, transferDays),
 			expire(prefixRunResults, runResultDays),
+			expire(prefixWorkspaces, workspaceDays),
 		},
 		RemovalPolicy: removalPolicy(cfg.RetainData),
 	})

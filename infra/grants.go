@@ -1,6 +1,8 @@
 package main
 
 import (
+	"slices"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
@@ -36,8 +38,13 @@ var (
 // grantsFor returns the statements for one function: only what it calls.
 func grantsFor(name string, r resources) []awsiam.PolicyStatement {
 	switch name {
-	case "start", "stop", "install", "fetch":
-		return []awsiam.PolicyStatement{tableRW(r)}
+	case "start", "install", "fetch":
+		// A fresh sandbox gets the session's workspace back.
+		return []awsiam.PolicyStatement{tableRW(r), readWorkspaces(r)}
+	case "stop":
+		// Stop checkpoints, POST .../checkpoint too; DELETE removes the
+		// workspace.
+		return []awsiam.PolicyStatement{tableRW(r), workspacesRW(r), listBucket(r, "ListWorkspaces")}
 	case "status":
 		// GET /v1/runs/{runId} presigns a large result's download; the
 		// URL carries this role's rights, so it needs to read them.
@@ -46,21 +53,24 @@ func grantsFor(name string, r resources) []awsiam.PolicyStatement {
 		// Artifacts for download URLs; POST .../runs publishes
 		// "Run Requested".
 		return []awsiam.PolicyStatement{tableRW(r), putEvents(r, typeRunRequested),
-			objects(r, prefixArtifacts)}
+			objects(r, prefixArtifacts), readWorkspaces(r)}
 	case "mcp":
 		// execute_python's artifacts come back with download URLs.
-		return []awsiam.PolicyStatement{tableRW(r), objects(r, prefixArtifacts)}
+		return []awsiam.PolicyStatement{tableRW(r), objects(r, prefixArtifacts), readWorkspaces(r)}
 	case "files":
-		return []awsiam.PolicyStatement{tableRW(r), objects(r, prefixTransfers, prefixDownloads), listTransfers(r)}
+		return []awsiam.PolicyStatement{tableRW(r), objects(r, prefixTransfers, prefixDownloads), listTransfers(r), readWorkspaces(r)}
 	case "runs":
 		// Large results and artifacts. sqs:SendMessage on the dead-letter
 		// queue comes with its async on-failure destination (stack.go).
 		return []awsiam.PolicyStatement{tableRW(r), putEvents(r, typeRunCompleted),
-			objects(r, prefixRunResults, prefixArtifacts)}
+			objects(r, prefixRunResults, prefixArtifacts), readWorkspaces(r)}
 	case "reaper":
 		return []awsiam.PolicyStatement{
 			tableRW(r),
 			statement("QueryDeadlineIndex", []string{"dynamodb:Query"}, *r.table.TableArn()+"/index/"+indexDeadline),
+			// Checkpoints before a kill or pause, and after activity.
+			workspacesRW(r),
+			listBucket(r, "ListWorkspaces"),
 		}
 	case "authorizer":
 		return []awsiam.PolicyStatement{authorizerKeys(r)}
@@ -106,6 +116,26 @@ func readObjects(r resources, prefixes ...string) awsiam.PolicyStatement {
 		arns = append(arns, *r.bucket.ArnForObjects(jsii.String(p + "*")))
 	}
 	return statement("ReadObjects", []string{"s3:GetObject"}, arns...)
+}
+
+// readWorkspaces lets a function that may start a sandbox restore the
+// session's workspace into it.
+func readWorkspaces(r resources) awsiam.PolicyStatement {
+	return statement("ReadWorkspaces", []string{"s3:GetObject"}, *r.bucket.ArnForObjects(jsii.String(prefixWorkspaces + "*")))
+}
+
+// workspacesRW lets a function checkpoint workspaces and delete them
+// (a checkpoint deletes an object whose file changed as it was read).
+func workspacesRW(r resources) awsiam.PolicyStatement {
+	return statement("ReadWriteWorkspaces", append(slices.Clone(objectReadWrite), "s3:DeleteObject"),
+		*r.bucket.ArnForObjects(jsii.String(prefixWorkspaces + "*")))
+}
+
+// listBucket is listTransfers under another name: a checkpoint reads the
+// last manifest, and a session's first has none, which S3 reports as 404
+// only to a caller with s3:ListBucket.
+func listBucket(r resources, sid string) awsiam.PolicyStatement {
+	return statement(sid, []string{"s3:ListBucket"}, *r.bucket.BucketArn())
 }
 
 // listTransfers lets files see that an upload is missing: without

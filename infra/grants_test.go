@@ -56,6 +56,7 @@ func checkGrantScopes(t *testing.T, s synthed) {
 	t.Run("object grants stay under their prefixes", func(t *testing.T) {
 		want := map[string][]string{
 			"execute": {"artifacts/*"}, "mcp": {"artifacts/*"}, "files": {"transfers/*", "downloads/*"}, "runs": {"runs/*", "artifacts/*"},
+			"stop": {"workspaces/*"}, "reaper": {"workspaces/*"},
 		}
 		for name, prefixes := range want {
 			var got []string
@@ -71,6 +72,21 @@ func checkGrantScopes(t *testing.T, s synthed) {
 			}
 			if !equal(sorted(got...), sorted(prefixes...)) {
 				t.Errorf("%s: object grants on %v, want %v", name, got, prefixes)
+			}
+		}
+		for _, name := range []string{"start", "execute", "install", "fetch", "files", "mcp", "runs"} {
+			var got []string
+			for _, x := range withAction(s.grants(t, name), "s3:GetObject") {
+				if len(withAction([]stmt{x}, "s3:PutObject")) == 0 {
+					for _, r := range x.resources {
+						if m := objectPrefix.FindStringSubmatch(r); m != nil {
+							got = append(got, m[1])
+						}
+					}
+				}
+			}
+			if !equal(got, []string{"workspaces/*"}) {
+				t.Errorf("%s: read-only object grants on %v, want workspaces/* (to restore)", name, got)
 			}
 		}
 		st := withAction(s.grants(t, "files"), "s3:ListBucket")

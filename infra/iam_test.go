@@ -189,16 +189,16 @@ func join(lists ...[]string) []string {
 // expectedActions is, per function, exactly what its role may do.
 func expectedActions() map[string][]string {
 	return map[string][]string{
-		"start":      join(logActions, tableActions, secretActions),
-		"stop":       join(logActions, tableActions, secretActions),
+		"start":      join(logActions, tableActions, secretActions, []string{"s3:GetObject"}),
+		"stop":       join(logActions, tableActions, secretActions, objectActions, []string{"s3:DeleteObject", "s3:ListBucket"}),
 		"status":     join(logActions, tableActions, secretActions, []string{"s3:GetObject"}),
-		"install":    join(logActions, tableActions, secretActions),
-		"fetch":      join(logActions, tableActions, secretActions),
+		"install":    join(logActions, tableActions, secretActions, []string{"s3:GetObject"}),
+		"fetch":      join(logActions, tableActions, secretActions, []string{"s3:GetObject"}),
 		"execute":    join(logActions, tableActions, secretActions, objectActions, []string{"events:PutEvents"}),
 		"mcp":        join(logActions, tableActions, secretActions, objectActions),
 		"files":      join(logActions, tableActions, secretActions, objectActions, []string{"s3:ListBucket"}),
 		"runs":       join(logActions, tableActions, secretActions, objectActions, []string{"events:PutEvents", "sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}),
-		"reaper":     join(logActions, tableActions, secretActions),
+		"reaper":     join(logActions, tableActions, secretActions, objectActions, []string{"s3:DeleteObject", "s3:ListBucket"}),
 		"authorizer": join(logActions, []string{"dynamodb:GetItem"}),
 	}
 }

@@ -90,7 +90,7 @@ func checkBucket(t *testing.T, s synthed, v variant) {
 		// Large run results are read through GET /v1/runs/{runId} as long
 		// as the run record lives (7 days); transfers for a day.
 		"LifecycleConfiguration": map[string]any{"Rules": []any{
-			expiry("transfers/", 1), expiry("downloads/", 1), expiry("artifacts/", 1), expiry("runs/", 7),
+			expiry("transfers/", 1), expiry("downloads/", 1), expiry("artifacts/", 1), expiry("runs/", 7), expiry("workspaces/", 37),
 		}},
 		"VersioningConfiguration": absent(),
 		"CorsConfiguration":       cors,

@@ -11,19 +11,23 @@ type Function struct {
 // decides which routes reach which function, and each function's IAM role
 // allows only what its Needs cover.
 var (
-	Start = Function{"start", NeedStore | NeedSandboxes}
-	Stop  = Function{"stop", NeedStore | NeedSandboxes}
+	// Every function that may start a sandbox reads the session's
+	// workspace back into it (workspaces/*); stop and the reaper also
+	// checkpoint and delete workspaces.
+	Start = Function{"start", NeedStore | NeedSandboxes | NeedBlobs}
+	// Stop serves stop, checkpoint and DELETE of a session.
+	Stop = Function{"stop", NeedStore | NeedSandboxes | NeedBlobs}
 	// Status serves GET /v1/runs/{runId}, which presigns large results
 	// (runs/*; its role may only read them).
 	Status  = Function{"status", NeedStore | NeedSandboxes | NeedBlobs}
 	Execute = Function{"execute", NeedStore | NeedSandboxes | NeedBlobs | NeedBus}
 	Files   = Function{"files", NeedStore | NeedSandboxes | NeedBlobs}
-	Install = Function{"install", NeedStore | NeedSandboxes}
-	Fetch   = Function{"fetch", NeedStore | NeedSandboxes} // uploads from URLs
+	Install = Function{"install", NeedStore | NeedSandboxes | NeedBlobs}
+	Fetch   = Function{"fetch", NeedStore | NeedSandboxes | NeedBlobs} // uploads from URLs
 	// MCP serves /v1/mcp; execute_python presigns artifacts as execute does.
 	MCP        = Function{"mcp", NeedStore | NeedSandboxes | NeedBlobs}
 	Runs       = Function{"runs", NeedStore | NeedSandboxes | NeedBlobs | NeedBus}
-	Reaper     = Function{"reaper", NeedStore | NeedSandboxes}
+	Reaper     = Function{"reaper", NeedStore | NeedSandboxes | NeedBlobs}
 	Authorizer = Function{"authorizer", NeedStore}
 )
 
