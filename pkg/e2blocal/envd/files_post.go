@@ -4,9 +4,12 @@ package envd
 
 import (
 	"compress/gzip"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"mime"
 	"mime/multipart"
 	"net/http"
@@ -15,6 +18,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // uploadedEntry is one element of the POST /files response.
@@ -210,7 +215,8 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 }
 
 // writeUpload streams src into the file at the client path p, creating
-// parents and overwriting, then applies metadata.
+// parents and replacing the file, then applies metadata. See atomicWrite
+// for how a failed write leaves the old file whole.
 func (s *Server) writeUpload(p string, src io.Reader, md map[string]string) (uploadedEntry, error) {
 	path, err := s.resolvePath(p)
 	if err != nil {
@@ -219,7 +225,11 @@ func (s *Server) writeUpload(p string, src io.Reader, md map[string]string) (upl
 	if err := ensureParent(path); err != nil {
 		return uploadedEntry{}, err
 	}
-	if info, err := os.Stat(path); err == nil {
+	target, err := followLinks(path)
+	if err != nil {
+		return uploadedEntry{}, &httpError{fsStatus(err), fmt.Errorf("resolve %s: %w", path, err)}
+	}
+	if info, err := os.Stat(target); err == nil {
 		switch mode := info.Mode(); {
 		case mode.IsDir():
 			return uploadedEntry{}, statusErr(http.StatusBadRequest, "path is a directory: %s", path)
@@ -228,29 +238,194 @@ func (s *Server) writeUpload(p string, src io.Reader, md map[string]string) (upl
 			return uploadedEntry{}, statusErr(http.StatusBadRequest, "path is not a regular file: %s", path)
 		}
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
-	if err != nil {
-		return uploadedEntry{}, &httpError{fsStatus(err), fmt.Errorf("open %s for writing: %w", path, err)}
-	}
-	br := &bodyReader{r: src}
 	buf := s.copyBuffer()
-	_, copyErr := io.CopyBuffer(writerOnly{f}, br, *buf)
-	s.copyBufs.Put(buf)
-	closeErr := f.Close()
+	defer s.copyBufs.Put(buf)
+	if err := atomicWrite(target, src, *buf, md); err != nil {
+		return uploadedEntry{}, err
+	}
+	return uploadedEntry{Path: path, Name: filepath.Base(path), Type: "file", Metadata: md}, nil
+}
+
+// uploadTempPrefix starts the names of files an upload is being written
+// to; listings and watches leave them out.
+const uploadTempPrefix = ".sbx-upload-"
+
+// isUploadTemp reports a name atomicWrite writes aside under.
+func isUploadTemp(name string) bool { return strings.HasPrefix(name, uploadTempPrefix) }
+
+// maxLinkHops bounds symlink resolution, as the kernel's ELOOP does.
+const maxLinkHops = 40
+
+// followLinks resolves path's final symlinks to the file a direct open
+// would write: a link to a missing file resolves to where it points.
+func followLinks(path string) (string, error) {
+	for range maxLinkHops {
+		info, err := os.Lstat(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return path, nil
+		}
+		if err != nil {
+			return "", err
+		}
+		if info.Mode()&os.ModeSymlink == 0 {
+			return path, nil
+		}
+		dest, err := os.Readlink(path)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(dest) {
+			dest = filepath.Join(filepath.Dir(path), dest)
+		}
+		path = filepath.Clean(dest)
+	}
+	return "", syscall.ELOOP
+}
+
+// atomicWrite makes src the content of target, a regular file, a missing
+// one or a character device. The body goes to a hidden file in target's
+// directory (the same file system) that is renamed over target once all
+// of it is written, so a body that breaks off, exceeds a limit or meets a
+// full disk leaves the old file (or none) as it was, and the hidden file
+// is removed. The result has the owner and mode a direct write gives: a
+// new file is the writer's, with 0666 less the umask; a replaced one keeps
+// its owner, group and permission bits (less set-user/group-ID, which a
+// write clears). A direct write happens instead, in place, where renaming
+// would change more than the content: a character device; a file with
+// other hard links, so all its names keep seeing one file; a file whose
+// owner the writer cannot give the new one; and a directory the writer may
+// not create files in but holding a file it may write, which E2B's envd
+// writes too.
+func atomicWrite(target string, src io.Reader, buf []byte, md map[string]string) error {
+	existing, err := os.OpenFile(target, os.O_WRONLY|syscall.O_CLOEXEC, 0)
 	switch {
-	case br.err != nil:
-		return uploadedEntry{}, statusErr(http.StatusBadRequest, "read upload body for %s: %w", path, br.err)
-	case copyErr != nil:
-		return uploadedEntry{}, &httpError{fsStatus(copyErr), fmt.Errorf("write %s: %w", path, copyErr)}
-	case closeErr != nil:
-		return uploadedEntry{}, &httpError{fsStatus(closeErr), fmt.Errorf("close %s: %w", path, closeErr)}
+	case errors.Is(err, fs.ErrNotExist):
+		existing = nil
+	case err != nil:
+		return &httpError{fsStatus(err), fmt.Errorf("open %s for writing: %w", target, err)}
+	default:
+		defer existing.Close()
+	}
+	var st unix.Stat_t
+	if existing != nil {
+		if err := unix.Fstat(int(existing.Fd()), &st); err != nil {
+			return &httpError{http.StatusInternalServerError, fmt.Errorf("stat %s: %w", target, err)}
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink > 1 {
+			return writeInPlace(existing, target, src, buf, md)
+		}
+	}
+	tmp, err := createAside(target, existing != nil)
+	if err != nil {
+		if existing != nil && (errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)) {
+			return writeInPlace(existing, target, src, buf, md)
+		}
+		return &httpError{fsStatus(err), fmt.Errorf("create %s: %w", target, err)}
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			_ = tmp.Close()
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	if existing != nil {
+		if err := keepOwnerAndMode(tmp, &st); errors.Is(err, fs.ErrPermission) {
+			return writeInPlace(existing, target, src, buf, md)
+		} else if err != nil {
+			return &httpError{fsStatus(err), fmt.Errorf("set mode of %s: %w", target, err)}
+		}
+	}
+	if err := copyBody(tmp, target, src, buf); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return &httpError{fsStatus(err), fmt.Errorf("close %s: %w", target, err)}
 	}
 	// The upload's metadata replaces the file's, as in E2B: an upload
 	// without any clears what an earlier one set.
-	if err := replaceMetadata(path, md); err != nil {
-		return uploadedEntry{}, &httpError{fsStatus(err), err}
+	if err := replaceMetadata(tmp.Name(), md); err != nil {
+		return &httpError{fsStatus(err), err}
 	}
-	return uploadedEntry{Path: path, Name: filepath.Base(path), Type: "file", Metadata: md}, nil
+	if err := os.Rename(tmp.Name(), target); err != nil {
+		return &httpError{fsStatus(err), fmt.Errorf("replace %s: %w", target, err)}
+	}
+	committed = true
+	return nil
+}
+
+// createAside creates the hidden file target's body is written to. A new
+// file gets the mode a direct create would (0666 less the umask); one
+// replacing a file starts private until it gets the old one's mode.
+func createAside(target string, replacing bool) (*os.File, error) {
+	perm := os.FileMode(0o666)
+	if replacing {
+		perm = 0o600
+	}
+	var rnd [8]byte
+	for range 5 {
+		_, _ = rand.Read(rnd[:])
+		name := filepath.Join(filepath.Dir(target), uploadTempPrefix+hex.EncodeToString(rnd[:]))
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_CLOEXEC, perm)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
+	return nil, fmt.Errorf("no free name beside %s", target)
+}
+
+// keepOwnerAndMode gives tmp the owner, group and permission bits of the
+// file it replaces.
+func keepOwnerAndMode(tmp *os.File, st *unix.Stat_t) error {
+	var now unix.Stat_t
+	if err := unix.Fstat(int(tmp.Fd()), &now); err != nil {
+		return err
+	}
+	if now.Uid != st.Uid || now.Gid != st.Gid {
+		if err := tmp.Chown(int(st.Uid), int(st.Gid)); err != nil {
+			return err
+		}
+	}
+	return tmp.Chmod(os.FileMode(st.Mode&0o777) | stickyBit(st.Mode))
+}
+
+func stickyBit(mode uint32) os.FileMode {
+	if mode&unix.S_ISVTX != 0 {
+		return os.ModeSticky
+	}
+	return 0
+}
+
+// writeInPlace truncates the open file and writes the body into it, as a
+// direct write does; a failure leaves what was written.
+func writeInPlace(f *os.File, target string, src io.Reader, buf []byte, md map[string]string) error {
+	if err := f.Truncate(0); err != nil && !errors.Is(err, syscall.EINVAL) {
+		return &httpError{fsStatus(err), fmt.Errorf("truncate %s: %w", target, err)}
+	}
+	if err := copyBody(f, target, src, buf); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return &httpError{fsStatus(err), fmt.Errorf("close %s: %w", target, err)}
+	}
+	if err := replaceMetadata(target, md); err != nil {
+		return &httpError{fsStatus(err), err}
+	}
+	return nil
+}
+
+// copyBody copies the upload body into f, telling a broken body (400)
+// from a failed write.
+func copyBody(f *os.File, target string, src io.Reader, buf []byte) error {
+	br := &bodyReader{r: src}
+	_, err := io.CopyBuffer(writerOnly{f}, br, buf)
+	switch {
+	case br.err != nil:
+		return statusErr(http.StatusBadRequest, "read upload body for %s: %w", target, br.err)
+	case err != nil:
+		return &httpError{fsStatus(err), fmt.Errorf("write %s: %w", target, err)}
+	}
+	return nil
 }
 
 func ensureParent(path string) error {

@@ -154,6 +154,9 @@ func (f *filesystemService) walk(ctx context.Context, shownRoot, realRoot string
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		if isUploadTemp(d.Name()) {
+			return nil // an upload in progress, not yet a file of its own
+		}
 		rel, _ := filepath.Rel(realRoot, p)
 		level := strings.Count(rel, string(filepath.Separator)) + 1
 		if level > depth {

@@ -107,7 +107,9 @@ func (d *dirWatch) translate(e fsnotify.Event) []*filesystem.FilesystemEvent {
 		}
 	}
 	name, err := filepath.Rel(d.root, e.Name)
-	if err != nil {
+	if err != nil || isUploadTemp(filepath.Base(e.Name)) {
+		// An upload's hidden file shows as the create of its target
+		// when it is renamed into place.
 		return nil
 	}
 	var out []*filesystem.FilesystemEvent
