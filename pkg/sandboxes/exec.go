@@ -136,7 +136,7 @@ func (a *E2B) ListFiles(ctx context.Context, id, dir string, depth int) ([]sessi
 	}
 	entries, err := sb.Files().List(ctx, dir, e2b.ListOptions{Depth: depth})
 	if err != nil {
-		return nil, domainError("list files in "+dir, err)
+		return nil, noDir(domainError("list "+dir, err))
 	}
 	out := make([]session.FileEntry, len(entries))
 	for i, e := range entries {
@@ -153,7 +153,7 @@ func (a *E2B) StatFile(ctx context.Context, id, path string) (session.FileEntry,
 	}
 	e, err := sb.Files().Stat(ctx, path, e2b.FileOptions{})
 	if err != nil {
-		return session.FileEntry{}, domainError("stat "+path, err)
+		return session.FileEntry{}, domainError(path, err)
 	}
 	return entryFrom(*e), nil
 }
@@ -187,7 +187,7 @@ func (a *E2B) RemoveFile(ctx context.Context, id, path string) error {
 	if err != nil {
 		return err
 	}
-	return domainError("remove "+path, sb.Files().Remove(ctx, path, e2b.FileOptions{}))
+	return domainError("delete "+path, sb.Files().Remove(ctx, path, e2b.FileOptions{}))
 }
 
 func entryFrom(e e2b.EntryInfo) session.FileEntry {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"strings"
 	"sync"
 	"time"
 
@@ -201,5 +202,24 @@ func domainError(doing string, err error) error {
 		// caller's: they read as the provider being unavailable.
 		kind = session.ErrUnavailable
 	}
-	return &session.Error{Kind: kind, Detail: doing, Err: err}
+	return &session.Error{Kind: kind, Detail: doing + ": " + causeWords[kind], Err: err}
+}
+
+// causeWords says what went wrong in words a caller can act on; the
+// provider's own error stays in the chain for the logs.
+var causeWords = map[error]string{
+	session.ErrSandboxGone: "the sandbox is gone",
+	session.ErrNotFound:    "no such file or directory",
+	session.ErrTimeout:     "the sandbox did not answer in time",
+	session.ErrConflict:    "it exists already or changed meanwhile",
+	session.ErrUnavailable: "the sandbox provider is unavailable; try again",
+}
+
+// noDir words a missing directory as one.
+func noDir(err error) error {
+	var se *session.Error
+	if errors.As(err, &se) && se.Kind == session.ErrNotFound {
+		se.Detail = strings.TrimSuffix(se.Detail, causeWords[session.ErrNotFound]) + "no such directory"
+	}
+	return err
 }
