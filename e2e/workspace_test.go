@@ -291,3 +291,68 @@ func TestCheckpointIsIncremental(t *testing.T) {
 		t.Fatalf("second checkpoint %+v uploaded %d bytes: %v", second, bytes2, objects2)
 	}
 }
+
+// TestReaperCheckpointsAfterActivity: with no stop and no explicit call, the
+// reaper checkpoints a session in use once CheckpointInterval has passed, so
+// a sandbox lost without warning (a crash, serve killed) loses at most that
+// interval of work.
+func TestReaperCheckpointsAfterActivity(t *testing.T) {
+	t.Parallel()
+	r := newWSRig(t, session.Config{CheckpointInterval: time.Second, ActivityWriteInterval: 100 * time.Millisecond}, "ws-throttled")
+	ctx := t.Context()
+	r.exec("open('work.txt', 'w').write('unsaved?')")
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if _, err := r.m.Reap(ctx); err != nil {
+			t.Fatal(err)
+		}
+		st, err := r.m.Status(ctx, r.key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.LastCheckpoint.Files == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no checkpoint after activity: %+v", st.LastCheckpoint)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	st, err := r.m.Status(ctx, r.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.sbx.Kill(ctx, st.SandboxID); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.text("open('work.txt').read()"); got != "unsaved?" {
+		t.Fatalf("after the loss: %q", got)
+	}
+}
+
+// TestCheckpointSizeCap: a workspace past the cap is not checkpointed; the
+// call says why (429 through the API) and so does the session's status,
+// until a checkpoint succeeds again.
+func TestCheckpointSizeCap(t *testing.T) {
+	t.Parallel()
+	r := newWSRig(t, session.Config{MaxWorkspaceBytes: 100_000}, "ws-cap")
+	ctx := t.Context()
+	r.exec("import os\nopen('big.bin', 'wb').write(os.urandom(200_000))")
+	_, err := r.m.Checkpoint(ctx, r.key)
+	var se *session.Error
+	if !errors.As(err, &se) || se.Kind != session.ErrLimit || !strings.Contains(se.Detail, "100000 bytes") {
+		t.Fatalf("checkpoint past the cap: %v", err)
+	}
+	st, err := r.m.Status(ctx, r.key)
+	if err != nil || !strings.Contains(st.CheckpointProblem, "100000 bytes") || !st.LastCheckpoint.At.IsZero() {
+		t.Fatalf("status %+v %v", st, err)
+	}
+	r.exec("import os\nos.remove('big.bin')\nopen('.cache/x', 'w').write('y' * 200_000) if os.makedirs('.cache', exist_ok=True) is None else None")
+	info, err := r.m.Checkpoint(ctx, r.key)
+	if err != nil || info.Files != 0 {
+		t.Fatalf("checkpoint under the cap (the cache left out): %+v %v", info, err)
+	}
+	if st, _ := r.m.Status(ctx, r.key); st.CheckpointProblem != "" || st.LastCheckpoint.At.IsZero() {
+		t.Fatalf("status after a good checkpoint %+v", st)
+	}
+}

@@ -294,16 +294,25 @@ func (s *Service) startBlobs(ctx context.Context, cfg Config) (*blob.Blobs, erro
 
 // expiryRules are the production bucket's lifecycle rules (infra/data.go):
 // transfers, downloads and artifacts go after a day, large run results
-// after seven, so local disk use is bounded the same way.
-var expiryRules = []localaws.ExpiryRule{
-	{Prefix: "transfers/", Age: 24 * time.Hour},
-	{Prefix: "downloads/", Age: 24 * time.Hour},
-	{Prefix: "artifacts/", Age: 24 * time.Hour},
-	{Prefix: "runs/", Age: 7 * 24 * time.Hour},
+// after seven, workspaces their retention plus the margin of reused
+// objects, so local disk use is bounded the same way.
+func expiryRules(cfg Config) []localaws.ExpiryRule {
+	workspaces := cfg.Session.WorkspaceRetention
+	if workspaces == 0 {
+		workspaces = 30 * 24 * time.Hour // session.Config's default
+	}
+	return []localaws.ExpiryRule{
+		{Prefix: "transfers/", Age: 24 * time.Hour},
+		{Prefix: "downloads/", Age: 24 * time.Hour},
+		{Prefix: "artifacts/", Age: 24 * time.Hour},
+		{Prefix: "runs/", Age: 7 * 24 * time.Hour},
+		{Prefix: "workspaces/", Age: workspaces + session.WorkspaceExpiryMargin},
+	}
 }
 
 // startExpiry applies expiryRules now and every ExpireInterval.
 func (s *Service) startExpiry(cfg Config, client *s3.Client) {
+	rules := expiryRules(cfg)
 	s.reaping.Add(1)
 	go func() {
 		defer s.reaping.Done()
@@ -311,7 +320,7 @@ func (s *Service) startExpiry(cfg Config, client *s3.Client) {
 		defer t.Stop()
 		for {
 			ctx, cancel := context.WithTimeout(context.Background(), reapTimeout)
-			n, err := localaws.Expire(ctx, client, Bucket, expiryRules, time.Now())
+			n, err := localaws.Expire(ctx, client, Bucket, rules, time.Now())
 			cancel()
 			if err != nil {
 				cfg.Logger.Warn("expire old objects", "deleted", n, "error", err)
