@@ -262,6 +262,20 @@ func apiReplays() []apiReplay {
 			}
 		}},
 		{"execute/reset.json", func(t *testing.T, a answer) { a.ok(t, http.StatusNoContent) }},
+		{"execute/execute-once.json", func(t *testing.T, a answer) {
+			// A sandbox of its own, killed afterwards; the artifact was
+			// copied out first.
+			a.ok(t, http.StatusOK)
+			var r struct {
+				Success   bool
+				Results   []struct{ Text string }
+				Artifacts []struct{ Path, DownloadURL string }
+			}
+			if err := json.Unmarshal(a.body, &r); err != nil || !r.Success || len(r.Results) != 1 || r.Results[0].Text != "45" ||
+				len(r.Artifacts) != 1 || r.Artifacts[0].Path != "/home/user/once.txt" || r.Artifacts[0].DownloadURL == "" {
+				t.Fatalf("execute once: %s", a.body)
+			}
+		}},
 		{"execute/submit-run.json", func(t *testing.T, a answer) {
 			a.ok(t, http.StatusAccepted)
 			if r := a.json(t); !strings.HasPrefix(r["runId"].(string), "run_") || r["status"] != "queued" {
