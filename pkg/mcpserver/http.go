@@ -35,8 +35,7 @@ type binding struct {
 
 type bindingKey struct{}
 
-// NewHTTPHandler returns a streamable HTTP handler whose servers are built
-// with opts.
+// NewHTTPHandler returns a streamable HTTP handler whose tools use opts.
 func NewHTTPHandler(opts Options) *HTTPHandler {
 	opts = opts.withDefaults()
 	// One server serves every request; each call finds its backend and
