@@ -48,8 +48,11 @@ type fnSpec struct {
 func fnSpecs() []fnSpec {
 	sec, minutes := awscdk.Duration_Seconds, awscdk.Duration_Minutes
 	return []fnSpec{
-		{name: "start", api: true, memoryMB: 512, timeout: sec(jsii.Number(30)), e2b: true},
-		{name: "stop", api: true, memoryMB: 512, timeout: sec(jsii.Number(30)), e2b: true},
+		// A start may restore a workspace and a stop checkpoints one (up to
+		// 1 GiB): past API Gateway's 29 s the caller gets a 504, but the
+		// function finishes the job.
+		{name: "start", api: true, memoryMB: 512, timeout: minutes(jsii.Number(5)), e2b: true},
+		{name: "stop", api: true, memoryMB: 512, timeout: minutes(jsii.Number(5)), e2b: true},
 		{name: "status", api: true, memoryMB: 512, timeout: sec(jsii.Number(30)), e2b: true},
 		{name: "execute", api: true, memoryMB: 1024, timeout: minutes(jsii.Number(15)), e2b: true, streams: true},
 		{name: "files", api: true, memoryMB: 1024, timeout: minutes(jsii.Number(5)), e2b: true},
@@ -60,7 +63,8 @@ func fnSpecs() []fnSpec {
 		// mcp serves /v1/mcp: MCP's tool calls run code as execute does.
 		{name: "mcp", api: true, memoryMB: 1024, timeout: minutes(jsii.Number(15)), e2b: true, streams: true},
 		{name: "runs", memoryMB: 1024, timeout: minutes(jsii.Number(15)), e2b: true},
-		{name: "reaper", memoryMB: 512, timeout: minutes(jsii.Number(1)), e2b: true},
+		// A tick checkpoints before it kills or pauses; ticks may overlap.
+		{name: "reaper", memoryMB: 512, timeout: minutes(jsii.Number(15)), e2b: true},
 		{name: "authorizer", memoryMB: 256, timeout: sec(jsii.Number(10))},
 	}
 }
