@@ -29,6 +29,8 @@ var unknownSessionCalls = map[string]struct{ query, body string }{
 	"DELETE /v1/sessions/{id}/files":            {query: "?path=a.txt"},
 	"GET /v1/sessions/{id}/files/content":       {query: "?path=a.txt"},
 	"POST /v1/sessions/{id}/files/download-url": {body: `{"path":"a.txt"}`},
+	"POST /v1/sessions/{id}/checkpoint":         {},
+	"DELETE /v1/sessions/{id}":                  {},
 }
 
 // TestEndToEndUnknownSessions holds every session route of the OpenAPI
