@@ -1,11 +1,14 @@
 package main
 
 import (
+	"errors"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sessionbox/sessionbox/pkg/diskspace"
 	"github.com/sessionbox/sessionbox/pkg/lambdaenv"
 	"github.com/sessionbox/sessionbox/pkg/session"
 	"github.com/sessionbox/sessionbox/pkg/sessionconfig"
@@ -199,5 +202,41 @@ func TestRuntimeVariables(t *testing.T) {
 				t.Fatalf("%+v %v", cfg, err)
 			}
 		})
+	}
+}
+
+// TestMinFreeFlags: --min-free-mib and its variables reach the floor that
+// serve hands the service and runtime checks itself.
+func TestMinFreeFlags(t *testing.T) {
+	t.Parallel()
+	huge := strconv.FormatInt(1<<40, 10) // 1 EiB: more than any disk has free
+	for _, c := range []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		wantLow bool
+	}{
+		{"a floor above any free space", nil, map[string]string{"E2BLOCAL_MIN_FREE_MIB": huge}, true},
+		{"turned off", nil, map[string]string{"E2BLOCAL_MIN_FREE_MIB": "-1"}, false},
+		{"the flag wins", []string{"--min-free-mib", "-1"}, map[string]string{"E2BLOCAL_MIN_FREE_MIB": huge}, false},
+	} {
+		t.Run("runtime: "+c.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := runtimeFlags(append(c.args, "--data-dir", t.TempDir()), func(k string) string { return c.env[k] })
+			if err != nil || cfg.SpaceCheck == nil {
+				t.Fatalf("%v, space check set: %v", err, cfg.SpaceCheck != nil)
+			}
+			if err := cfg.SpaceCheck(); errors.Is(err, diskspace.ErrLow) != c.wantLow {
+				t.Fatalf("space check: %v, want low %v", err, c.wantLow)
+			}
+		})
+	}
+	o, err := serveFlags(nil, func(k string) string { return map[string]string{"SESSIONBOX_MIN_FREE_MIB": "2048"}[k] })
+	if err != nil || mibFloor(o.minFreeMiB) != 2048<<20 {
+		t.Fatalf("serve: %d MiB, %v", o.minFreeMiB, err)
+	}
+	if _, err := serveFlags(nil, func(k string) string { return map[string]string{"SESSIONBOX_MIN_FREE_MIB": "1GiB"}[k] }); err == nil ||
+		!strings.Contains(err.Error(), "SESSIONBOX_MIN_FREE_MIB") {
+		t.Fatalf("a malformed floor: %v", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/sessionbox/sessionbox/pkg/diskspace"
 	"github.com/sessionbox/sessionbox/pkg/e2blocal"
 )
 
@@ -27,6 +28,7 @@ func runtimeFlags(args []string, getenv func(string) string) (e2blocal.Config, e
 	apiKey := fs.String("api-key", "", "the X-API-Key callers must send (default: one generated and printed) [$E2BLOCAL_API_KEY, $E2B_API_KEY]")
 	uidBase := fs.Int("uid-base", 200000, "first host uid for sandboxes when run as root, one per sandbox [$E2BLOCAL_UID_BASE]")
 	memMB := fs.Int64("memory-mb", 512, "memory limit per sandbox in MiB [$E2BLOCAL_MEMORY_MB]")
+	minFree := fs.Int64("min-free-mib", 0, "free space kept on the data dir's file system: below it creates and uploads get 507; 0 is 1 GiB (or 5% of a smaller file system), negative turns it off [$E2BLOCAL_MIN_FREE_MIB]")
 	if err := fs.Parse(args); err != nil {
 		return e2blocal.Config{}, err
 	}
@@ -35,7 +37,7 @@ func runtimeFlags(args []string, getenv func(string) string) (e2blocal.Config, e
 	}
 	if err := envFlags(fs, getenv, map[string]string{"api-addr": "E2BLOCAL_API_ADDR", "sandbox-addr": "E2BLOCAL_SANDBOX_ADDR",
 		"data-dir": "E2BLOCAL_DATA_DIR", "api-key": "E2BLOCAL_API_KEY", "uid-base": "E2BLOCAL_UID_BASE",
-		"memory-mb": "E2BLOCAL_MEMORY_MB"}); err != nil {
+		"memory-mb": "E2BLOCAL_MEMORY_MB", "min-free-mib": "E2BLOCAL_MIN_FREE_MIB"}); err != nil {
 		return e2blocal.Config{}, err
 	}
 	if *apiKey == "" {
@@ -45,8 +47,9 @@ func runtimeFlags(args []string, getenv func(string) string) (e2blocal.Config, e
 	if *uidBase <= 0 || *memMB <= 0 {
 		return e2blocal.Config{}, fmt.Errorf("--uid-base (%d) and --memory-mb (%d) must be positive", *uidBase, *memMB)
 	}
+	floor := diskspace.Floor{Dir: *dataDir, MinFree: mibFloor(*minFree)}
 	return e2blocal.Config{APIAddr: *apiAddr, SandboxAddr: *sbAddr, DataDir: *dataDir, APIKey: *apiKey,
-		UIDBase: *uidBase, MemoryBytes: *memMB << 20}, nil
+		UIDBase: *uidBase, MemoryBytes: *memMB << 20, SpaceCheck: floor.Check}, nil
 }
 
 func runRuntime(ctx context.Context, args []string, getenv func(string) string) error {
@@ -80,4 +83,13 @@ func runRuntime(ctx context.Context, args []string, getenv func(string) string) 
 	case <-time.After(30 * time.Second):
 		return fmt.Errorf("shutdown timed out")
 	}
+}
+
+// mibFloor turns a --min-free-mib value into diskspace.Floor's MinFree:
+// 0 stays the default, negative stays off.
+func mibFloor(mib int64) int64 {
+	if mib < 0 {
+		return -1
+	}
+	return mib << 20
 }

@@ -31,6 +31,7 @@ func serveCommand() command {
 type serveOptions struct {
 	addr, dataDir, apiKeys string
 	reap                   time.Duration
+	minFreeMiB             int64
 	jsonLogs               bool
 	// session holds the knobs, read by the loader the Lambda functions use.
 	session session.Config
@@ -43,6 +44,7 @@ func serveFlags(args []string, getenv func(string) string) (serveOptions, error)
 	fl.StringVar(&o.dataDir, "data-dir", ".data", "state directory: sandbox homes, transfers, the generated key [$SESSIONBOX_DATA_DIR]")
 	fl.StringVar(&o.apiKeys, "api-keys", "", "comma-separated API keys, each [principal=]sbx_...; default: one generated key [$SESSIONBOX_API_KEYS]")
 	fl.DurationVar(&o.reap, "reap-interval", 30*time.Second, "how often idle sandboxes are paused or killed [$SESSIONBOX_REAP_INTERVAL]")
+	fl.Int64Var(&o.minFreeMiB, "min-free-mib", 0, "free space kept on the data dir's file system: below it requests that start a sandbox or store an upload get 507; 0 is 1 GiB (or 5% of a smaller file system), negative turns it off [$SESSIONBOX_MIN_FREE_MIB]")
 	fl.BoolVar(&o.jsonLogs, "json-logs", false, "log JSON lines instead of text [$SESSIONBOX_JSON_LOGS]")
 	knobs := sessionconfig.AddFlags(fl)
 	if err := fl.Parse(args); err != nil {
@@ -52,7 +54,8 @@ func serveFlags(args []string, getenv func(string) string) (serveOptions, error)
 		return serveOptions{}, fmt.Errorf("unexpected arguments: %v", fl.Args())
 	}
 	err := envFlags(fl, getenv, map[string]string{"addr": "SESSIONBOX_ADDR", "data-dir": "SESSIONBOX_DATA_DIR",
-		"api-keys": "SESSIONBOX_API_KEYS", "reap-interval": "SESSIONBOX_REAP_INTERVAL", "json-logs": "SESSIONBOX_JSON_LOGS"})
+		"api-keys": "SESSIONBOX_API_KEYS", "reap-interval": "SESSIONBOX_REAP_INTERVAL", "json-logs": "SESSIONBOX_JSON_LOGS",
+		"min-free-mib": "SESSIONBOX_MIN_FREE_MIB"})
 	if o.reap <= 0 {
 		err = errors.Join(err, fmt.Errorf("--reap-interval %s is not a positive duration", o.reap))
 	}
@@ -85,7 +88,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string) er
 		logger = slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	}
 	svc, err := local.Start(ctx, local.Config{Addr: o.addr, DataDir: dir, Keys: keys, ReapInterval: o.reap, Logger: logger,
-		Session: o.session})
+		Session: o.session, MinFreeBytes: mibFloor(o.minFreeMiB)})
 	if err != nil {
 		return err
 	}

@@ -138,6 +138,9 @@ func (rt *Runtime) handleCreate(v2 bool) http.HandlerFunc {
 		if !decodeBody(w, r, &req) {
 			return
 		}
+		if rt.refuseLowSpace(w) {
+			return
+		}
 		p, err := rt.createParams(req, v2)
 		if err != nil {
 			writeError(w, http.StatusBadRequest, "%v", err)
@@ -241,4 +244,18 @@ func optional(s string) *string {
 		return nil
 	}
 	return &s
+}
+
+// refuseLowSpace answers 507 with the space check's message while it
+// fails, and reports whether it did.
+func (rt *Runtime) refuseLowSpace(w http.ResponseWriter) bool {
+	if rt.cfg.SpaceCheck == nil {
+		return false
+	}
+	err := rt.cfg.SpaceCheck()
+	if err == nil {
+		return false
+	}
+	writeError(w, http.StatusInsufficientStorage, "%v", err)
+	return true
 }

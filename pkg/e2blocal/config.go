@@ -39,6 +39,12 @@ type Config struct {
 	// it exists to measure the filter's cost and to diagnose a workload it
 	// refuses, never for production.
 	NoSeccomp bool
+	// SpaceCheck, when set, is asked before each create and each upload
+	// to a sandbox's envd; while it fails they get 507 Insufficient Storage
+	// with its message, so a full host disk refuses new work instead of
+	// being filled (`sessionbox runtime` keeps a free-space floor on its
+	// data dir with it).
+	SpaceCheck func() error
 	// Logger receives what the runtime reports about the host (limits it
 	// cannot enforce) and sandboxes that die on their own; default
 	// slog.Default().

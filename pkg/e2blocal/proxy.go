@@ -109,6 +109,9 @@ func (rt *Runtime) proxyHandler() http.Handler {
 			return
 		}
 		r.Header.Del(trafficTokenHeader) // the sandbox's servers never see it
+		if port == envdPort && r.Method == http.MethodPost && r.URL.Path == "/files" && rt.refuseLowSpace(w) {
+			return
+		}
 		// By default an HTTP/1 server stops the request body once response
 		// headers are flushed; a proxy still copying the request body then
 		// fails and drops the stream (seen with fast envd replies).
