@@ -33,7 +33,7 @@ func newLocalRuntimeManager(t *testing.T, cfg session.Config) (*session.Manager,
 
 // newLocalRuntimeManagerWrapped is newLocalRuntimeManager with the blob
 // adapter passed through wrap (when not nil), to count or inject faults.
-func newLocalRuntimeManagerWrapped(t *testing.T, cfg session.Config, wrap func(session.Blobs) session.Blobs) (*session.Manager, *sandboxes.E2B) {
+func newLocalRuntimeManagerWrapped(t testing.TB, cfg session.Config, wrap func(session.Blobs) session.Blobs) (*session.Manager, *sandboxes.E2B) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
