@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math"
 	"net/http"
@@ -30,6 +31,9 @@ type Problem struct {
 
 	retryAfterSecs int
 	allow          string
+	// generic is set when Detail is the kind's stock text: the error
+	// carried none a user can act on, so the request names its subject.
+	generic bool
 }
 
 // problemKind is one stable (type, title, status) triple.
@@ -98,10 +102,11 @@ func problemFor(err error) (*Problem, bool) {
 			continue
 		}
 		p := newProblem(d.kind, d.generic)
+		p.generic = true
 		var se *session.Error
 		if errors.As(err, &se) {
 			if se.Detail != "" {
-				p.Detail = se.Detail
+				p.Detail, p.generic = se.Detail, false
 			}
 			if se.RetryAfter > 0 {
 				p.retryAfterSecs = int(math.Ceil(se.RetryAfter.Seconds()))
@@ -110,7 +115,9 @@ func problemFor(err error) (*Problem, bool) {
 		return p, d.kind.status >= 500
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return newProblem(kindTimeout, "the operation timed out"), true
+		p := newProblem(kindTimeout, "the operation timed out")
+		p.generic = true
+		return p, true
 	}
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
@@ -153,7 +160,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if s.clientGone(r, err) {
 		return
 	}
-	p, unexpected := problemFor(err)
+	p, unexpected := problemOf(r, err)
 	if unexpected {
 		s.log.ErrorContext(r.Context(), "request failed",
 			slog.String("requestId", requestID(r.Context())),
@@ -183,4 +190,19 @@ func (s *Server) clientGone(r *http.Request, err error) bool {
 	s.log.InfoContext(r.Context(), "client went away",
 		slog.String("requestId", requestID(r.Context())), slog.String("error", err.Error()))
 	return true
+}
+
+// problemOf is problemFor for a request: a stock detail names the session
+// or run the request is about, so no problem leaves its subject unsaid.
+func problemOf(r *http.Request, err error) (*Problem, bool) {
+	p, unexpected := problemFor(err)
+	if !p.generic {
+		return p, unexpected
+	}
+	if id := r.PathValue("id"); id != "" {
+		p.Detail = fmt.Sprintf("session %q: %s", id, p.Detail)
+	} else if id := r.PathValue("runId"); id != "" {
+		p.Detail = fmt.Sprintf("run %q: %s", id, p.Detail)
+	}
+	return p, unexpected
 }

@@ -135,20 +135,21 @@ func TestErrorMapping(t *testing.T) {
 		slug       string
 		detail     string
 		retryAfter string
+		generic    bool // the stock detail, which names the request's session or run
 	}{
-		{session.Errorf(session.ErrInvalid, "template %q is unknown", "x"), 400, "invalid-input", `template "x" is unknown`, ""},
-		{session.Errorf(session.ErrUnauthorized, "no"), 401, "unauthorized", "no", ""},
-		{session.Errorf(session.ErrForbidden, "tenant is disabled"), 403, "forbidden", "tenant is disabled", ""},
-		{fmt.Errorf("load: %w", session.Errorf(session.ErrNotFound, "no session s1")), 404, "not-found", "no session s1", ""},
-		{session.ErrNotFound, 404, "not-found", "not found", ""},
-		{session.Errorf(session.ErrConflict, "the session is stopping"), 409, "conflict", "the session is stopping", ""},
-		{session.Errorf(session.ErrTooLarge, "file is 9 MB"), 413, "too-large", "file is 9 MB", ""},
-		{&session.Error{Kind: session.ErrLimit, Detail: "20 live sandboxes", RetryAfter: 1500 * time.Millisecond}, 429, "limit-reached", "20 live sandboxes", "2"},
-		{session.Errorf(session.ErrSandboxGone, "gone"), 502, "unavailable", "gone", ""},
-		{fmt.Errorf("dial: %w", session.ErrUnavailable), 502, "unavailable", "a service behind the API is unavailable; try again", ""},
-		{session.Errorf(session.ErrTimeout, "execution ran past 5s"), 504, "timeout", "execution ran past 5s", ""},
-		{fmt.Errorf("wait: %w", context.DeadlineExceeded), 504, "timeout", "the operation timed out", ""},
-		{errors.New("dynamodb: secret table arn:aws:xyz"), 500, "internal", "an internal error occurred; quote the request id when reporting it", ""},
+		{session.Errorf(session.ErrInvalid, "template %q is unknown", "x"), 400, "invalid-input", `template "x" is unknown`, "", false},
+		{session.Errorf(session.ErrUnauthorized, "no"), 401, "unauthorized", "no", "", false},
+		{session.Errorf(session.ErrForbidden, "tenant is disabled"), 403, "forbidden", "tenant is disabled", "", false},
+		{fmt.Errorf("load: %w", session.Errorf(session.ErrNotFound, "no session s1")), 404, "not-found", "no session s1", "", false},
+		{session.ErrNotFound, 404, "not-found", "not found", "", true},
+		{session.Errorf(session.ErrConflict, "the session is stopping"), 409, "conflict", "the session is stopping", "", false},
+		{session.Errorf(session.ErrTooLarge, "file is 9 MB"), 413, "too-large", "file is 9 MB", "", false},
+		{&session.Error{Kind: session.ErrLimit, Detail: "20 live sandboxes", RetryAfter: 1500 * time.Millisecond}, 429, "limit-reached", "20 live sandboxes", "2", false},
+		{session.Errorf(session.ErrSandboxGone, "gone"), 502, "unavailable", "gone", "", false},
+		{fmt.Errorf("dial: %w", session.ErrUnavailable), 502, "unavailable", "a service behind the API is unavailable; try again", "", true},
+		{session.Errorf(session.ErrTimeout, "execution ran past 5s"), 504, "timeout", "execution ran past 5s", "", false},
+		{fmt.Errorf("wait: %w", context.DeadlineExceeded), 504, "timeout", "the operation timed out", "", true},
+		{errors.New("dynamodb: secret table arn:aws:xyz"), 500, "internal", "an internal error occurred; quote the request id when reporting it", "", false},
 	}
 	h := newHarness(t)
 	for _, tc := range cases {
@@ -159,8 +160,12 @@ func TestErrorMapping(t *testing.T) {
 				h.fake.mu.Unlock()
 				resp, body := h.do(vc.call)
 				p := checkProblem(t, resp, body, tc.status)
-				if p.Type != problemBase+tc.slug || p.Detail != tc.detail {
-					t.Fatalf("problem %+v, want %s %q", p, tc.slug, tc.detail)
+				want := tc.detail
+				if tc.generic {
+					want = subjectOf(vc.call.path) + want
+				}
+				if p.Type != problemBase+tc.slug || p.Detail != want {
+					t.Fatalf("problem %+v, want %s %q", p, tc.slug, want)
 				}
 				if got := resp.Header.Get("Retry-After"); got != tc.retryAfter {
 					t.Fatalf("Retry-After %q, want %q", got, tc.retryAfter)
@@ -351,4 +356,18 @@ func TestAccessLogHidesCode(t *testing.T) {
 func strconvQuote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// subjectOf is how a stock problem detail names the request's session or
+// run.
+func subjectOf(path string) string {
+	path, _, _ = strings.Cut(path, "?")
+	if rest, ok := strings.CutPrefix(path, "/v1/sessions/"); ok {
+		id, _, _ := strings.Cut(rest, "/")
+		return fmt.Sprintf("session %q: ", id)
+	}
+	if id, ok := strings.CutPrefix(path, "/v1/runs/"); ok {
+		return fmt.Sprintf("run %q: ", id)
+	}
+	return ""
 }

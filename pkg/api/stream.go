@@ -207,7 +207,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, call func(onEven
 
 // streamProblem is the problem of a failure reported inside a stream.
 func (s *Server) streamProblem(r *http.Request, err error) *Problem {
-	p, unexpected := problemFor(err)
+	p, unexpected := problemOf(r, err)
 	if unexpected {
 		s.log.ErrorContext(r.Context(), "streamed request failed",
 			slog.String("requestId", requestID(r.Context())), slog.String("error", err.Error()))

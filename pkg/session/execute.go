@@ -99,7 +99,7 @@ func (m *Manager) Execute(ctx context.Context, key Key, req ExecRequest, onEvent
 		r, err := m.sandboxes.Execute(ectx, s.SandboxID, req, sink.event)
 		if err != nil {
 			if errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, ErrTimeout) {
-				err = &Error{Kind: ErrTimeout, Detail: fmt.Sprintf("execution did not finish within %s", timeout), Err: err}
+				err = &Error{Kind: ErrTimeout, Detail: fmt.Sprintf("the sandbox did not answer within %d s of the execution's timeout of %d s", int(m.cfg.CallBackstopSlack/time.Second), int(timeout/time.Second)), Err: err}
 			}
 			if m.stoppedUnder(ctx, key, err) {
 				// Not the provider's failure, and not to be run again on a
