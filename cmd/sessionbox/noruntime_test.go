@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -91,6 +92,17 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/x-ndjson")
 		_, _ = io.WriteString(w, `{"type":"stdout","text":"hello\n"}`+"\n"+
 			`{"type":"done","result":{"success":true,"stdout":"hello\n","stderr":"","results":[{"text":"42","isMainResult":true}],"durationMs":3}}`+"\n")
+	case r.Method == http.MethodPost && r.URL.Path == "/v1/execute":
+		var req struct{ Code, Template string }
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		f.code = append(f.code, "once["+req.Template+"]: "+req.Code)
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		if req.Code == "slow()" {
+			_, _ = io.WriteString(w, `{"type":"stdout","text":"before\n"}`+"\n"+
+				`{"type":"done","result":{"success":false,"stdout":"before\n","stderr":"","results":[],"timedOut":true,"error":{"name":"TimeoutError","value":"execution exceeded its timeout of 1 s","traceback":""},"durationMs":1000}}`+"\n")
+			return
+		}
+		_, _ = io.WriteString(w, `{"type":"done","result":{"success":true,"stdout":"","stderr":"","results":[{"text":"7","isMainResult":true}],"durationMs":3}}`+"\n")
 	case r.Method == http.MethodPut && r.URL.Path == "/v1/sessions/demo/files/content":
 		b, _ := io.ReadAll(r.Body)
 		p := r.URL.Query().Get("path")
@@ -138,6 +150,8 @@ func TestCommandsWithoutRuntime(t *testing.T) {
 		stderr  string // substring of stderr
 	}{
 		{"exec", []string{"exec", "--session", "demo", "6 * 7"}, false, "hello\n42\n", ""},
+		{"exec once", []string{"exec", "--once", "--template", "base", "7"}, false, "7\n", ""},
+		{"exec once past its timeout", []string{"exec", "--once", "--timeout", "1", "slow()"}, true, "before\n", "ran past its timeout"},
 		{"files put", []string{"files", "--session", "demo", "put", local, "data/in.csv"}, false, "data/in.csv (8 bytes)", ""},
 		{"files get", []string{"files", "--session", "demo", "get", "data/in.csv", "-"}, false, "a,b\n1,2\n", ""},
 		{"files ls", []string{"files", "--session", "demo", "ls", "data"}, false, "file  8  2026-11-23 09:00  data/in.csv\n", ""},
@@ -158,7 +172,7 @@ func TestCommandsWithoutRuntime(t *testing.T) {
 			t.Fatalf("%s: stdout %q (want %q), stderr %q (want %q)", c.name, &stdout, c.stdout, &stderr, c.stderr)
 		}
 	}
-	if len(api.code) != 1 || api.code[0] != "6 * 7" {
-		t.Fatalf("the server got code %q, want [\"6 * 7\"]", api.code)
+	if want := []string{"6 * 7", "once[base]: 7", "once[]: slow()"}; !slices.Equal(api.code, want) {
+		t.Fatalf("the server got code %q, want %q", api.code, want)
 	}
 }
