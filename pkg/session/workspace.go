@@ -177,9 +177,15 @@ for e in reversed(entries):
 // workspaceCommandTimeout bounds the walk and the fixup in the sandbox.
 const workspaceCommandTimeout = 10 * time.Minute
 
-// workspaceParallelism is how many files move at once between the sandbox
-// and the bucket; each holds at most one part in memory.
-const workspaceParallelism = 4
+// Files move between the sandbox and the bucket workspaceParallelism at
+// once, round trips dominating for small ones; at most largeParallelism of
+// them are large files, each of which holds up to one upload part (5 MiB)
+// in memory, so memory stays bounded whatever the workspace.
+const (
+	workspaceParallelism = 8
+	largeParallelism     = 4
+	largeFile            = 1 << 20
+)
 
 // Checkpoint saves the session's workspace now. It needs a live sandbox:
 // a paused one is resumed, a session without one is ErrNotFound.
@@ -412,7 +418,16 @@ func (m *Manager) uploadChanged(ctx context.Context, s *Session, prev, next *man
 	}
 	var mu sync.Mutex
 	uploaded := map[string]bool{}
+	large := make(chan struct{}, largeParallelism)
 	err := parallelEach(ctx, len(todo), workspaceParallelism, func(ctx context.Context, j int) error {
+		if todo[j].Size >= largeFile {
+			select {
+			case large <- struct{}{}:
+				defer func() { <-large }()
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
 		ok, err := m.uploadFile(ctx, s, todo[j])
 		mu.Lock()
 		uploaded[todo[j].SHA256] = ok
@@ -572,7 +587,7 @@ func (m *Manager) restoreWorkspace(ctx context.Context, s *Session, id string) (
 			files = append(files, e)
 		}
 	}
-	err = parallelEach(ctx, len(files), workspaceParallelism*2, func(ctx context.Context, i int) error {
+	err = parallelEach(ctx, len(files), workspaceParallelism, func(ctx context.Context, i int) error {
 		return m.restoreFile(ctx, s.Key, id, files[i])
 	})
 	if err != nil {
@@ -656,7 +671,7 @@ func (m *Manager) deleteWorkspace(ctx context.Context, k Key) error {
 			keys = append(keys, objectKey(k, e.SHA256))
 		}
 	}
-	return parallelEach(ctx, len(keys), workspaceParallelism*2, func(ctx context.Context, i int) error {
+	return parallelEach(ctx, len(keys), workspaceParallelism, func(ctx context.Context, i int) error {
 		if err := m.blobs.Delete(ctx, keys[i]); err != nil && !errors.Is(err, ErrNotFound) {
 			return fmt.Errorf("delete workspace object: %w", err)
 		}
