@@ -109,7 +109,9 @@ type Execution struct {
 	// and was stopped; Error is then a TimeoutError saying how.
 	TimedOut bool
 	// KernelRestarted is set when the interpreter replaced the kernel to
-	// stop a timed-out execution: its variables are gone.
+	// stop a timed-out execution, or found it dead (killed between calls)
+	// and started a fresh one for this execution: its variables are gone.
+	// Only sessionbox's local interpreter says so; E2B's does not.
 	KernelRestarted bool
 }
 
@@ -242,7 +244,8 @@ type executionLine struct {
 	Complete bool            `json:"complete"`
 	// TimedOut and KernelRestarted are sessionbox extensions of an error
 	// line: the code ran past its timeout, and the kernel was replaced to
-	// stop it.
+	// stop it. KernelRestarted on the count line says the kernel was found
+	// dead and replaced before this execution.
 	TimedOut        bool `json:"timed_out"`
 	KernelRestarted bool `json:"kernel_restarted"`
 	Result
@@ -328,6 +331,7 @@ func (p *executionParser) apply(line *executionLine, size int) {
 		}
 	case "number_of_executions":
 		exec.ExecutionCount = line.ExecutionCount
+		exec.KernelRestarted = exec.KernelRestarted || line.KernelRestarted
 	case "files_changed":
 		p.changedFiles(line)
 	}

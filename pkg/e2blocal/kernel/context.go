@@ -39,6 +39,10 @@ type kctx struct {
 	mu      sync.Mutex
 	p       *proc
 	deleted bool
+	// lost is set when the kernel was found dead between executions (killed
+	// behind the server's back) and replaced: the next execution reports
+	// that the state it had is gone.
+	lost bool
 }
 
 func newContext(s *Server, language, cwd string) *kctx {
@@ -101,6 +105,7 @@ func (c *kctx) ensure(ctx context.Context) (*proc, error) {
 		select {
 		case <-p.done:
 			c.p = nil
+			c.lost = true
 		default:
 			c.mu.Unlock()
 			return p, nil
@@ -120,6 +125,16 @@ func (c *kctx) ensure(ctx context.Context) (*proc, error) {
 	}
 	c.p = p
 	return p, nil
+}
+
+// takeLost reports, once, that the kernel was replaced after it died
+// between executions.
+func (c *kctx) takeLost() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	lost := c.lost
+	c.lost = false
+	return lost
 }
 
 // forget drops p as the context's kernel after it died.

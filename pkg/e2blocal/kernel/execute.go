@@ -131,6 +131,7 @@ func (s *Server) handleExecute(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
+	es.kernelReplaced = c.takeLost()
 	s.run(ctx, c, p, es, ex)
 }
 

@@ -80,9 +80,15 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-func appendCountLine(b []byte, n []byte) []byte {
+// appendCountLine writes the execution count line; kernelRestarted adds
+// the sessionbox extension saying the kernel was replaced since the last
+// cell (E2B's SDKs read only the count).
+func appendCountLine(b []byte, n []byte, kernelRestarted bool) []byte {
 	b = append(b, `{"type":"number_of_executions","execution_count":`...)
 	b = append(b, n...)
+	if kernelRestarted {
+		b = append(b, `,"kernel_restarted":true`...)
+	}
 	return append(b, "}\n"...)
 }
 

@@ -28,7 +28,11 @@ type execStream struct {
 	resultsNoted bool
 	sawError     bool
 	timedOut     bool
-	timeout      time.Duration
+	// kernelReplaced is set when the kernel this cell runs on replaced one
+	// that died since the last cell; the count line then says
+	// kernel_restarted (a sessionbox extension).
+	kernelReplaced bool
+	timeout        time.Duration
 	// changed is the cell's last files_changed line, sent only when the
 	// cell finishes normally.
 	changed []byte
@@ -97,7 +101,7 @@ func (es *execStream) handle(f frame) {
 	case frameCount:
 		// User code can write to the event pipe too: only a number goes into the line.
 		if _, err := strconv.ParseUint(string(f.data), 10, 31); err == nil {
-			es.buf = appendCountLine(es.buf, f.data)
+			es.buf = appendCountLine(es.buf, f.data, es.kernelReplaced)
 		}
 	case frameStdout:
 		es.streamText(0, f.data)
