@@ -102,6 +102,9 @@ var sessionKnobs = []struct {
 	{"maxResultBytes", "SESSIONBOX_MAX_RESULT_BYTES", knobWhole},
 	{"allowInternetAccess", "SESSIONBOX_ALLOW_INTERNET_ACCESS", knobBool},
 	{"allowPrivateUrls", "SESSIONBOX_ALLOW_PRIVATE_URLS", knobBool},
+	{"workspaces", "SESSIONBOX_WORKSPACES", knobBool},
+	{"maxWorkspaceBytes", "SESSIONBOX_MAX_WORKSPACE_BYTES", knobWhole},
+	{"checkpointIntervalSecs", "SESSIONBOX_CHECKPOINT_INTERVAL_SECS", knobWhole},
 }
 
 // logLevels are the application log levels Lambda offers.

@@ -32,6 +32,7 @@ func TestServeAndFunctionsLoadTheSameKnobs(t *testing.T) {
 		"SESSIONBOX_MAX_LIVE_SANDBOXES_PER_PRINCIPAL": "3",
 		"SESSIONBOX_ALLOW_INTERNET_ACCESS":            "false", "SESSIONBOX_MAX_OUTPUT_BYTES": "4096", "SESSIONBOX_MAX_RESULT_BYTES": "65536",
 		"SESSIONBOX_ALLOW_PRIVATE_URLS": "true",
+		"SESSIONBOX_WORKSPACES":         "false", "SESSIONBOX_MAX_WORKSPACE_BYTES": "5000000", "SESSIONBOX_CHECKPOINT_INTERVAL_SECS": "60",
 	}
 	for _, k := range sessionconfig.Knobs() {
 		if _, ok := every[k.Env]; !ok {
@@ -50,7 +51,10 @@ func TestServeAndFunctionsLoadTheSameKnobs(t *testing.T) {
 		{name: "nothing set", env: nil, want: session.Config{}},
 		{name: "every knob", env: every, want: session.Config{DefaultTemplate: "my-template", IdleTimeout: 10 * time.Minute,
 			Lifetime: time.Hour, ExecTimeout: 2 * time.Minute, MaxLiveSandboxesPerTenant: 7, MaxLiveSandboxesPerPrincipal: 3, ReapBatch: 50,
-			MaxOutputBytes: 4096, MaxResultBytes: 65536, URLUploads: session.URLUploadConfig{AllowPrivate: true}}},
+			MaxOutputBytes: 4096, MaxResultBytes: 65536, URLUploads: session.URLUploadConfig{AllowPrivate: true},
+			DisableWorkspaces: true, MaxWorkspaceBytes: 5_000_000, CheckpointInterval: time.Minute}},
+		{name: "malformed workspace cap", env: map[string]string{"SESSIONBOX_MAX_WORKSPACE_BYTES": "1 GiB", "SESSIONBOX_WORKSPACES": "maybe"},
+			errs: []string{`SESSIONBOX_MAX_WORKSPACE_BYTES: "1 GiB" is not a positive whole number`, `SESSIONBOX_WORKSPACES: "maybe" is neither true nor false`}},
 		{name: "private URLs off", env: map[string]string{"SESSIONBOX_ALLOW_PRIVATE_URLS": "false"}, want: session.Config{}},
 		{name: "malformed private URLs", env: map[string]string{"SESSIONBOX_ALLOW_PRIVATE_URLS": "sometimes"},
 			errs: []string{`SESSIONBOX_ALLOW_PRIVATE_URLS: "sometimes" is neither true nor false`}},

@@ -45,6 +45,9 @@ const (
 	EnvMaxOutputBytes  = "SESSIONBOX_MAX_OUTPUT_BYTES"
 	EnvMaxResultBytes  = "SESSIONBOX_MAX_RESULT_BYTES"
 	EnvPrivateURLs     = "SESSIONBOX_ALLOW_PRIVATE_URLS"
+	EnvWorkspaces      = "SESSIONBOX_WORKSPACES"
+	EnvMaxWorkspace    = "SESSIONBOX_MAX_WORKSPACE_BYTES"
+	EnvCheckpointSecs  = "SESSIONBOX_CHECKPOINT_INTERVAL_SECS"
 )
 
 // Knob is one setting: its variable, serve's flag for it, and how a value
@@ -111,6 +114,27 @@ func Knobs() []Knob {
 				c.AllowInternetAccess = b
 				return nil
 			}},
+		{Env: EnvWorkspaces, Flag: "workspaces", Bool: true,
+			Usage: "keep each session's /home/user in a durable workspace in the bucket, restored into its next sandbox (default true)",
+			set: func(c *session.Config, v string) error {
+				b, err := strconv.ParseBool(v)
+				if err != nil {
+					return fmt.Errorf("%q is neither true nor false", v)
+				}
+				c.DisableWorkspaces = !b
+				return nil
+			}},
+		{Env: EnvMaxWorkspace, Flag: "max-workspace-bytes", Usage: "bytes a workspace checkpoint may keep, caches excluded (default 1073741824)",
+			set: func(c *session.Config, v string) error {
+				n, err := strconv.ParseInt(v, 10, 64)
+				if err != nil || n <= 0 {
+					return fmt.Errorf("%q is not a positive whole number", v)
+				}
+				c.MaxWorkspaceBytes = n
+				return nil
+			}},
+		{Env: EnvCheckpointSecs, Flag: "checkpoint-interval-secs", Usage: "least seconds between the reaper's checkpoints of a session in use (default 300)",
+			set: secs(func(c *session.Config) *time.Duration { return &c.CheckpointInterval })},
 		{Env: EnvPrivateURLs, Flag: "allow-private-urls", Bool: true,
 			Usage: "let uploads from URLs fetch from loopback, private, link-local, shared and unique-local addresses (never cloud metadata); default false, for tests and private deployments",
 			set: func(c *session.Config, v string) error {
