@@ -182,6 +182,24 @@ func TestRunCodeTimeouts(t *testing.T) {
 	if err != nil || !exec.TimedOut || !exec.KernelRestarted || exec.Error.Value != "exceeded" || exec.Logs.Stdout[0] != "partial" {
 		t.Errorf("interpreter's timeout: %+v, %v", exec, err)
 	}
+	// A kernel found dead and replaced before the cell says so on the
+	// count line; a plain count line does not.
+	for _, c := range []struct {
+		line string
+		want bool
+	}{
+		{`{"type":"number_of_executions","execution_count":1,"kernel_restarted":true}`, true},
+		{`{"type":"number_of_executions","execution_count":2}`, false},
+	} {
+		replaced := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+			_, _ = io.WriteString(w, c.line+"\n{\"type\":\"end_of_execution\"}\n")
+		})
+		exec, err = interpSandbox(t, replaced, nil).RunCode(context.Background(), "1", RunCodeOptions{})
+		if err != nil || exec.KernelRestarted != c.want || exec.TimedOut || exec.ExecutionCount == 0 {
+			t.Errorf("count line %s: %+v, %v", c.line, exec, err)
+		}
+	}
 	// User code raising TimeoutError is no timeout of ours.
 	raises := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
