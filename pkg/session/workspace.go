@@ -567,16 +567,21 @@ func (m *Manager) recordCheckpoint(ctx context.Context, k Key, info *CheckpointI
 }
 
 // restoreWorkspace brings the session's last checkpoint into the fresh
-// sandbox id, before any call runs there. Sessions without a checkpoint
-// cost nothing here. A restore that fails fails the start: a sandbox
-// running without its files would soon checkpoint over the good copy.
+// sandbox id, before any call runs there. A session's first sandbox costs
+// nothing here; a replacement costs one read of the manifest even when the
+// record names no checkpoint, since a record may lag behind its workspace
+// (a store restored from a snapshot, a write lost when the service died).
+// A restore that fails fails the start: a sandbox running without its
+// files would soon checkpoint over the good copy.
 func (m *Manager) restoreWorkspace(ctx context.Context, s *Session, id string) (*RestoreInfo, error) {
-	if !m.persists(s) || s.LastCheckpoint.At.IsZero() {
+	if !m.persists(s) || s.LastCheckpoint.At.IsZero() && s.SandboxID == "" {
 		return nil, nil
 	}
 	mf, err := m.readManifest(ctx, s.Key)
 	if errors.Is(err, ErrNotFound) {
-		m.log.WarnContext(ctx, "workspace manifest gone (expired?)", "session", s.SessionID)
+		if !s.LastCheckpoint.At.IsZero() {
+			m.log.WarnContext(ctx, "workspace manifest gone (expired?)", "session", s.SessionID)
+		}
 		return nil, nil
 	} else if err != nil {
 		return nil, err
