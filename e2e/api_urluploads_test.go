@@ -309,7 +309,9 @@ func TestEndToEndUploadURLsRequestLimits(t *testing.T) {
 }
 
 // TestEndToEndUploadURLsClientGone: a client that hangs up mid-download
-// stops the fetch, and the partial file is removed.
+// stops the fetch, and the partial file is removed. The file is written
+// aside under a hidden name until it is whole, so the target never shows
+// part of it.
 func TestEndToEndUploadURLsClientGone(t *testing.T) {
 	t.Parallel()
 	s := buildStack(t, 0, session.Config{URLUploads: session.URLUploadConfig{AllowPrivate: true, FileTimeout: time.Minute}}, awsParts{})
@@ -345,12 +347,22 @@ func TestEndToEndUploadURLsClientGone(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	waitFor(t, 30*time.Second, "the slow file to appear", func() bool { return status() == http.StatusOK })
+	// aside counts the hidden files uploads are written to in the home.
+	aside := func() string {
+		return s.exec(s.alice, "gone", "import os\nsum(n.startswith('.sbx-upload-') for n in os.listdir('/home/user'))").text()
+	}
+	waitFor(t, 30*time.Second, "the slow file to be written aside", func() bool { return aside() == "1" })
+	if got := status(); got != http.StatusNotFound {
+		t.Fatalf("the slow file shows at its path before it is whole: %d", got)
+	}
 	cancel()
 	if err := <-done; err == nil {
 		t.Fatal("the request finished before the client hung up")
 	}
-	waitFor(t, 30*time.Second, "the partial file to be removed", func() bool { return status() == http.StatusNotFound })
+	waitFor(t, 30*time.Second, "the partial file to be removed", func() bool { return aside() == "0" })
+	if got := status(); got != http.StatusNotFound {
+		t.Fatalf("the slow file after the hang-up: %d", got)
+	}
 }
 
 // waitFor polls cond until it holds, failing the test at the deadline.
