@@ -25,6 +25,14 @@ type countingBlobs struct {
 	objects   []string
 	failAfter atomic.Int64
 	puts      atomic.Int64
+	manifests atomic.Int64 // manifest reads
+}
+
+func (c *countingBlobs) Open(ctx context.Context, key string) (io.ReadCloser, int64, error) {
+	if strings.HasSuffix(key, "/manifest.json") {
+		c.manifests.Add(1)
+	}
+	return c.Blobs.Open(ctx, key)
 }
 
 func (c *countingBlobs) Put(ctx context.Context, key string, r io.Reader, size int64, contentType string) error {
@@ -354,5 +362,49 @@ func TestCheckpointSizeCap(t *testing.T) {
 	}
 	if st, _ := r.m.Status(ctx, r.key); st.CheckpointProblem != "" || st.LastCheckpoint.At.IsZero() {
 		t.Fatalf("status after a good checkpoint %+v", st)
+	}
+}
+
+// TestRestoreLongerThanTheLease restores a workspace that takes longer
+// than the start lease while a second call waits for the session: the
+// lease is extended as the restore runs, so the waiting call does not take
+// the start over, and both calls find the files in the same sandbox.
+func TestRestoreLongerThanTheLease(t *testing.T) {
+	t.Parallel()
+	r := newWSRig(t, session.Config{LeaseDuration: 300 * time.Millisecond}, "ws-long-restore")
+	ctx := t.Context()
+	r.exec("import os\nos.makedirs('many', exist_ok=True)\nfor i in range(1500): open(f'many/{i}.txt', 'w').write(str(i))")
+	if _, err := r.m.Checkpoint(ctx, r.key); err != nil {
+		t.Fatal(err)
+	}
+	st, err := r.m.Status(ctx, r.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.sbx.Kill(ctx, st.SandboxID); err != nil {
+		t.Fatal(err)
+	}
+	r.blobs.manifests.Store(0)
+	var wg sync.WaitGroup
+	results := make([]*session.ExecResult, 2)
+	errs := make([]error, 2)
+	for i := range 2 {
+		wg.Go(func() {
+			results[i], errs[i] = r.m.Execute(ctx, r.key, session.ExecRequest{Code: "import os\nlen(os.listdir('many'))"}, nil)
+		})
+	}
+	wg.Wait()
+	restores := 0
+	for i := range 2 {
+		if errs[i] != nil || results[i].Error != nil || len(results[i].Results) == 0 || results[i].Results[0].Text != "1500" {
+			t.Fatalf("call %d: %+v %v", i, results[i], errs[i])
+		}
+		if results[i].Restored != nil {
+			restores++
+		}
+	}
+	// One restore in all: a start taken over would restore again.
+	if restores != 1 || r.blobs.manifests.Load() != 1 {
+		t.Fatalf("%d calls report a restore, %d manifest reads; want one each", restores, r.blobs.manifests.Load())
 	}
 }

@@ -223,7 +223,20 @@ func (m *Manager) startSandbox(ctx context.Context, s *Session, opts *StartOptio
 		m.release(ctx, s, StateStopped)
 		return nil, err
 	}
-	restored, err := m.restoreWorkspace(ctx, s, info.ID)
+	snap := *s
+	rctx, release := m.holdLease(ctx, s)
+	restored, err := m.restoreWorkspace(rctx, &snap, info.ID)
+	if lost := release(); lost != nil {
+		err = lost
+	}
+	if errors.Is(err, errRetry) {
+		dctx, cancel := detach(ctx)
+		defer cancel()
+		if kerr := m.sandboxes.Kill(dctx, info.ID); kerr != nil {
+			m.log.WarnContext(ctx, "kill sandbox whose start was taken over", "sandbox", info.ID, "err", kerr)
+		}
+		return nil, errRetry
+	}
 	if err != nil {
 		dctx, cancel := detach(ctx)
 		defer cancel()

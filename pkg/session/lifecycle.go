@@ -99,7 +99,13 @@ func (m *Manager) stopSession(ctx context.Context, cur *Session, owner string, s
 	dctx, cancel := detach(ctx)
 	defer cancel()
 	if save && s.SandboxID != "" && m.persists(&s) {
-		m.saveBefore(dctx, &s, "stop")
+		snap := s
+		wctx, release := m.holdLease(dctx, &s)
+		m.saveBefore(wctx, &snap, "stop")
+		if lost := release(); lost != nil {
+			return nil, lost
+		}
+		s.LastCheckpoint, s.CheckpointProblem, s.CheckpointTriedAt = snap.LastCheckpoint, snap.CheckpointProblem, snap.CheckpointTriedAt
 	}
 	if s.SandboxID != "" {
 		if err := m.sandboxes.Kill(dctx, s.SandboxID); err != nil {
