@@ -53,8 +53,11 @@ func benchWorkspace(b *testing.B, size, files int) {
 			b.Fatal(err)
 		}
 	}
+	// Written in chunks: a 1 GB bytes object would not fit the sandbox's
+	// memory limit.
 	fill := fmt.Sprintf("import os\nos.makedirs('w', exist_ok=True)\nn, size = %d, %d\n"+
-		"for i in range(n): open(f'w/{i:05d}.bin', 'wb').write(os.urandom(size // n))", files, size)
+		"for i in range(n):\n    with open(f'w/{i:05d}.bin', 'wb') as f:\n        left = size // n\n"+
+		"        while left > 0:\n            k = min(left, 16 << 20); f.write(os.urandom(k)); left -= k", files, size)
 	var cp, restore, plain []time.Duration
 	var cpRSS, restoreRSS float64
 	for i := 0; b.Loop(); i++ {
