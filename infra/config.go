@@ -86,7 +86,7 @@ const (
 
 // sessionKnobs are the session settings the functions read, pkg/sessionconfig
 // in the main module, by context key; a test there holds the two lists
-// equal. The functions parse them again at init with the same rules.
+// equal (TestInfraKnobsMatch). The functions parse them again at init with the same rules.
 var sessionKnobs = []struct {
 	ctx, env string
 	kind     knobKind
