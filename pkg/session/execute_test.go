@@ -58,6 +58,37 @@ func TestActivityWritesThrottled(t *testing.T) {
 	}
 }
 
+// TestActivityAfterCheckpointWritten: the first activity after a
+// checkpoint is written at once, throttle or not, so the reaper sees the
+// workspace changed since; later activity is throttled again.
+func TestActivityAfterCheckpointWritten(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, Config{})
+	r.m.cfg.DisableWorkspaces = false // no reaper runs here, so nothing walks the fake sandbox
+	ctx := context.Background()
+	r.mustStart(t, ctx, testKey, StartOptions{})
+	writes := func(step string, want int64) {
+		t.Helper()
+		r.clock.Advance(time.Second)
+		r.store.writes.Store(0)
+		if _, err := r.m.Execute(ctx, testKey, ExecRequest{Code: "x"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := r.store.writes.Load(); got != want {
+			t.Fatalf("%s: %d writes, want %d", step, got, want)
+		}
+	}
+	writes("activity soon after the start's write", 0)
+	s := r.store.session(testKey)
+	s.LastCheckpoint = CheckpointInfo{At: r.clock.Now(), Files: 1, Bytes: 1}
+	r.store.put(s)
+	writes("first activity after the checkpoint", 1)
+	if got := r.store.session(testKey); !got.LastActivityAt.After(got.LastCheckpoint.At) || r.m.checkpointDue(got).IsZero() {
+		t.Fatalf("no checkpoint due after recorded activity: %+v", got)
+	}
+	writes("activity after that, within the interval", 0)
+}
+
 func TestActivityWriteLosesToReaper(t *testing.T) {
 	t.Parallel()
 	// The reaper pauses the session between our read and our activity

@@ -171,13 +171,17 @@ func (m *Manager) List(ctx context.Context, tenant, principal string, limit int,
 }
 
 // touch records activity on a running session at most once per
-// ActivityWriteInterval, and refreshes the provider's timeout with it. It
+// ActivityWriteInterval, and refreshes the provider's timeout with it; the
+// first activity after a checkpoint is always recorded, so the reaper knows
+// the workspace changed since and saves it again (one write per checkpoint
+// at most). It
 // returns ErrSandboxGone when the provider no longer has the sandbox (no
 // code has been sent yet, so replacing it is safe) and errRetry when the
 // record changed under us.
 func (m *Manager) touch(ctx context.Context, cur *Session) (*Session, error) {
 	now := m.clock.Now()
-	if now.Sub(cur.LastActivityAt) < m.activityInterval(cur) {
+	sinceCheckpoint := m.persists(cur) && !cur.LastCheckpoint.At.IsZero() && !cur.LastActivityAt.After(cur.LastCheckpoint.At)
+	if now.Sub(cur.LastActivityAt) < m.activityInterval(cur) && !sinceCheckpoint {
 		return cur, nil
 	}
 	s := *cur

@@ -233,11 +233,13 @@ func (m *Manager) takeCheckpoint(ctx context.Context, s *Session) (*CheckpointIn
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, err
 	}
+	// The checkpoint is as of the walk's start: activity during the walk
+	// comes after it, so the next one is due.
+	now := m.clock.Now()
 	entries, err := m.walkWorkspace(ctx, s)
 	if err != nil {
 		return nil, err
 	}
-	now := m.clock.Now()
 	next := &manifest{Version: 1, At: now, Entries: entries}
 	if err := m.uploadChanged(ctx, s, prev, next, now); err != nil {
 		return nil, err
