@@ -24,8 +24,9 @@ type dynamoConfig struct {
 	logger    *slog.Logger
 }
 
-// WithDataDir keeps the tables in dir: they are loaded at start and saved
-// a moment after each change and at stop. Without it data lives in memory.
+// WithDataDir keeps the tables in dir: they are loaded at start, each
+// write is journaled before it is answered, and a snapshot is taken a
+// moment after each change and at stop. Without it data lives in memory.
 func WithDataDir(dir string) DynamoDBOption {
 	return func(c *dynamoConfig) { c.dataDir = dir }
 }
@@ -72,6 +73,7 @@ func NewDynamoDB(ctx context.Context, opts ...DynamoDBOption) (*DynamoDB, error)
 		if err := p.saveIfDirty(context.Background()); err != nil {
 			cfg.logger.Error("localaws: final save of the DynamoDB tables failed", "err", err)
 		}
+		_ = p.journal.Close()
 	}
 	return &DynamoDB{h: p, close: final}, nil
 }

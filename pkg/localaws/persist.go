@@ -32,6 +32,14 @@ type persistentDB struct {
 	dirty  bool
 
 	saving sync.Mutex // one save at a time
+
+	// gate is held shared by each write from its apply to its journal
+	// entry, and exclusively by a save from its first read to the
+	// journal's truncation, so every answered write is in the snapshot
+	// or the journal, never both and never neither.
+	gate    sync.RWMutex
+	jmu     sync.Mutex // serialises appends to journal
+	journal *os.File
 }
 
 const (
@@ -55,6 +63,21 @@ func openPersistent(ctx context.Context, h http.Handler, dir string) (*persisten
 	if err := p.load(ctx); err != nil {
 		return nil, fmt.Errorf("localaws: load %s: %w", p.path, err)
 	}
+	replayed, err := p.replayJournal(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("localaws: replay %s: %w", p.journalPath(), err)
+	}
+	if p.journal, err = openJournal(p.journalPath()); err != nil {
+		return nil, fmt.Errorf("localaws: %w", err)
+	}
+	if st, err := p.journal.Stat(); err != nil || st.Size() > 0 || replayed > 0 {
+		// A snapshot now holds the replayed writes and empties the
+		// journal, a torn last line with it, before anything is appended.
+		p.dirty = true
+		if err := p.saveIfDirty(ctx); err != nil {
+			return nil, fmt.Errorf("localaws: save after replaying the journal: %w", err)
+		}
+	}
 	return p, nil
 }
 
@@ -70,11 +93,32 @@ func (p *persistentDB) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-	p.h.ServeHTTP(sw, r)
-	if sw.status < 300 {
+	p.gate.RLock()
+	defer p.gate.RUnlock()
+	// The answer waits until the write is in the journal.
+	rw := &memoryResponse{header: http.Header{}, status: http.StatusOK}
+	p.h.ServeHTTP(rw, r)
+	if rw.status < 300 {
 		p.changed(op, body)
+		if err := p.appendJournal(op, body); err != nil {
+			// Applied but not durable: the next snapshot keeps it, unless
+			// the process dies first. The client is told it failed.
+			writeDynamoError(w, "InternalServerError", "the write was not saved: "+err.Error())
+			return
+		}
 	}
+	for k, v := range rw.header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(rw.status)
+	_, _ = w.Write(rw.body.Bytes())
+}
+
+// writeDynamoError answers as DynamoDB does for an error of kind.
+func writeDynamoError(w http.ResponseWriter, kind, msg string) {
+	w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+	w.WriteHeader(http.StatusInternalServerError)
+	_ = json.NewEncoder(w).Encode(map[string]string{"__type": "com.amazonaws.dynamodb.v20120810#" + kind, "message": msg})
 }
 
 // changed records a successful write.
@@ -94,16 +138,6 @@ func (p *persistentDB) changed(op string, body []byte) {
 	case "DeleteTable":
 		delete(p.tables, req.TableName)
 	}
-}
-
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (s *statusWriter) WriteHeader(code int) {
-	s.status = code
-	s.ResponseWriter.WriteHeader(code)
 }
 
 // call sends one DynamoDB request straight to the handler, in process.
@@ -201,6 +235,8 @@ func (p *persistentDB) restore(ctx context.Context, t tableSnapshot) error {
 func (p *persistentDB) saveIfDirty(ctx context.Context) error {
 	p.saving.Lock()
 	defer p.saving.Unlock()
+	p.gate.Lock()
+	defer p.gate.Unlock()
 	p.mu.Lock()
 	dirty, tables := p.dirty, make([]tableSnapshot, 0, len(p.tables))
 	for name, reqs := range p.tables {
@@ -218,7 +254,7 @@ func (p *persistentDB) saveIfDirty(ctx context.Context) error {
 		p.mu.Unlock()
 		return err
 	}
-	return nil
+	return p.truncateJournal()
 }
 
 func (p *persistentDB) save(ctx context.Context, tables []tableSnapshot) error {
