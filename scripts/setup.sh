@@ -31,5 +31,11 @@ if [ ! -f scripts/node_modules/.package-lock.json ] || [ scripts/package-lock.js
   (cd scripts && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 fi
 
+# The TypeScript SDK's build and test tools, pinned by sdk/typescript/package-lock.json.
+if [ ! -f sdk/typescript/node_modules/.package-lock.json ] || [ sdk/typescript/package-lock.json -nt sdk/typescript/node_modules/.package-lock.json ]; then
+  log "installing the TypeScript SDK's npm dependencies"
+  (cd sdk/typescript && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+fi
+
 # Go modules, once, so later steps do not race to download them.
 go mod download

@@ -1,0 +1,344 @@
+import { SessionboxError, isProblem } from "./errors.js";
+import { Transport, type CallOptions, type Request } from "./http.js";
+import { readNDJSON } from "./ndjson.js";
+import type { RetryOptions } from "./retry.js";
+import type {
+  CheckpointInfo,
+  DownloadTicket,
+  ExecuteOnceRequest,
+  ExecuteRequest,
+  ExecutionResult,
+  FileEntry,
+  FileList,
+  InstallRequest,
+  InstallResult,
+  OutputLine,
+  Run,
+  RunAccepted,
+  RunRequest,
+  Session,
+  SessionList,
+  StartRequest,
+  StreamLine,
+  UploadTicket,
+  UploadUrlsRequest,
+  UploadUrlsResult,
+} from "./types.js";
+import { putPresigned, uploadSize, type UploadData, type UploadOptions } from "./upload.js";
+
+/** How to reach the API. */
+export interface SessionboxOptions {
+  /** The API's base URL, e.g. http://127.0.0.1:8080 or the stack's API URL. */
+  baseUrl: string;
+  /** The API key (sbx_...) or a bearer token, sent as `Authorization: Bearer`. Omit it when `headers` or a proxy authenticate. */
+  apiKey?: string;
+  /** Headers sent with every call. */
+  headers?: Record<string, string>;
+  /** A fetch to use instead of the global one (tests, proxies, instrumentation). */
+  fetch?: typeof fetch;
+  /** Retries of idempotent calls on 429 and 503; false turns them off. */
+  retry?: RetryOptions | false;
+}
+
+/** Options of a file listing. */
+export interface ListFilesOptions extends CallOptions {
+  /** The directory; default /home/user. */
+  path?: string;
+  /** Levels to descend, 1 to 10; default 1. */
+  depth?: number;
+}
+
+/** Options of a page of sessions. */
+export interface ListSessionsOptions extends CallOptions {
+  /** Sessions per page, 1 to 100; default 20. */
+  limit?: number;
+  /** The previous page's nextCursor. */
+  cursor?: string;
+}
+
+/** Options of submitRun. */
+export interface SubmitRunOptions extends CallOptions {
+  /** The same key returns the same run; with one, a 429 or 503 is retried safely. */
+  idempotencyKey?: string;
+}
+
+/** Options of waitForRun. */
+export interface WaitForRunOptions extends CallOptions {
+  /** The pause between polls; default 500 ms. */
+  intervalMs?: number;
+}
+
+const sid = (id: string) => `/v1/sessions/${encodeURIComponent(id)}`;
+
+/**
+ * A client of the sessionbox API. Every method takes an AbortSignal in its
+ * options; failures are SessionboxError (problem+json) or, for a request that
+ * never got an answer, fetch's own error. Idempotent calls (GET, PUT, DELETE,
+ * and runs with an Idempotency-Key) are retried on 429 and 503; executions,
+ * installs and other POSTs never are.
+ */
+export class Sessionbox {
+  private readonly http: Transport;
+  private readonly customFetch: boolean;
+
+  constructor(options: SessionboxOptions) {
+    if (!options.baseUrl) throw new TypeError("sessionbox: baseUrl is required");
+    const r = options.retry === false ? { maxRetries: 0 } : (options.retry ?? {});
+    this.customFetch = options.fetch !== undefined;
+    this.http = new Transport({
+      baseUrl: options.baseUrl,
+      apiKey: options.apiKey,
+      headers: options.headers,
+      fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
+      retry: {
+        maxRetries: r.maxRetries ?? 3,
+        baseDelayMs: r.baseDelayMs ?? 500,
+        maxDelayMs: r.maxDelayMs ?? 30_000,
+        onRetry: r.onRetry,
+      },
+    });
+  }
+
+  // Sessions and sandboxes.
+
+  /** Starts the session's sandbox (or resumes it, or returns the running one). */
+  start(sessionId: string, req: StartRequest = {}, options?: CallOptions): Promise<Session> {
+    return this.http.json({ method: "POST", path: `${sid(sessionId)}/sandbox/start`, json: req, idempotent: false, options });
+  }
+
+  /** Stops the session's sandbox; the session stays, stopped. */
+  stop(sessionId: string, options?: CallOptions): Promise<Session> {
+    return this.http.json({ method: "POST", path: `${sid(sessionId)}/sandbox/stop`, idempotent: false, options });
+  }
+
+  /** The session's state and deadlines. */
+  status(sessionId: string, options?: CallOptions): Promise<Session> {
+    return this.http.json({ method: "GET", path: `${sid(sessionId)}/sandbox`, idempotent: true, options });
+  }
+
+  /** Restarts the session's kernel: variables go, files stay. */
+  async reset(sessionId: string, options?: CallOptions): Promise<void> {
+    await this.discard({ method: "POST", path: `${sid(sessionId)}/reset`, idempotent: false, options });
+  }
+
+  /** Saves the session's /home/user to its workspace now. */
+  checkpoint(sessionId: string, options?: CallOptions): Promise<CheckpointInfo> {
+    return this.http.json({ method: "POST", path: `${sid(sessionId)}/checkpoint`, idempotent: false, options });
+  }
+
+  /** Deletes the session, its sandbox and its workspace. */
+  async deleteSession(sessionId: string, options?: CallOptions): Promise<void> {
+    await this.discard({ method: "DELETE", path: sid(sessionId), idempotent: true, options });
+  }
+
+  /** One page of the caller's sessions; pass nextCursor back as cursor for the next. */
+  listSessions(options: ListSessionsOptions = {}): Promise<SessionList> {
+    return this.http.json({
+      method: "GET",
+      path: "/v1/sessions",
+      query: { limit: options.limit, cursor: options.cursor },
+      idempotent: true,
+      options,
+    });
+  }
+
+  /** Every session of the caller, page after page. */
+  async *sessions(options: ListSessionsOptions = {}): AsyncGenerator<Session, void, undefined> {
+    let cursor = options.cursor;
+    do {
+      const page = await this.listSessions({ ...options, cursor });
+      yield* page.sessions;
+      cursor = page.nextCursor;
+    } while (cursor);
+  }
+
+  // Code.
+
+  /** Runs Python in the session's kernel and returns the whole result. Never retried. */
+  execute(sessionId: string, req: ExecuteRequest, options?: CallOptions): Promise<ExecutionResult> {
+    return this.result({ method: "POST", path: `${sid(sessionId)}/execute`, json: req, idempotent: false, options });
+  }
+
+  /**
+   * Runs Python in the session's kernel and yields its output as it happens:
+   * `start`, `stdout`/`stderr` chunks, `result`s, an `error` with the
+   * exception when the code raised, `keepalive`s (ignore them), then `done`
+   * with the result. A call that fails, before or during the stream, throws
+   * SessionboxError. Breaking out of the loop or aborting closes the stream.
+   */
+  executeStream(sessionId: string, req: ExecuteRequest, options?: CallOptions): AsyncGenerator<OutputLine, void, undefined> {
+    return this.stream({ method: "POST", path: `${sid(sessionId)}/execute`, json: req, idempotent: false, options });
+  }
+
+  /** Runs Python once in a sandbox of its own, killed afterwards; no session is kept. */
+  executeOnce(req: ExecuteOnceRequest, options?: CallOptions): Promise<ExecutionResult> {
+    return this.result({ method: "POST", path: "/v1/execute", json: req, idempotent: false, options });
+  }
+
+  /** executeOnce with live output, as executeStream. */
+  executeOnceStream(req: ExecuteOnceRequest, options?: CallOptions): AsyncGenerator<OutputLine, void, undefined> {
+    return this.stream({ method: "POST", path: "/v1/execute", json: req, idempotent: false, options });
+  }
+
+  /** Installs packages with pip in the session's sandbox. */
+  install(sessionId: string, req: InstallRequest, options?: CallOptions): Promise<InstallResult> {
+    return this.result({ method: "POST", path: `${sid(sessionId)}/install`, json: req, idempotent: false, options });
+  }
+
+  /** install with pip's output as it happens, as executeStream. */
+  installStream(sessionId: string, req: InstallRequest, options?: CallOptions): AsyncGenerator<OutputLine, void, undefined> {
+    return this.stream({ method: "POST", path: `${sid(sessionId)}/install`, json: req, idempotent: false, options });
+  }
+
+  // Runs.
+
+  /** Queues code to run in the session; poll getRun or waitForRun. */
+  submitRun(sessionId: string, req: RunRequest, options: SubmitRunOptions = {}): Promise<RunAccepted> {
+    const headers = { ...options.headers };
+    if (options.idempotencyKey !== undefined) headers["Idempotency-Key"] = options.idempotencyKey;
+    return this.http.json({
+      method: "POST",
+      path: `${sid(sessionId)}/runs`,
+      json: req,
+      idempotent: options.idempotencyKey !== undefined,
+      options: { ...options, headers },
+    });
+  }
+
+  /** A run's status and, once finished, its result. */
+  getRun(runId: string, options?: CallOptions): Promise<Run> {
+    return this.http.json({ method: "GET", path: `/v1/runs/${encodeURIComponent(runId)}`, idempotent: true, options });
+  }
+
+  /** Polls a run until it has succeeded or failed. */
+  async waitForRun(runId: string, options: WaitForRunOptions = {}): Promise<Run> {
+    for (;;) {
+      const run = await this.getRun(runId, options);
+      if (run.status === "succeeded" || run.status === "failed") return run;
+      await new Promise<void>((resolve, reject) => {
+        const t = setTimeout(resolve, options.intervalMs ?? 500);
+        options.signal?.addEventListener("abort", () => (clearTimeout(t), reject(options.signal?.reason)), { once: true });
+      });
+    }
+  }
+
+  // Files.
+
+  /** Lists a directory (default /home/user). */
+  listFiles(sessionId: string, options: ListFilesOptions = {}): Promise<FileList> {
+    return this.http.json({
+      method: "GET",
+      path: `${sid(sessionId)}/files`,
+      query: { path: options.path, depth: options.depth },
+      idempotent: true,
+      options,
+    });
+  }
+
+  /** A file's bytes (up to the inline limit; larger files: downloadUrl). */
+  async readFile(sessionId: string, path: string, options?: CallOptions): Promise<Uint8Array> {
+    const res = await this.http.send({
+      method: "GET",
+      path: `${sid(sessionId)}/files/content`,
+      query: { path },
+      idempotent: true,
+      options,
+    });
+    return new Uint8Array(await res.arrayBuffer());
+  }
+
+  /** A file's text, decoded as UTF-8. */
+  async readTextFile(sessionId: string, path: string, options?: CallOptions): Promise<string> {
+    return new TextDecoder().decode(await this.readFile(sessionId, path, options));
+  }
+
+  /** Writes a file in one request (up to the inline limit; larger ones: uploadFile). */
+  writeFile(sessionId: string, path: string, data: string | Uint8Array | ArrayBuffer | Blob, options?: CallOptions): Promise<FileEntry> {
+    return this.http.json({
+      method: "PUT",
+      path: `${sid(sessionId)}/files/content`,
+      query: { path },
+      bytes: data as BodyInit,
+      idempotent: true,
+      options,
+    });
+  }
+
+  /** Removes a file, or a directory with everything in it. */
+  async deleteFile(sessionId: string, path: string, options?: CallOptions): Promise<void> {
+    await this.discard({ method: "DELETE", path: `${sid(sessionId)}/files`, query: { path }, idempotent: true, options });
+  }
+
+  /**
+   * Uploads a file of any size straight to blob storage: asks for a presigned
+   * upload, sends the bytes to it with progress, then imports them into the
+   * sandbox at path. Returns the file written.
+   */
+  async uploadFile(sessionId: string, path: string, data: UploadData, options: UploadOptions = {}): Promise<FileEntry> {
+    const sizeBytes = uploadSize(data, options.size);
+    if (sizeBytes === 0) return this.writeFile(sessionId, path, new Uint8Array(0), options);
+    const contentType = options.contentType ?? (data instanceof Blob && data.type ? data.type : undefined);
+    const ticket = await this.http.json<UploadTicket>({
+      method: "POST",
+      path: `${sid(sessionId)}/files/upload-url`,
+      json: { path, sizeBytes, contentType },
+      idempotent: false,
+      options,
+    });
+    await putPresigned(ticket, data, sizeBytes, options, {
+      fetch: this.http.config.fetch,
+      useXHR: !this.customFetch && typeof XMLHttpRequest === "function",
+      retry: this.http.config.retry,
+    });
+    return this.http.json({
+      method: "POST",
+      path: `${sid(sessionId)}/files/import`,
+      json: { transferId: ticket.transferId },
+      idempotent: false,
+      options,
+    });
+  }
+
+  /** A presigned URL to download a file of any size, without credentials, until expiresAt. */
+  downloadUrl(sessionId: string, path: string, options?: CallOptions): Promise<DownloadTicket> {
+    return this.http.json({
+      method: "POST",
+      path: `${sid(sessionId)}/files/download-url`,
+      json: { path },
+      idempotent: false,
+      options,
+    });
+  }
+
+  /** Has the service fetch URLs into the sandbox. */
+  uploadUrls(sessionId: string, req: UploadUrlsRequest, options?: CallOptions): Promise<UploadUrlsResult> {
+    return this.http.json({ method: "POST", path: `${sid(sessionId)}/files/upload-urls`, json: req, idempotent: false, options });
+  }
+
+  // Plumbing.
+
+  /**
+   * A JSON result. A call that runs long is answered 200 early and kept alive
+   * with spaces; if it then fails, the body is a problem instead of the
+   * result, which becomes a SessionboxError here too.
+   */
+  private async result<T>(req: Request): Promise<T> {
+    const body = await this.http.json<unknown>(req);
+    if (isProblem(body) && !("success" in body)) throw SessionboxError.fromProblem(body);
+    return body as T;
+  }
+
+  private async *stream(req: Request): AsyncGenerator<OutputLine, void, undefined> {
+    const res = await this.http.send({ ...req, accept: "application/x-ndjson" });
+    if (!res.body) return;
+    for await (const line of readNDJSON<StreamLine>(res.body)) {
+      if ("problem" in line) throw SessionboxError.fromProblem(line.problem);
+      yield line;
+    }
+  }
+
+  private async discard(req: Request): Promise<void> {
+    const res = await this.http.send(req);
+    await res.body?.cancel().catch(() => {});
+  }
+}

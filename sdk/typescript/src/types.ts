@@ -1,0 +1,58 @@
+// Names for the document's schemas. The shapes come from src/generated/openapi.ts,
+// which `npm run generate` writes from pkg/api/openapi.json; only the names are
+// kept here, so the SDK follows the document when it changes.
+import type { components, operations, paths } from "./generated/openapi.js";
+
+export type { components, operations, paths };
+
+type Schemas = components["schemas"];
+
+/** RFC 9457 problem details: every error the API answers with. */
+export type Problem = Schemas["Problem"];
+/** A session and its sandbox. */
+export type Session = Schemas["Session"];
+/** A page of sessions. */
+export type SessionList = Schemas["SessionList"];
+/** The optional body of start. */
+export type StartRequest = Schemas["StartRequest"];
+/** The body of execute. */
+export type ExecuteRequest = Schemas["ExecuteRequest"];
+/** The body of the one-shot execute (no session). */
+export type ExecuteOnceRequest = Schemas["ExecuteOnceRequest"];
+/** An execution's whole result. */
+export type ExecutionResult = Schemas["ExecutionResult"];
+/** A rich output (text, html, png, chart...). */
+export type Result = Schemas["Result"];
+/** An exception the code raised. */
+export type ExecError = Schemas["ExecError"];
+/** The body of install. */
+export type InstallRequest = Schemas["InstallRequest"];
+/** An install's result. */
+export type InstallResult = Schemas["InstallResult"];
+/** Any line of an application/x-ndjson stream, as the document declares it. */
+export type StreamLine = Schemas["StreamLine"];
+/**
+ * The lines executeStream and installStream yield: every stream line except a
+ * failed call's problem line, which they throw as a SessionboxError instead.
+ */
+export type OutputLine = Exclude<StreamLine, { problem: unknown }>;
+/** One entry of a directory listing, or the file a write produced. */
+export type FileEntry = Schemas["FileEntry"];
+/** A directory listing. */
+export type FileList = Schemas["FileList"];
+/** A presigned upload: where to PUT the bytes and the id to import them by. */
+export type UploadTicket = Schemas["UploadTicket"];
+/** A presigned download of a sandbox file. */
+export type DownloadTicket = Schemas["DownloadTicket"];
+/** The body of an asynchronous run. */
+export type RunRequest = Schemas["RunRequest"];
+/** The answer to a submitted run. */
+export type RunAccepted = Schemas["RunAccepted"];
+/** An asynchronous run and, once finished, its result. */
+export type Run = Schemas["Run"];
+/** The body of uploads from URLs. */
+export type UploadUrlsRequest = Schemas["UploadUrlsRequest"];
+/** What landed of an upload from URLs, and what did not. */
+export type UploadUrlsResult = Schemas["UploadUrlsResult"];
+/** One checkpoint of a session's workspace. */
+export type CheckpointInfo = Schemas["CheckpointInfo"];

@@ -1,0 +1,218 @@
+// The SDK against a real API: SESSIONBOX_URL/SESSIONBOX_API_KEY, or a serve the
+// tests start (see harness.ts).
+import assert from "node:assert/strict";
+import { Readable } from "node:stream";
+import { after, before, describe, it } from "node:test";
+import { Sessionbox, SessionboxError, type OutputLine, type UploadProgress } from "@sessionbox/sdk";
+import { sessionId, startApi, type Api } from "./harness.js";
+
+let api: Api;
+let sb: Sessionbox;
+const sid = sessionId("live");
+
+before(async () => {
+  api = await startApi();
+  sb = new Sessionbox({ baseUrl: api.baseUrl, apiKey: api.apiKey });
+});
+
+after(async () => {
+  await sb?.deleteSession(sid).catch(() => {});
+  await api?.close();
+});
+
+describe("execute", () => {
+  it("returns the last expression's value and keeps state between calls", async () => {
+    const first = await sb.execute(sid, { code: "x = 21\nprint('hi')\nx * 2" });
+    assert.equal(first.success, true);
+    assert.equal(first.stdout, "hi\n");
+    assert.equal(first.results.find((r) => r.isMainResult)?.text, "42");
+    const second = await sb.execute(sid, { code: "x + 1" });
+    assert.equal(second.results[0]?.text, "22");
+  });
+
+  it("reports an exception as a result, not a thrown error", async () => {
+    const res = await sb.execute(sid, { code: "raise ValueError('nope')" });
+    assert.equal(res.success, false);
+    assert.equal(res.error?.name, "ValueError");
+    assert.equal(res.error?.value, "nope");
+    assert.match(res.error?.traceback ?? "", /ValueError: nope/);
+  });
+});
+
+describe("executeStream", () => {
+  it("yields start, output in order, the exception as a typed error line, then done", async () => {
+    const code = "import sys, time\nfor i in range(5):\n    print(i, flush=True)\n    time.sleep(0.05)\n" +
+      "sys.stderr.write('warn\\n')\n1/0";
+    const lines: OutputLine[] = [];
+    for await (const line of sb.executeStream(sid, { code })) lines.push(line);
+    const kinds = lines.map((l) => l.type).filter((t) => t !== "keepalive");
+    assert.equal(kinds[0], "start");
+    assert.equal(kinds.at(-1), "done");
+    let stdout = "";
+    for (const l of lines) if (l.type === "stdout") stdout += l.text;
+    assert.equal(stdout, "0\n1\n2\n3\n4\n");
+    const err = lines.find((l) => l.type === "error");
+    assert.ok(err && "error" in err, "an error line carrying the exception");
+    assert.equal(err.error.name, "ZeroDivisionError");
+    assert.ok(lines.indexOf(err) > lines.findLastIndex((l) => l.type === "stdout"), "the error comes after the output");
+    const done = lines.at(-1);
+    assert.ok(done?.type === "done");
+    assert.equal(done.result.success, false);
+  });
+
+  it("yields rich results as result lines", async () => {
+    const results = [];
+    for await (const line of sb.executeStream(sid, { code: "6 * 7" })) if (line.type === "result") results.push(line.result);
+    assert.equal(results.length, 1);
+    assert.equal(results[0]?.text, "42");
+  });
+
+  it("stops reading when the loop breaks, and the session goes on", async () => {
+    for await (const line of sb.executeStream(sid, { code: "for i in range(3):\n    print(i, flush=True)" })) {
+      if (line.type === "stdout") break;
+    }
+    const res = await sb.execute(sid, { code: "len('still here')" });
+    assert.equal(res.results[0]?.text, "10");
+  });
+
+  it("can be aborted while the code runs", async (t) => {
+    const own = sessionId("abort");
+    t.after(() => sb.deleteSession(own).catch(() => {}));
+    const ac = new AbortController();
+    const seen: string[] = [];
+    await assert.rejects(
+      (async () => {
+        for await (const line of sb.executeStream(own, { code: "import time\nprint('a', flush=True)\ntime.sleep(30)" }, { signal: ac.signal })) {
+          seen.push(line.type);
+          if (line.type === "stdout") ac.abort();
+        }
+      })(),
+      (err: Error) => err.name === "AbortError",
+    );
+    assert.deepEqual(seen.filter((t) => t !== "keepalive"), ["start", "stdout"]);
+  });
+});
+
+describe("errors", () => {
+  it("throws SessionboxError from problem+json on bad input", async () => {
+    const err = await sb.execute(sid, { code: "" }).then(
+      () => assert.fail("an empty code was accepted"),
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof SessionboxError);
+    assert.equal(err.status, 400);
+    assert.equal(err.type, "https://sessionbox.dev/problems/invalid-input");
+    assert.match(err.detail, /code/);
+    assert.ok(err.requestId, "the request id to quote");
+  });
+
+  it("throws 404 not-found for an unknown session, naming it", async () => {
+    const other = sessionId("unknown");
+    await assert.rejects(sb.status(other), (e: unknown) =>
+      e instanceof SessionboxError && e.status === 404 && e.type.endsWith("/not-found") && e.detail.includes(other));
+  });
+
+  it("throws from executeStream when the call fails before its stream", async () => {
+    await assert.rejects(
+      (async () => {
+        for await (const _ of sb.executeStream(sid, { code: "1", timeoutSecs: 100000 })) assert.fail("a line of a refused call");
+      })(),
+      (e: unknown) => e instanceof SessionboxError && e.status === 400 && /timeoutSecs/.test(e.detail),
+    );
+  });
+});
+
+describe("files", () => {
+  const bytes = new Uint8Array(256 * 3);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = i % 256;
+
+  it("round-trips binary bytes, lists and deletes", async () => {
+    const entry = await sb.writeFile(sid, "bin/all-bytes.bin", bytes);
+    assert.equal(entry.size, bytes.length);
+    assert.equal(entry.path, "/home/user/bin/all-bytes.bin");
+    assert.deepEqual(await sb.readFile(sid, "bin/all-bytes.bin"), bytes);
+    const seen = await sb.execute(sid, { code: "open('bin/all-bytes.bin','rb').read() == bytes(range(256)) * 3" });
+    assert.equal(seen.results[0]?.text, "True", "the sandbox holds the same bytes");
+    const list = await sb.listFiles(sid, { path: "bin" });
+    assert.deepEqual(list.entries.map((e) => [e.name, e.type, e.size]), [["all-bytes.bin", "file", bytes.length]]);
+    await sb.deleteFile(sid, "bin/all-bytes.bin");
+    assert.deepEqual((await sb.listFiles(sid, { path: "bin" })).entries, []);
+    await assert.rejects(sb.readFile(sid, "bin/all-bytes.bin"), (e: unknown) => e instanceof SessionboxError && e.status === 404);
+  });
+
+  it("writes and reads text, whatever the file's content type", async () => {
+    await sb.writeFile(sid, "t/a.csv", "a,b\n1,2\n");
+    assert.equal(await sb.readTextFile(sid, "t/a.csv"), "a,b\n1,2\n");
+  });
+
+  it("uploadFile sends bytes through a presigned upload with progress", async () => {
+    const big = new Uint8Array(1024 * 1024 + 17);
+    for (let i = 0; i < big.length; i++) big[i] = (i * 31) % 251;
+    const progress: UploadProgress[] = [];
+    const entry = await sb.uploadFile(sid, "up/big.bin", big, { onProgress: (p) => progress.push(p) });
+    assert.equal(entry.size, big.length);
+    assert.deepEqual(progress[0], { loaded: 0, total: big.length });
+    assert.deepEqual(progress.at(-1), { loaded: big.length, total: big.length });
+    assert.ok(progress.length > 3, `progress in steps, got ${progress.length}`);
+    for (let i = 1; i < progress.length; i++) assert.ok(progress[i]!.loaded >= progress[i - 1]!.loaded, "progress never goes back");
+    assert.deepEqual(await sb.readFile(sid, "up/big.bin"), big);
+  });
+
+  it("uploadFile takes a Node stream with its size, and a Blob", async () => {
+    const parts = [Buffer.from("hello, "), Buffer.from("w\u00f6rld")];
+    const size = parts.reduce((n, b) => n + b.length, 0);
+    const progress: number[] = [];
+    await sb.uploadFile(sid, "up/stream.txt", Readable.from(parts), { size, onProgress: (p) => progress.push(p.loaded) });
+    assert.equal(await sb.readTextFile(sid, "up/stream.txt"), "hello, w\u00f6rld");
+    assert.equal(progress.at(-1), size);
+    await sb.uploadFile(sid, "up/blob.json", new Blob(['{"a":1}'], { type: "application/json" }));
+    assert.equal(await sb.readTextFile(sid, "up/blob.json"), '{"a":1}');
+  });
+
+  it("uploadFile refuses a stream that is not the size it announced", async () => {
+    await assert.rejects(sb.uploadFile(sid, "up/short.bin", Readable.from([Buffer.from("abc")]), { size: 10 }), /held 3 bytes, not the 10/);
+    await assert.rejects(sb.uploadFile(sid, "up/none.bin", Readable.from([Buffer.from("abc")])), /needs options.size/);
+  });
+
+  it("downloadUrl gives a URL that serves the file without credentials", async () => {
+    await sb.writeFile(sid, "dl/x.bin", bytes);
+    const ticket = await sb.downloadUrl(sid, "dl/x.bin");
+    assert.equal(ticket.sizeBytes, bytes.length);
+    const res = await fetch(ticket.downloadUrl);
+    assert.equal(res.status, 200);
+    assert.deepEqual(new Uint8Array(await res.arrayBuffer()), bytes);
+  });
+});
+
+describe("sessions and runs", () => {
+  it("status, sessions, reset, stop", async () => {
+    const st = await sb.status(sid);
+    assert.equal(st.sessionId, sid);
+    assert.equal(st.state, "running");
+    const ids = [];
+    for await (const s of sb.sessions({ limit: 1 })) ids.push(s.sessionId);
+    assert.ok(ids.includes(sid), `${sid} listed among ${ids.join(", ")}`);
+    await sb.execute(sid, { code: "kept = 1" });
+    await sb.reset(sid);
+    const after = await sb.execute(sid, { code: "'kept' in globals()" });
+    assert.equal(after.results[0]?.text, "False", "reset cleared the kernel");
+    const stopped = await sb.stop(sid);
+    assert.equal(stopped.state, "stopped");
+  });
+
+  it("submitRun and waitForRun", async () => {
+    const own = sessionId("run");
+    const accepted = await sb.submitRun(own, { code: "sum(range(10))" }, { idempotencyKey: own });
+    const again = await sb.submitRun(own, { code: "sum(range(10))" }, { idempotencyKey: own });
+    assert.equal(again.runId, accepted.runId, "the same key, the same run");
+    const run = await sb.waitForRun(accepted.runId, { intervalMs: 100 });
+    assert.equal(run.status, "succeeded");
+    assert.equal(run.result?.results[0]?.text, "45");
+    await sb.deleteSession(own);
+  });
+
+  it("executeOnce runs without a session", async () => {
+    const res = await sb.executeOnce({ code: "6 * 7" });
+    assert.equal(res.results[0]?.text, "42");
+  });
+});
