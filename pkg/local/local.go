@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"sync"
 	"time"
@@ -28,6 +29,7 @@ import (
 	"github.com/sessionbox/sessionbox/pkg/e2blocal"
 	"github.com/sessionbox/sessionbox/pkg/httplimits"
 	"github.com/sessionbox/sessionbox/pkg/localaws"
+	"github.com/sessionbox/sessionbox/pkg/playground"
 	"github.com/sessionbox/sessionbox/pkg/sandboxes"
 	"github.com/sessionbox/sessionbox/pkg/session"
 	"github.com/sessionbox/sessionbox/pkg/store"
@@ -146,7 +148,7 @@ func (s *Service) start(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	blobs, err := s.startBlobs(ctx, cfg)
+	blobs, blobClient, err := s.startBlobs(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -172,8 +174,10 @@ func (s *Service) start(ctx context.Context, cfg Config) error {
 	}
 	// Keys are remembered for a while, as API Gateway's authorizer cache
 	// does in production: a known key costs no store read per request.
-	if err := s.serve(ctx, cfg, api.New(mgr, api.WithLogger(cfg.Logger), api.WithKeyCache(keyCacheTTL),
-		api.WithStorageCheck(cfg.floor().Check))); err != nil {
+	// The playground page answers "/"; every other path is the API's.
+	h := api.New(mgr, api.WithLogger(cfg.Logger), api.WithKeyCache(keyCacheTTL), api.WithStorageCheck(cfg.floor().Check))
+	page := playground.Options{ConnectSources: []string{uploadOrigin(blobClient)}}
+	if err := s.serve(ctx, cfg, playground.With(h, page)); err != nil {
 		return err
 	}
 	s.startReaper(cfg)
@@ -274,22 +278,34 @@ func (s *Service) startStore(ctx context.Context, cfg Config) (*store.Store, err
 	return store.New(client, Table), nil
 }
 
-func (s *Service) startBlobs(ctx context.Context, cfg Config) (*blob.Blobs, error) {
+func (s *Service) startBlobs(ctx context.Context, cfg Config) (*blob.Blobs, *s3.Client, error) {
 	client := cfg.S3
 	if client == nil {
 		endpoint, stop, err := localaws.StartS3(context.WithoutCancel(ctx), filepath.Join(cfg.DataDir, "s3"),
 			localaws.WithSpaceCheck(cfg.floor().Check))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		s.closers = append(s.closers, func() error { stop(); return nil })
 		client = localaws.S3Client(endpoint)
 	}
 	if err := localaws.EnsureBucket(ctx, client, Bucket); err != nil {
-		return nil, fmt.Errorf("create local bucket: %w", err)
+		return nil, nil, fmt.Errorf("create local bucket: %w", err)
 	}
 	s.startExpiry(cfg, client)
-	return blob.New(client, Bucket), nil
+	return blob.New(client, Bucket), client, nil
+}
+
+// uploadOrigin is where presigned URLs from client point, for the
+// playground's connect-src: the stand-in's (or another emulator's) endpoint,
+// else S3 itself.
+func uploadOrigin(client *s3.Client) string {
+	if ep := client.Options().BaseEndpoint; ep != nil {
+		if u, err := url.Parse(*ep); err == nil && u.Host != "" {
+			return u.Scheme + "://" + u.Host
+		}
+	}
+	return "https://*.amazonaws.com"
 }
 
 // expiryRules are the production bucket's lifecycle rules (infra/data.go):

@@ -1,0 +1,198 @@
+// The playground page in headless Chromium (Debian's, driven by
+// puppeteer-core) against a running stack: SESSIONBOX_URL serves the page
+// and the API, SESSIONBOX_API_KEY is pasted into it, CHROMIUM_PATH is the
+// browser, and the screenshot goes to PLAYGROUND_SCREENSHOT.
+//
+// It checks what a person would see: output lines appear while the cell is
+// still running, the chart renders, an exception shows its traceback, an
+// upload (inline and through a presigned URL) shows in the files panel,
+// reset and stop answer, and the page's CSP refuses nothing it needs.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import puppeteer from 'puppeteer-core';
+
+const url = process.env.SESSIONBOX_URL;
+const key = process.env.SESSIONBOX_API_KEY;
+const chromium = process.env.CHROMIUM_PATH;
+const shot = process.env.PLAYGROUND_SCREENSHOT;
+const session = `pg-${process.pid}-${Date.now().toString(36)}`;
+
+const LONG = 120_000;
+let browser;
+let page;
+let dir;
+const problems = []; // console errors, page errors, CSP refusals
+
+before(async () => {
+  assert.ok(url && key && chromium, 'SESSIONBOX_URL, SESSIONBOX_API_KEY and CHROMIUM_PATH must be set');
+  dir = mkdtempSync(join(tmpdir(), 'playground-'));
+  browser = await puppeteer.launch({
+    executablePath: chromium,
+    headless: true,
+    // The test runs as root in CI, where Chromium's own sandbox cannot start.
+    args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu', '--font-render-hinting=none'],
+  });
+  page = await browser.newPage();
+  page.setDefaultTimeout(LONG);
+  await page.setViewport({ width: 1440, height: 900 });
+  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+// cell returns a handle's selector for the n-th cell (1-based).
+const cell = (n) => `#cells > .cell:nth-child(${n})`;
+
+async function setCode(n, code) {
+  await page.$eval(`${cell(n)} .editor`, (t, c) => {
+    t.value = c;
+    t.dispatchEvent(new Event('input', { bubbles: true }));
+  }, code);
+}
+
+async function waitForState(n, ...states) {
+  await page.waitForFunction((sel, want) => want.includes(document.querySelector(sel)?.dataset.state),
+    { timeout: LONG }, cell(n), states);
+  return page.$eval(cell(n), (c) => c.dataset.state);
+}
+
+test('the page loads with its security headers', async () => {
+  const res = await page.goto(`${url}/`, { waitUntil: 'networkidle0' });
+  assert.equal(res.status(), 200);
+  const csp = res.headers()['content-security-policy'] || '';
+  assert.match(csp, /script-src 'self'/);
+  assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/);
+  assert.equal(await page.title(), 'sessionbox playground');
+});
+
+test('a pasted key connects and lists sessions', async () => {
+  await page.type('#api-key', key);
+  await page.click('#key-save');
+  await page.waitForSelector('#conn[data-state="ok"]');
+  assert.equal(await page.$eval('#api-key', (i) => i.value), '', 'the key field is cleared once kept');
+  const kept = await page.evaluate(() => sessionStorage.getItem('sessionbox.apiKey'));
+  assert.equal(kept, key, 'the key is kept in sessionStorage');
+  await page.type('#session-name', session);
+  await page.keyboard.press('Enter');
+  await page.waitForFunction((s) => document.querySelector('#session-title').textContent === s, {}, session);
+});
+
+test('output streams in while the cell runs, then the chart renders', async () => {
+  await setCode(1, [
+    'import time',
+    'for i in range(3):',
+    '    print(i, flush=True)',
+    '    time.sleep(0.5)',
+    'import matplotlib',
+    'matplotlib.use("Agg")',
+    'import matplotlib.pyplot as plt',
+    'import numpy as np',
+    'x = np.linspace(0, 4 * np.pi, 200)',
+    'plt.figure(figsize=(7, 3.2))',
+    'plt.plot(x, np.sin(x), label="sin")',
+    'plt.plot(x, np.cos(x), label="cos")',
+    'plt.legend()',
+    'plt.show()',
+  ].join('\n'));
+  await page.focus(`${cell(1)} .editor`);
+  await page.keyboard.down('Shift');
+  await page.keyboard.press('Enter');
+  await page.keyboard.up('Shift');
+
+  // One evaluation in the page sees both at once: the first line is in the
+  // DOM while the cell is still marked running.
+  const seen = await page.waitForFunction((sel) => {
+    const c = document.querySelector(sel);
+    const text = c.querySelector('.output').textContent;
+    return c.dataset.state === 'running' && /^0\n/.test(text)
+      ? { state: c.dataset.state, text, images: c.querySelectorAll('.output img').length }
+      : false;
+  }, { timeout: LONG, polling: 'mutation' }, cell(1)).then((h) => h.jsonValue());
+  assert.equal(seen.state, 'running');
+  assert.equal(seen.images, 0, 'no chart before the lines that precede it');
+  assert.doesNotMatch(seen.text, /2\n/, 'the last line is not there yet');
+
+  assert.equal(await waitForState(1, 'done', 'error'), 'done');
+  const out = await page.$eval(`${cell(1)} .output`, (o) => o.textContent);
+  assert.match(out, /^0\n1\n2\n/);
+  await page.waitForFunction((sel) => {
+    const img = document.querySelector(`${sel} .output img`);
+    return img && img.complete && img.naturalWidth > 0;
+  }, {}, cell(1));
+  const size = await page.$eval(`${cell(1)} .output img`, (i) => [i.naturalWidth, i.naturalHeight]);
+  assert.ok(size[0] > 100 && size[1] > 50, `chart is ${size}`);
+  assert.match(await page.$eval(`${cell(1)} .count`, (c) => c.textContent), /^\[\d+\]$/);
+});
+
+test('a table renders as HTML', async () => {
+  await setCode(2, 'import pandas as pd\npd.DataFrame({"city": ["Oslo", "Lima"], "temp": [4.5, 19.0]})');
+  await page.click(`${cell(2)} .run`);
+  assert.equal(await waitForState(2, 'done', 'error'), 'done');
+  const cells = await page.$$eval(`${cell(2)} .out-html table td`, (tds) => tds.map((t) => t.textContent));
+  assert.deepEqual(cells, ['Oslo', '4.5', 'Lima', '19.0']);
+});
+
+test('an exception shows its traceback', async () => {
+  await page.click('#add-cell');
+  await setCode(3, 'def divide(a, b):\n    return a / b\n\ndivide(1, 0)');
+  await page.click(`${cell(3)} .run`);
+  assert.equal(await waitForState(3, 'done', 'error'), 'error');
+  const name = await page.$eval(`${cell(3)} .out-error .ename`, (e) => e.textContent);
+  assert.match(name, /^ZeroDivisionError: division by zero/);
+  const tb = await page.$eval(`${cell(3)} .out-error .traceback`, (e) => e.textContent);
+  assert.match(tb, /divide\(1, 0\)/);
+  assert.match(tb, /return a \/ b/);
+  assert.doesNotMatch(tb, /\x1b\[/, 'ANSI colours are stripped');
+});
+
+test('uploads show in the files panel and read back', async () => {
+  const small = join(dir, 'hello.csv');
+  writeFileSync(small, 'a,b\n1,2\n');
+  // Past the inline threshold: upload-url, PUT to the presigned URL, import.
+  const big = join(dir, 'big.bin');
+  const bigBytes = Buffer.alloc(1536 * 1024, 7);
+  writeFileSync(big, bigBytes);
+  const input = await page.$('#upload-input');
+  await input.uploadFile(small, big);
+  for (const name of ['hello.csv', 'big.bin']) {
+    await page.waitForSelector(`#files li[data-path="/home/user/${name}"]`);
+  }
+  assert.match(await page.$eval('#files-note', (n) => n.textContent), /^Uploaded 2 files/);
+  const back = await page.evaluate(async (k, s) => {
+    const read = async (p) => {
+      const r = await fetch(`v1/sessions/${s}/files/content?path=${encodeURIComponent(p)}`, { headers: { Authorization: `Bearer ${k}` } });
+      return new Uint8Array(await r.arrayBuffer());
+    };
+    const a = await read('hello.csv');
+    const b = await read('big.bin');
+    return { small: new TextDecoder().decode(a), bigLen: b.length, bigAll7: b.every((x) => x === 7) };
+  }, key, session);
+  assert.deepEqual(back, { small: 'a,b\n1,2\n', bigLen: bigBytes.length, bigAll7: true });
+  assert.ok(readFileSync(small).length > 0);
+});
+
+test('screenshot after the chart cell', async () => {
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: shot, fullPage: true });
+  assert.ok(readFileSync(shot).length > 10_000);
+});
+
+test('reset and stop answer', async () => {
+  await page.click('#reset-btn');
+  await page.waitForFunction(() => /Kernel reset/.test(document.querySelector('#notice:not([hidden])')?.textContent || ''));
+  await page.click('#stop-btn');
+  await page.waitForFunction(() => /Sandbox stopped/.test(document.querySelector('#notice:not([hidden])')?.textContent || ''));
+  await page.waitForFunction(() => document.querySelector('#session-state').dataset.state === 'stopped'
+    || document.querySelector('#session-state').textContent === 'stopped');
+});
+
+test('the browser reported no errors and the CSP refused nothing', () => {
+  assert.deepEqual(problems, []);
+});
