@@ -53,7 +53,9 @@ func listeningPorts(t *testing.T) map[string]bool {
 // emulator has none), none answers a caller without credentials: not the
 // runtime's control API with any key of E2B's shape, not the S3 stand-in
 // unsigned, not a sandbox's envd, interpreter or other ports without its
-// access token, even knowing the sandbox's id.
+// access token, even knowing the sandbox's id. The one exception is the
+// API port's playground page ("/" and its files), which is public and holds
+// nothing but itself: it is checked to be that page.
 func TestPortsRefuseStrangers(t *testing.T) {
 	if _, err := os.Stat("/proc/self/fd"); err != nil {
 		t.Skip("needs /proc")
@@ -104,8 +106,13 @@ func TestPortsRefuseStrangers(t *testing.T) {
 		{"GET", "/_sandboxes/" + id + "/8000/", nil},
 		{"GET", "/", map[string]string{"E2b-Sandbox-Id": id, "E2b-Sandbox-Port": "8000"}},
 	}
+	apiPort := svc.URL[strings.LastIndex(svc.URL, ":")+1:]
 	for _, port := range opened {
 		for _, p := range probes {
+			if port == apiPort && p.method == "GET" && p.path == "/" {
+				checkPlaygroundPage(t, svc.URL, p.hdr)
+				continue
+			}
 			req, _ := http.NewRequestWithContext(t.Context(), p.method, "http://127.0.0.1:"+port+p.path, strings.NewReader("{}"))
 			for k, v := range p.hdr {
 				req.Header.Set(k, v)
@@ -124,5 +131,27 @@ func TestPortsRefuseStrangers(t *testing.T) {
 				t.Errorf("port %s: %s %s = %d, want a refusal: %.200s", port, p.method, p.path, resp.StatusCode, body)
 			}
 		}
+	}
+}
+
+// checkPlaygroundPage asserts that GET / on the API port is the playground's
+// static page, under its CSP, whatever else the request carries.
+func checkPlaygroundPage(t *testing.T, url string, hdr map[string]string) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), "GET", url+"/", nil)
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" ||
+		!strings.HasPrefix(resp.Header.Get("Content-Security-Policy"), "default-src 'none'") ||
+		!strings.Contains(string(body), "<title>sessionbox playground</title>") {
+		t.Errorf("GET / on the API port = %d %q, CSP %q: want the playground page: %.200s", resp.StatusCode,
+			resp.Header.Get("Content-Type"), resp.Header.Get("Content-Security-Policy"), body)
 	}
 }
