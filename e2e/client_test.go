@@ -97,7 +97,7 @@ func TestClientAgainstLocalService(t *testing.T) {
 		}
 	})
 	t.Run("stop", func(t *testing.T) {
-		if err := c.Stop(ctx, sid); err != nil {
+		if _, err := c.Stop(ctx, sid); err != nil {
 			t.Fatal(err)
 		}
 		st, err := c.Status(ctx, sid)

@@ -45,6 +45,10 @@ type keysFlags struct {
 }
 
 func runKeys(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && slices.Contains([]string{"-h", "-help", "--help", "help"}, args[0]) {
+		fmt.Fprintln(stdout, keysUsage)
+		return flag.ErrHelp
+	}
 	if len(args) == 0 || !slices.Contains([]string{"create", "list", "revoke"}, args[0]) {
 		fmt.Fprintln(stderr, keysUsage)
 		return errors.New("name a subcommand: create, list or revoke")

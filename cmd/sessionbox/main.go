@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -43,33 +44,58 @@ func main() {
 
 func run(ctx context.Context, args []string) int {
 	cmds := commands()
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		usage(cmds)
+	if len(args) == 0 {
+		mainUsage(os.Stderr, cmds)
 		return 2
 	}
-	for _, c := range cmds {
-		if c.name == args[0] {
-			err := c.run(ctx, args[1:])
-			if errors.Is(err, flag.ErrHelp) {
-				// The flag set printed the usage asked for.
-				return 0
-			}
-			if err != nil {
-				fmt.Fprintf(os.Stderr, "sessionbox %s: %v\n", c.name, err)
-				return 1
-			}
+	name := args[0]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		if len(args) == 1 {
+			mainUsage(os.Stdout, cmds)
 			return 0
 		}
+		// `help CMD` is `CMD --help`.
+		name, args = args[1], []string{args[1], "--help"}
 	}
-	fmt.Fprintf(os.Stderr, "sessionbox: unknown command %q\n\n", args[0])
-	usage(cmds)
+	for _, c := range cmds {
+		if c.name != name {
+			continue
+		}
+		err := c.run(ctx, args[1:])
+		var misuse *errUsage
+		switch {
+		case err == nil, errors.Is(err, flag.ErrHelp):
+			// ErrHelp: the command printed the help asked for.
+			return 0
+		case errors.As(err, &misuse):
+			fmt.Fprintf(os.Stderr, "sessionbox %s: %v\n", c.name, err)
+			return 2
+		}
+		fmt.Fprintf(os.Stderr, "sessionbox %s: %s\n", c.name, describe(err))
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "sessionbox: unknown command %q\n\n", name)
+	mainUsage(os.Stderr, cmds)
 	return 2
 }
 
-func usage(cmds []command) {
-	fmt.Fprintln(os.Stderr, "usage: sessionbox <command> [flags]")
-	fmt.Fprintln(os.Stderr, "\ncommands:")
+func mainUsage(w io.Writer, cmds []command) {
+	fmt.Fprintln(w, "usage: sessionbox <command> [arguments] [flags]")
+	fmt.Fprintln(w, "\ncommands:")
 	for _, c := range cmds {
-		fmt.Fprintf(os.Stderr, "  %-10s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
 	}
+	fmt.Fprint(w, `
+Flags may come before or after arguments. Every client command takes --json
+(print the API's JSON answer) and, when it acts on a session, --session ID
+(default "default").
+
+environment (client commands):
+  SESSIONBOX_URL      the API's base URL (default `+defaultURL+`; --url wins)
+  SESSIONBOX_API_KEY  the API key (`+"`sessionbox serve`"+` prints one)
+
+Run 'sessionbox help COMMAND' or 'sessionbox COMMAND --help' for a command's
+flags and subcommands.
+`)
 }

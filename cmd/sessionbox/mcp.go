@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -20,19 +19,16 @@ func mcpCommand() command {
 // runMCP serves the MCP tools on stdin and stdout against the API at
 // SESSIONBOX_URL, bound to one session for the life of the process.
 func runMCP(ctx context.Context, args []string, getenv func(string) string) error {
-	fl := flag.NewFlagSet("mcp", flag.ContinueOnError)
-	sid := fl.String("session", "", "the session the tools act on (default: a new one, mcp-<random>, for this process)")
-	fl.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: sessionbox mcp [--session ID]\n\n"+
-			"Speaks the Model Context Protocol on stdin/stdout; SESSIONBOX_URL and SESSIONBOX_API_KEY name the API.")
-		fl.PrintDefaults()
-	}
-	if err := fl.Parse(args); err != nil {
+	fl := newFlags(usage{name: "mcp", synopsis: []string{"[--session ID]"},
+		about: "Speaks the Model Context Protocol on stdin/stdout: the tools act on one session of the API.", api: true})
+	sid := fl.String("session", "", "the session the tools act on, `ID` (default: a new one, mcp-<random>, for this process)")
+	url := fl.String("url", "", "the API's base `URL` [$SESSIONBOX_URL]")
+	args, err := fl.parse(args)
+	if err != nil {
 		return err
 	}
-	if fl.NArg() > 0 {
-		fl.Usage()
-		return fmt.Errorf("unexpected argument %q", fl.Arg(0))
+	if err := fl.noArgs(args); err != nil {
+		return err
 	}
 	id := *sid
 	if id == "" {
@@ -40,7 +36,7 @@ func runMCP(ctx context.Context, args []string, getenv func(string) string) erro
 	} else if err := session.ValidateSessionID(id); err != nil {
 		return fmt.Errorf("--session: %w", err)
 	}
-	c, err := apiClient(getenv)
+	c, err := newClient(*url, getenv)
 	if err != nil {
 		return err
 	}

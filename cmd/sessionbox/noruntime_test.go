@@ -141,7 +141,7 @@ func TestCommandsWithoutRuntime(t *testing.T) {
 	if err := os.WriteFile(local, []byte("a,b\n1,2\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := append(os.Environ(), "SESSIONBOX_URL="+srv.URL, "SESSIONBOX_API_KEY=sbx_clienttest0123456789")
+	env := append(os.Environ(), "SESSIONBOX_URL="+srv.URL, "SESSIONBOX_API_KEY=sbx_clienttest0123456789", "TZ=UTC")
 	cases := []struct {
 		name    string
 		args    []string
@@ -154,7 +154,7 @@ func TestCommandsWithoutRuntime(t *testing.T) {
 		{"exec once past its timeout", []string{"exec", "--once", "--timeout", "1", "slow()"}, true, "before\n", "ran past its timeout"},
 		{"files put", []string{"files", "--session", "demo", "put", local, "data/in.csv"}, false, "data/in.csv (8 bytes)", ""},
 		{"files get", []string{"files", "--session", "demo", "get", "data/in.csv", "-"}, false, "a,b\n1,2\n", ""},
-		{"files ls", []string{"files", "--session", "demo", "ls", "data"}, false, "file  8  2026-11-23 09:00  data/in.csv\n", ""},
+		{"files ls", []string{"files", "--session", "demo", "ls", "data"}, false, "file  8 bytes  2026-11-23 09:00  data/in.csv\n", ""},
 		{"sessions", []string{"sessions"}, false, "demo     running  sbx1  ", ""},
 		{"runtime", []string{"runtime", "--data-dir", t.TempDir()}, true, "", "sessionbox runtime: e2blocal: the local sandbox runtime needs Linux"},
 		{"serve", []string{"serve", "--data-dir", t.TempDir(), "--addr", "127.0.0.1:0"}, true, "", "needs Linux"},

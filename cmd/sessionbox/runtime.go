@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"time"
@@ -21,7 +20,9 @@ func runtimeCommand() command {
 
 // runtimeFlags reads the runtime's flags and their E2BLOCAL_* variables.
 func runtimeFlags(args []string, getenv func(string) string) (e2blocal.Config, error) {
-	fs := flag.NewFlagSet("runtime", flag.ContinueOnError)
+	fs := newFlags(usage{name: "runtime", synopsis: []string{"[flags]"},
+		about: "Serves the local E2B-compatible sandbox runtime: E2B's SDKs reach it through E2B_API_URL and E2B_SANDBOX_URL.\n" +
+			"Every flag has an environment variable, named in brackets; a flag given wins."})
 	apiAddr := fs.String("api-addr", "127.0.0.1:3000", "control-plane address (E2B_API_URL) [$E2BLOCAL_API_ADDR]")
 	sbAddr := fs.String("sandbox-addr", "127.0.0.1:3002", "sandbox routing address (E2B_SANDBOX_URL) [$E2BLOCAL_SANDBOX_ADDR]")
 	dataDir := fs.String("data-dir", ".data/runtime", "sandbox data directory [$E2BLOCAL_DATA_DIR]")
@@ -29,13 +30,14 @@ func runtimeFlags(args []string, getenv func(string) string) (e2blocal.Config, e
 	uidBase := fs.Int("uid-base", 200000, "first host uid for sandboxes when run as root, one per sandbox [$E2BLOCAL_UID_BASE]")
 	memMB := fs.Int64("memory-mb", 512, "memory limit per sandbox in MiB [$E2BLOCAL_MEMORY_MB]")
 	minFree := fs.Int64("min-free-mib", 0, "free space kept on the data dir's file system: below it creates and uploads get 507; 0 is 1 GiB (or 5% of a smaller file system), negative turns it off [$E2BLOCAL_MIN_FREE_MIB]")
-	if err := fs.Parse(args); err != nil {
+	rest, err := fs.parse(args)
+	if err != nil {
 		return e2blocal.Config{}, err
 	}
-	if fs.NArg() > 0 {
-		return e2blocal.Config{}, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	if len(rest) > 0 {
+		return e2blocal.Config{}, fs.misuse("unexpected arguments: %v", rest)
 	}
-	if err := envFlags(fs, getenv, map[string]string{"api-addr": "E2BLOCAL_API_ADDR", "sandbox-addr": "E2BLOCAL_SANDBOX_ADDR",
+	if err := envFlags(fs.FlagSet, getenv, map[string]string{"api-addr": "E2BLOCAL_API_ADDR", "sandbox-addr": "E2BLOCAL_SANDBOX_ADDR",
 		"data-dir": "E2BLOCAL_DATA_DIR", "api-key": "E2BLOCAL_API_KEY", "uid-base": "E2BLOCAL_UID_BASE",
 		"memory-mb": "E2BLOCAL_MEMORY_MB", "min-free-mib": "E2BLOCAL_MIN_FREE_MIB"}); err != nil {
 		return e2blocal.Config{}, err

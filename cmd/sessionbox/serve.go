@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -39,21 +38,24 @@ type serveOptions struct {
 
 func serveFlags(args []string, getenv func(string) string) (serveOptions, error) {
 	var o serveOptions
-	fl := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fl := newFlags(usage{name: "serve", synopsis: []string{"[flags]"},
+		about: "Serves the whole API on --addr with embedded stand-ins for AWS and E2B: sessions run in local sandboxes.\n" +
+			"Every flag has an environment variable, named in brackets; a flag given wins."})
 	fl.StringVar(&o.addr, "addr", "127.0.0.1:8080", "API listen address [$SESSIONBOX_ADDR]")
 	fl.StringVar(&o.dataDir, "data-dir", ".data", "state directory: sandbox homes, transfers, the generated key [$SESSIONBOX_DATA_DIR]")
 	fl.StringVar(&o.apiKeys, "api-keys", "", "comma-separated API keys, each [principal=]sbx_...; default: one generated key [$SESSIONBOX_API_KEYS]")
 	fl.DurationVar(&o.reap, "reap-interval", 30*time.Second, "how often idle sandboxes are paused or killed [$SESSIONBOX_REAP_INTERVAL]")
 	fl.Int64Var(&o.minFreeMiB, "min-free-mib", 0, "free space kept on the data dir's file system: below it requests that start a sandbox or store an upload get 507; 0 is 1 GiB (or 5% of a smaller file system), negative turns it off [$SESSIONBOX_MIN_FREE_MIB]")
 	fl.BoolVar(&o.jsonLogs, "json-logs", false, "log JSON lines instead of text [$SESSIONBOX_JSON_LOGS]")
-	knobs := sessionconfig.AddFlags(fl)
-	if err := fl.Parse(args); err != nil {
+	knobs := sessionconfig.AddFlags(fl.FlagSet)
+	rest, err := fl.parse(args)
+	if err != nil {
 		return serveOptions{}, err
 	}
-	if fl.NArg() > 0 {
-		return serveOptions{}, fmt.Errorf("unexpected arguments: %v", fl.Args())
+	if len(rest) > 0 {
+		return serveOptions{}, fl.misuse("unexpected arguments: %v", rest)
 	}
-	err := envFlags(fl, getenv, map[string]string{"addr": "SESSIONBOX_ADDR", "data-dir": "SESSIONBOX_DATA_DIR",
+	err = envFlags(fl.FlagSet, getenv, map[string]string{"addr": "SESSIONBOX_ADDR", "data-dir": "SESSIONBOX_DATA_DIR",
 		"api-keys": "SESSIONBOX_API_KEYS", "reap-interval": "SESSIONBOX_REAP_INTERVAL", "json-logs": "SESSIONBOX_JSON_LOGS",
 		"min-free-mib": "SESSIONBOX_MIN_FREE_MIB"})
 	if o.reap <= 0 {

@@ -3,14 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
-
-	"github.com/sessionbox/sessionbox/pkg/client"
 )
 
 // TestFilesFetch: `files fetch` sends the URLs and the destination, prints
@@ -30,9 +29,10 @@ func TestFilesFetch(t *testing.T) {
 			`"errors":[{"sourceUrl":"http://169.254.169.254/","error":"refused: cloud metadata"}],"restarted":false}`)
 	}))
 	defer srv.Close()
+	env := map[string]string{"SESSIONBOX_URL": srv.URL, "SESSIONBOX_API_KEY": "sbx_test_0123456789"}
+	getenv := func(k string) string { return env[k] }
 	stdout, stderr := captureOutput(t, func() {
-		err := fetchURLs(context.Background(), client.New(srv.URL, "sbx_test_0123456789", nil), "demo",
-			[]string{"--dest", "data", "https://cdn.example.com/a", "http://169.254.169.254/"})
+		err := runFiles(context.Background(), []string{"fetch", "--dest", "data", "https://cdn.example.com/a", "--session", "demo", "http://169.254.169.254/"}, getenv)
 		if err == nil || err.Error() != "1 of 2 URLs failed" {
 			t.Errorf("err = %v, want 1 of 2 URLs failed", err)
 		}
@@ -44,8 +44,9 @@ func TestFilesFetch(t *testing.T) {
 		!strings.Contains(stderr, "http://169.254.169.254/: refused: cloud metadata") {
 		t.Fatalf("stdout %q stderr %q", stdout, stderr)
 	}
-	if err := fetchURLs(context.Background(), client.New(srv.URL, "k", nil), "demo", nil); err == nil || !strings.Contains(err.Error(), "usage") {
-		t.Fatalf("no URLs: %v, want usage", err)
+	var misuse *errUsage
+	if err := runFiles(context.Background(), []string{"fetch"}, getenv); !errors.As(err, &misuse) {
+		t.Fatalf("no URLs: %v, want a usage error", err)
 	}
 }
 

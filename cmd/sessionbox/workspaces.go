@@ -2,61 +2,30 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
-	"os"
-	"time"
 )
 
 func runCheckpoint(ctx context.Context, args []string, getenv func(string) string) error {
-	fl := flag.NewFlagSet("checkpoint", flag.ContinueOnError)
-	sid := fl.String("session", "default", "session id")
-	fl.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: sessionbox checkpoint [--session ID]   (saves the session's /home/user now)")
-		fl.PrintDefaults()
-	}
-	if err := fl.Parse(args); err != nil {
-		return err
-	}
-	if fl.NArg() != 0 {
-		fl.Usage()
-		return errors.New("checkpoint takes no arguments")
-	}
-	c, err := apiClient(getenv)
+	fl := newFlags(usage{name: "checkpoint", synopsis: []string{"[--session ID] [--json]"},
+		about: "Saves the session's /home/user to its workspace now; the session needs a live sandbox.", api: true})
+	o := fl.apiFlags(true)
+	args, err := fl.parse(args)
 	if err != nil {
 		return err
 	}
-	info, err := c.Checkpoint(ctx, *sid)
+	if err := fl.noArgs(args); err != nil {
+		return err
+	}
+	c, err := o.client(getenv)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("checkpoint of %s at %s: %d files, %d bytes\n", *sid, info.At.Format(time.RFC3339), info.Files, info.Bytes)
-	return nil
-}
-
-func runRemove(ctx context.Context, args []string, getenv func(string) string) error {
-	fl := flag.NewFlagSet("rm", flag.ContinueOnError)
-	fl.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: sessionbox rm SESSION...   (deletes each session, its sandbox and its workspace)")
-		fl.PrintDefaults()
-	}
-	if err := fl.Parse(args); err != nil {
-		return err
-	}
-	if fl.NArg() == 0 {
-		fl.Usage()
-		return errors.New("name at least one session")
-	}
-	c, err := apiClient(getenv)
+	info, err := c.Checkpoint(ctx, o.session)
 	if err != nil {
 		return err
 	}
-	for _, sid := range fl.Args() {
-		if err := c.DeleteSession(ctx, sid); err != nil {
-			return fmt.Errorf("delete session %s: %w", sid, err)
-		}
-		fmt.Printf("deleted %s\n", sid)
-	}
-	return nil
+	return o.print(info, func() error {
+		fmt.Printf("checkpoint of %s at %s: %d files, %s\n", o.session, when(info.At), info.Files, byteCount(info.Bytes))
+		return nil
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // TestCheckpointAndRemove: `checkpoint` posts to the session's checkpoint
@@ -44,7 +45,8 @@ func TestCheckpointAndRemove(t *testing.T) {
 			t.Errorf("checkpoint: %v", err)
 		}
 	})
-	if want := "checkpoint of demo at 2026-01-02T03:04:05Z: 3 files, 1234 bytes\n"; stdout != want {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	if want := "checkpoint of demo at " + when(at) + ": 3 files, 1.2 KiB\n"; stdout != want {
 		t.Fatalf("checkpoint printed %q, want %q", stdout, want)
 	}
 	stdout, _ = captureOutput(t, func() {

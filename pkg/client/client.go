@@ -31,21 +31,6 @@ func New(baseURL, apiKey string, httpClient *http.Client) *Client {
 	return &Client{baseURL: strings.TrimRight(baseURL, "/"), apiKey: apiKey, http: httpClient}
 }
 
-// Problem is an error answer of the API (application/problem+json).
-type Problem struct {
-	Type   string `json:"type"`
-	Title  string `json:"title"`
-	Status int    `json:"status"`
-	Detail string `json:"detail"`
-}
-
-func (p *Problem) Error() string {
-	if p.Detail != "" {
-		return fmt.Sprintf("%d %s: %s", p.Status, p.Title, p.Detail)
-	}
-	return fmt.Sprintf("%d %s", p.Status, p.Title)
-}
-
 func (c *Client) sessionPath(id, rest string) string {
 	return "/v1/sessions/" + url.PathEscape(id) + rest
 }
@@ -53,6 +38,15 @@ func (c *Client) sessionPath(id, rest string) string {
 // do sends a request and returns the response when its status is 2xx;
 // otherwise the API's problem as an error.
 func (c *Client) do(ctx context.Context, method, path string, body io.Reader, header http.Header) (*http.Response, error) {
+	req, err := c.newRequest(ctx, method, path, body, header)
+	if err != nil {
+		return nil, err
+	}
+	return c.send(req)
+}
+
+// newRequest is a request to the API with the client's key.
+func (c *Client) newRequest(ctx context.Context, method, path string, body io.Reader, header http.Header) (*http.Request, error) {
 	req, err := http.NewRequestWithContext(ctx, method, c.baseURL+path, body)
 	if err != nil {
 		return nil, err
@@ -63,24 +57,21 @@ func (c *Client) do(ctx context.Context, method, path string, body io.Reader, he
 	if c.apiKey != "" {
 		req.Header.Set("Authorization", "Bearer "+c.apiKey)
 	}
+	return req, nil
+}
+
+// send sends a request to the API: a 2xx answer is returned, any other is
+// read as the API's Problem.
+func (c *Client) send(req *http.Request) (*http.Response, error) {
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", method, path, err)
+		return nil, c.transportError(req.Method, req.URL.Path, err)
 	}
 	if resp.StatusCode/100 == 2 {
 		return resp, nil
 	}
 	defer resp.Body.Close()
 	return nil, readProblem(resp)
-}
-
-func readProblem(resp *http.Response) error {
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	p := &Problem{}
-	if err := json.Unmarshal(raw, p); err != nil || p.Status == 0 {
-		return &Problem{Status: resp.StatusCode, Title: http.StatusText(resp.StatusCode), Detail: strings.TrimSpace(string(raw))}
-	}
-	return p
 }
 
 // doJSON sends in as JSON (when not nil) and decodes a 2xx answer into out.
@@ -107,52 +98,6 @@ func (c *Client) doJSON(ctx context.Context, method, path string, in, out any) e
 		return fmt.Errorf("%s %s: decode answer: %w", method, path, err)
 	}
 	return nil
-}
-
-// SessionView is a session as the API describes it.
-type SessionView struct {
-	SessionID        string `json:"sessionId"`
-	State            string `json:"state"`
-	SandboxID        string `json:"sandboxId,omitempty"`
-	Template         string `json:"template,omitempty"`
-	CreatedAt        string `json:"createdAt,omitempty"`
-	LastActivityAt   string `json:"lastActivityAt,omitempty"`
-	IdleDeadline     string `json:"idleDeadline,omitempty"`
-	LifetimeDeadline string `json:"lifetimeDeadline,omitempty"`
-	// LastCheckpoint is the workspace's last good checkpoint, if any.
-	LastCheckpoint    *session.CheckpointInfo `json:"lastCheckpoint,omitempty"`
-	CheckpointProblem string                  `json:"checkpointProblem,omitempty"`
-}
-
-// Sessions returns one page of the caller's sessions.
-func (c *Client) Sessions(ctx context.Context, limit int, cursor string) (sessions []SessionView, next string, err error) {
-	q := url.Values{}
-	if limit > 0 {
-		q.Set("limit", fmt.Sprint(limit))
-	}
-	if cursor != "" {
-		q.Set("cursor", cursor)
-	}
-	var out struct {
-		Sessions   []SessionView `json:"sessions"`
-		NextCursor string        `json:"nextCursor"`
-	}
-	err = c.doJSON(ctx, http.MethodGet, "/v1/sessions?"+q.Encode(), nil, &out)
-	return out.Sessions, out.NextCursor, err
-}
-
-// Status describes one session.
-func (c *Client) Status(ctx context.Context, sessionID string) (*SessionView, error) {
-	var out SessionView
-	if err := c.doJSON(ctx, http.MethodGet, c.sessionPath(sessionID, "/sandbox"), nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
-}
-
-// Stop kills the session's sandbox.
-func (c *Client) Stop(ctx context.Context, sessionID string) error {
-	return c.doJSON(ctx, http.MethodPost, c.sessionPath(sessionID, "/sandbox/stop"), nil, nil)
 }
 
 // ExecuteRequest is one execution.

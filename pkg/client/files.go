@@ -2,12 +2,12 @@ package client
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
@@ -16,6 +16,10 @@ import (
 // itself; larger ones go through presigned URLs. It matches the service's
 // default inline limit.
 const InlineLimit = session.DefaultMaxInlineFileBytes
+
+func (c *Client) filePath(sessionID, rest, path string) string {
+	return c.sessionPath(sessionID, rest+"?"+url.Values{"path": {path}}.Encode())
+}
 
 // ListFiles lists a directory of the session's sandbox.
 func (c *Client) ListFiles(ctx context.Context, sessionID, dir string, depth int) ([]session.FileEntry, error) {
@@ -30,26 +34,85 @@ func (c *Client) ListFiles(ctx context.Context, sessionID, dir string, depth int
 	return out.Entries, err
 }
 
+// DeleteFile removes a file or a directory tree of the session's sandbox.
+func (c *Client) DeleteFile(ctx context.Context, sessionID, path string) error {
+	return c.doJSON(ctx, http.MethodDelete, c.filePath(sessionID, "/files", path), nil, nil)
+}
+
+// WriteFile writes size bytes from r to path through the API itself, up to
+// the service's inline limit (a larger file is a 413 Problem; Upload takes
+// the presigned way for those).
+func (c *Client) WriteFile(ctx context.Context, sessionID, path string, r io.Reader, size int64) (*session.FileEntry, error) {
+	req, err := c.newRequest(ctx, http.MethodPut, c.filePath(sessionID, "/files/content", path), r,
+		http.Header{"Content-Type": {"application/octet-stream"}})
+	if err != nil {
+		return nil, err
+	}
+	req.ContentLength = size
+	resp, err := c.send(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	return decodeEntry(resp.Body)
+}
+
+// UploadTicket is where to PUT a file's bytes for ImportFile.
+type UploadTicket struct {
+	UploadURL string `json:"uploadUrl"`
+	Method    string `json:"method"`
+	// Headers must be sent with the upload as given.
+	Headers    map[string]string `json:"headers"`
+	ExpiresAt  *time.Time        `json:"expiresAt,omitempty"`
+	TransferID string            `json:"transferId"`
+}
+
+// UploadURL asks for a presigned URL that takes size bytes for path;
+// ImportFile then moves them into the sandbox.
+func (c *Client) UploadURL(ctx context.Context, sessionID, path string, size int64) (*UploadTicket, error) {
+	var t UploadTicket
+	if err := c.doJSON(ctx, http.MethodPost, c.sessionPath(sessionID, "/files/upload-url"),
+		map[string]any{"path": path, "sizeBytes": size}, &t); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// ImportFile moves an upload made to an UploadURL ticket into the sandbox.
+func (c *Client) ImportFile(ctx context.Context, sessionID, transferID string) (*session.FileEntry, error) {
+	var entry session.FileEntry
+	if err := c.doJSON(ctx, http.MethodPost, c.sessionPath(sessionID, "/files/import"),
+		map[string]string{"transferId": transferID}, &entry); err != nil {
+		return nil, err
+	}
+	return &entry, nil
+}
+
+// DownloadTicket is a presigned URL that serves one file of a sandbox.
+type DownloadTicket struct {
+	DownloadURL string     `json:"downloadUrl"`
+	ExpiresAt   *time.Time `json:"expiresAt,omitempty"`
+	SizeBytes   int64      `json:"sizeBytes"`
+}
+
+// DownloadURL copies a file of the sandbox to blob storage and returns a
+// presigned URL for it.
+func (c *Client) DownloadURL(ctx context.Context, sessionID, path string) (*DownloadTicket, error) {
+	var t DownloadTicket
+	if err := c.doJSON(ctx, http.MethodPost, c.sessionPath(sessionID, "/files/download-url"), map[string]string{"path": path}, &t); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
 // Upload writes size bytes from r to path in the sandbox: inline when small,
 // else straight to blob storage through a presigned URL and then imported.
 func (c *Client) Upload(ctx context.Context, sessionID, path string, r io.Reader, size int64) (*session.FileEntry, error) {
 	if size <= InlineLimit {
-		resp, err := c.do(ctx, http.MethodPut, c.sessionPath(sessionID, "/files/content?"+url.Values{"path": {path}}.Encode()),
-			r, http.Header{"Content-Type": {"application/octet-stream"}})
-		if err != nil {
-			return nil, err
-		}
-		defer resp.Body.Close()
-		return decodeEntry(resp.Body)
+		return c.WriteFile(ctx, sessionID, path, r, size)
 	}
-	var ticket struct {
-		UploadURL  string            `json:"uploadUrl"`
-		Method     string            `json:"method"`
-		Headers    map[string]string `json:"headers"`
-		TransferID string            `json:"transferId"`
-	}
-	if err := c.doJSON(ctx, http.MethodPost, c.sessionPath(sessionID, "/files/upload-url"),
-		map[string]any{"path": path, "sizeBytes": size}, &ticket); err != nil {
+	ticket, err := c.UploadURL(ctx, sessionID, path, size)
+	if err != nil {
 		return nil, err
 	}
 	req, err := http.NewRequestWithContext(ctx, ticket.Method, ticket.UploadURL, r)
@@ -70,45 +133,47 @@ func (c *Client) Upload(ctx context.Context, sessionID, path string, r io.Reader
 	if resp.StatusCode/100 != 2 {
 		return nil, fmt.Errorf("upload to blob storage: %s", resp.Status)
 	}
-	var entry session.FileEntry
-	if err := c.doJSON(ctx, http.MethodPost, c.sessionPath(sessionID, "/files/import"),
-		map[string]string{"transferId": ticket.TransferID}, &entry); err != nil {
-		return nil, err
-	}
-	return &entry, nil
+	return c.ImportFile(ctx, sessionID, ticket.TransferID)
 }
 
 // Download copies a file of the sandbox to w: inline when the API allows,
 // else through a presigned URL.
 func (c *Client) Download(ctx context.Context, sessionID, path string, w io.Writer) (int64, error) {
-	resp, err := c.do(ctx, http.MethodGet, c.sessionPath(sessionID, "/files/content?"+url.Values{"path": {path}}.Encode()), nil, nil)
-	var p *Problem
-	switch {
-	case err == nil:
-		defer resp.Body.Close()
-		return io.Copy(w, resp.Body)
-	case !errors.As(err, &p) || p.Status != http.StatusRequestEntityTooLarge:
+	body, _, err := c.OpenDownload(ctx, sessionID, path)
+	if err != nil {
 		return 0, err
 	}
-	var ticket struct {
-		DownloadURL string `json:"downloadUrl"`
+	defer body.Close()
+	return io.Copy(w, body)
+}
+
+// OpenDownload opens a file of the sandbox for reading, whatever its size:
+// through the API when it allows, else from blob storage through a
+// presigned URL. size is the file's length, or -1 when unknown. Nothing is
+// opened when the file cannot be read, so a caller can create its copy
+// only once the bytes are on their way.
+func (c *Client) OpenDownload(ctx context.Context, sessionID, path string) (body io.ReadCloser, size int64, err error) {
+	body, size, err = c.OpenFile(ctx, sessionID, path)
+	if !IsStatus(err, http.StatusRequestEntityTooLarge) {
+		return body, size, err
 	}
-	if err := c.doJSON(ctx, http.MethodPost, c.sessionPath(sessionID, "/files/download-url"), map[string]string{"path": path}, &ticket); err != nil {
-		return 0, err
+	ticket, err := c.DownloadURL(ctx, sessionID, path)
+	if err != nil {
+		return nil, 0, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ticket.DownloadURL, nil)
 	if err != nil {
-		return 0, err
+		return nil, 0, err
 	}
 	blob, err := c.http.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("download from blob storage: %w", err)
+		return nil, 0, fmt.Errorf("download from blob storage: %w", err)
 	}
-	defer blob.Body.Close()
 	if blob.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("download from blob storage: %s", blob.Status)
+		_ = blob.Body.Close()
+		return nil, 0, fmt.Errorf("download from blob storage: %s", blob.Status)
 	}
-	return io.Copy(w, blob.Body)
+	return blob.Body, blob.ContentLength, nil
 }
 
 func decodeEntry(r io.Reader) (*session.FileEntry, error) {

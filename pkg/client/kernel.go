@@ -15,19 +15,20 @@ func (c *Client) Install(ctx context.Context, sessionID string, packages []strin
 		IndexURL string   `json:"indexUrl,omitempty"`
 	}{packages, indexURL}
 	var out struct {
-		Success    bool   `json:"success"`
-		ExitCode   int    `json:"exitCode"`
-		Stdout     string `json:"stdout"`
-		Stderr     string `json:"stderr"`
-		DurationMs int64  `json:"durationMs"`
-		Truncated  bool   `json:"truncated"`
-		Restarted  bool   `json:"restarted"`
+		Success    bool                 `json:"success"`
+		ExitCode   int                  `json:"exitCode"`
+		Stdout     string               `json:"stdout"`
+		Stderr     string               `json:"stderr"`
+		DurationMs int64                `json:"durationMs"`
+		Truncated  bool                 `json:"truncated"`
+		Restarted  bool                 `json:"restarted"`
+		Restored   *session.RestoreInfo `json:"restored"`
 	}
 	if err := c.doJSON(ctx, http.MethodPost, c.sessionPath(sessionID, "/install"), in, &out); err != nil {
 		return nil, err
 	}
 	return &session.InstallResult{Success: out.Success, ExitCode: out.ExitCode, Stdout: out.Stdout, Stderr: out.Stderr,
-		DurationMs: out.DurationMs, Truncated: out.Truncated, Restarted: out.Restarted}, nil
+		DurationMs: out.DurationMs, Truncated: out.Truncated, Restarted: out.Restarted, Restored: out.Restored}, nil
 }
 
 // Reset restarts the session's Python kernel: variables and imports are

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"text/tabwriter"
+
+	"github.com/sessionbox/sessionbox/pkg/client"
+	"github.com/sessionbox/sessionbox/pkg/session"
+)
+
+var filesUsage = usage{
+	name: "files",
+	synopsis: []string{
+		"[--session ID] put LOCAL [REMOTE]",
+		"[--session ID] get REMOTE [LOCAL | -]",
+		"[--session ID] ls [--depth N] [DIR]",
+		"[--session ID] rm PATH...",
+		"[--session ID] fetch [--dest DIR] URL...",
+	},
+	about: "Moves files in and out of the session's sandbox. Sandbox paths are relative to /home/user unless absolute.\n" +
+		"Transfers over a few MB show a progress bar when stderr is a terminal.",
+	subs: []sub{
+		{"put LOCAL [REMOTE]", "upload a local file (REMOTE defaults to its name in /home/user)"},
+		{"get REMOTE [LOCAL]", "download a file (LOCAL defaults to its name here; - writes to stdout); a failed download leaves no file"},
+		{"ls [DIR]", "list a directory (default /home/user)"},
+		{"rm PATH...", "remove files or directory trees"},
+		{"fetch URL...", "have the service download URLs into the sandbox"},
+	},
+	api: true,
+}
+
+func runFiles(ctx context.Context, args []string, getenv func(string) string) error {
+	fl := newFlags(filesUsage)
+	o := fl.apiFlags(true)
+	depth := fl.Int("depth", 1, "with ls: list `N` levels deep")
+	dest := fl.String("dest", "", "with fetch: the sandbox `DIR` the files go to (default /home/user)")
+	args, err := fl.parse(args)
+	if err != nil {
+		return err
+	}
+	if len(args) == 0 {
+		return fl.misuse("name a subcommand: put, get, ls, rm or fetch")
+	}
+	sub, rest := args[0], args[1:]
+	argc := map[string][2]int{"put": {1, 2}, "get": {1, 2}, "ls": {0, 1}, "rm": {1, -1}, "fetch": {1, -1}}
+	n, ok := argc[sub]
+	switch {
+	case !ok:
+		return fl.misuse("unknown subcommand %q", sub)
+	case len(rest) < n[0] || (n[1] >= 0 && len(rest) > n[1]):
+		return fl.misuse("wrong number of arguments to %s", sub)
+	}
+	c, err := o.client(getenv)
+	if err != nil {
+		return err
+	}
+	switch sub {
+	case "put":
+		return putFile(ctx, c, o, rest[0], orDefault(rest, 1, filepath.Base(rest[0])))
+	case "get":
+		return getFile(ctx, c, o, rest[0], orDefault(rest, 1, path.Base(rest[0])))
+	case "ls":
+		return listFiles(ctx, c, o, orDefault(rest, 0, "/home/user"), *depth)
+	case "rm":
+		return removeFiles(ctx, c, o, rest)
+	}
+	return fetchURLs(ctx, c, o, rest, *dest)
+}
+
+// orDefault is args[i], or def when there are not that many.
+func orDefault(args []string, i int, def string) string {
+	if len(args) > i {
+		return args[i]
+	}
+	return def
+}
+
+func putFile(ctx context.Context, c *client.Client, o *apiFlags, local, remote string) error {
+	f, err := os.Open(local)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	bar := progress(st.Size(), "put "+filepath.Base(local))
+	e, err := c.Upload(ctx, o.session, remote, countReader(f, bar), st.Size())
+	finish(bar)
+	if err != nil {
+		return err
+	}
+	return o.print(e, func() error {
+		fmt.Printf("%s (%s)\n", e.Path, byteCount(e.Size))
+		return nil
+	})
+}
+
+// getFile downloads remote to local ("-" for stdout, a directory for the
+// file's name in it). The bytes go to a hidden file beside local, renamed
+// into place once whole: a failed download leaves nothing behind, nor
+// damages a file that was there.
+func getFile(ctx context.Context, c *client.Client, o *apiFlags, remote, local string) error {
+	body, size, err := c.OpenDownload(ctx, o.session, remote)
+	if err != nil {
+		return err
+	}
+	defer body.Close()
+	bar := progress(size, "get "+path.Base(remote))
+	defer finish(bar)
+	if local == "-" {
+		_, err := io.Copy(countWriter(os.Stdout, bar), body)
+		return err
+	}
+	if st, err := os.Stat(local); err == nil && st.IsDir() {
+		local = filepath.Join(local, path.Base(remote))
+	}
+	n, err := writeAtomically(local, countReader(body, bar), size)
+	if err != nil {
+		return err
+	}
+	finish(bar)
+	out := struct {
+		Path      string `json:"path"`
+		SizeBytes int64  `json:"sizeBytes"`
+	}{local, n}
+	return o.print(out, func() error {
+		fmt.Fprintf(os.Stderr, "%s (%s)\n", local, byteCount(n))
+		return nil
+	})
+}
+
+// writeAtomically copies r into a new file at dst through a temporary file
+// in the same directory, synced and renamed into place only when the copy
+// is whole (want bytes, unless want is negative).
+func writeAtomically(dst string, r io.Reader, want int64) (n int64, err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".*.part")
+	if err != nil {
+		return 0, err
+	}
+	defer func() {
+		if err != nil {
+			_ = tmp.Close()
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	if n, err = io.Copy(tmp, r); err != nil {
+		return n, fmt.Errorf("download: %w", err)
+	}
+	if want >= 0 && n != want {
+		return n, fmt.Errorf("download: got %d of %d bytes", n, want)
+	}
+	if err = tmp.Chmod(0o644); err != nil {
+		return n, err
+	}
+	if err = tmp.Sync(); err != nil {
+		return n, err
+	}
+	if err = tmp.Close(); err != nil {
+		return n, err
+	}
+	return n, os.Rename(tmp.Name(), dst)
+}
+
+func listFiles(ctx context.Context, c *client.Client, o *apiFlags, dir string, depth int) error {
+	entries, err := c.ListFiles(ctx, o.session, dir, depth)
+	if err != nil {
+		return err
+	}
+	return o.print(struct {
+		Entries []session.FileEntry `json:"entries"`
+	}{entries}, func() error {
+		tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+		for _, e := range entries {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.Type, byteCount(e.Size), e.ModifiedAt.Local().Format("2006-01-02 15:04"), e.Path)
+		}
+		return tw.Flush()
+	})
+}
+
+func removeFiles(ctx context.Context, c *client.Client, o *apiFlags, paths []string) error {
+	var removed []string
+	for _, p := range paths {
+		if err := c.DeleteFile(ctx, o.session, p); err != nil {
+			return fmt.Errorf("remove %s: %w", p, err)
+		}
+		removed = append(removed, p)
+		if !o.json {
+			fmt.Printf("removed %s\n", p)
+		}
+	}
+	if o.json {
+		return printJSON(os.Stdout, struct {
+			Removed []string `json:"removed"`
+		}{removed})
+	}
+	return nil
+}
