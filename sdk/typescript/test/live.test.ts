@@ -1,8 +1,11 @@
 // The SDK against a real API: SESSIONBOX_URL/SESSIONBOX_API_KEY, or a serve the
 // tests start (see harness.ts).
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
 import { Readable } from "node:stream";
 import { after, before, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { Sessionbox, SessionboxError, type OutputLine, type UploadProgress } from "@sessionbox/sdk";
 import { sessionId, startApi, type Api } from "./harness.js";
 
@@ -214,5 +217,18 @@ describe("sessions and runs", () => {
   it("executeOnce runs without a session", async () => {
     const res = await sb.executeOnce({ code: "6 * 7" });
     assert.equal(res.results[0]?.text, "42");
+  });
+});
+
+describe("examples", () => {
+  it("quickstart.mjs runs to the end", async () => {
+    const example = fileURLToPath(new URL("../../examples/quickstart.mjs", import.meta.url));
+    const { stdout } = await promisify(execFile)(process.execPath, [example, sessionId("example")], {
+      env: { ...process.env, SESSIONBOX_URL: api.baseUrl, SESSIONBOX_API_KEY: api.apiKey },
+    });
+    assert.match(stdout, /step 0\nstep 1\nstep 2\n/);
+    assert.match(stdout, /result: 45/);
+    assert.match(stdout, /mean temperature: 10.5/);
+    assert.match(stdout, /refused: 400 https:\/\/sessionbox.dev\/problems\/invalid-input/);
   });
 });
