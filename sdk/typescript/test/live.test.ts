@@ -7,6 +7,7 @@ import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { Sessionbox, SessionboxError, type OutputLine, type UploadProgress } from "@sessionbox/sdk";
+import { chromiumPath, runPage } from "./browser.js";
 import { sessionId, startApi, type Api } from "./harness.js";
 
 let api: Api;
@@ -230,5 +231,27 @@ describe("examples", () => {
     assert.match(stdout, /result: 45/);
     assert.match(stdout, /mean temperature: 10.5/);
     assert.match(stdout, /refused: 400 https:\/\/sessionbox.dev\/problems\/invalid-input/);
+  });
+});
+
+describe("in a browser", () => {
+  it("streams, uploads a Blob and a stream with progress, and types errors in headless Chromium", async (t) => {
+    const chromium = chromiumPath();
+    if (!chromium) {
+      // scripts/setup.sh installs it; CI must not pass without it.
+      assert.ok(!process.env.CI, "no chromium on PATH and no CHROMIUM_PATH");
+      t.skip("no chromium on PATH (scripts/setup.sh installs it) and no CHROMIUM_PATH");
+      return;
+    }
+    const own = sessionId("browser");
+    t.after(() => sb.deleteSession(own).catch(() => {}));
+    const r = await runPage(chromium, { api: api.baseUrl, key: api.apiKey, session: own });
+    assert.equal(r.failure, undefined);
+    assert.deepEqual(r.lines, ["start", "stdout:0\n", "stdout:1\n", "stdout:2\n", "error:ZeroDivisionError", "done"]);
+    const total = 3 * 1024 * 1024 + 5;
+    assert.deepEqual(r.upload, { size: total, first: { loaded: 0, total }, last: { loaded: total, total }, monotonic: true, same: true });
+    assert.equal(r.streamText, "from a stream");
+    assert.deepEqual(r.badInput, { typed: true, status: 400, type: "https://sessionbox.dev/problems/invalid-input" });
+    assert.equal(r.abort, "AbortError");
   });
 });
