@@ -40,7 +40,7 @@ var wantRoutes = []struct {
 	{"POST", "/v1/mcp", "mcp", false},
 }
 
-var streamingFns = map[string]bool{"execute": true, "install": true, "fetch": true, "mcp": true}
+var streamingFns = map[string]bool{"start": true, "stop": true, "execute": true, "install": true, "fetch": true, "mcp": true}
 
 // method is one synthesized API method with its path resolved.
 type method struct {

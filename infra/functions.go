@@ -49,10 +49,9 @@ func fnSpecs() []fnSpec {
 	sec, minutes := awscdk.Duration_Seconds, awscdk.Duration_Minutes
 	return []fnSpec{
 		// A start may restore a workspace and a stop checkpoints one (up to
-		// 1 GiB): past API Gateway's 29 s the caller gets a 504, but the
-		// function finishes the job.
-		{name: "start", api: true, memoryMB: 512, timeout: minutes(jsii.Number(5)), e2b: true},
-		{name: "stop", api: true, memoryMB: 512, timeout: minutes(jsii.Number(5)), e2b: true},
+		// 1 GiB): streamed, they may take longer than API Gateway's 29 s.
+		{name: "start", api: true, memoryMB: 512, timeout: minutes(jsii.Number(15)), e2b: true, streams: true},
+		{name: "stop", api: true, memoryMB: 512, timeout: minutes(jsii.Number(15)), e2b: true, streams: true},
 		{name: "status", api: true, memoryMB: 512, timeout: sec(jsii.Number(30)), e2b: true},
 		{name: "execute", api: true, memoryMB: 1024, timeout: minutes(jsii.Number(15)), e2b: true, streams: true},
 		{name: "files", api: true, memoryMB: 1024, timeout: minutes(jsii.Number(5)), e2b: true},

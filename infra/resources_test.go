@@ -129,7 +129,7 @@ func toAny(in []string) []any {
 
 // fnWant is a function's expected size, written from the brief.
 var fnWant = map[string]struct{ memory, timeout float64 }{
-	"start": {512, 300}, "stop": {512, 300}, "status": {512, 30},
+	"start": {512, 900}, "stop": {512, 900}, "status": {512, 30},
 	"execute": {1024, 900}, "install": {1024, 900}, "fetch": {1024, 900}, "files": {1024, 300}, "mcp": {1024, 900},
 	"runs": {1024, 900}, "reaper": {512, 900}, "authorizer": {256, 10},
 }

@@ -1,5 +1,7 @@
 // Command stop is the stop Lambda function: the API's routes that API Gateway
-// sends it, served buffered.
+// sends it. Its integrations stream, so a start that restores a large
+// workspace, or a stop that checkpoints one, may outlast API Gateway's 29 s
+// buffered limit.
 package main
 
 import (
@@ -11,5 +13,5 @@ import (
 
 func main() {
 	env := sessionenv.MustInit(lambdaenv.Stop)
-	lambda.Start(env.BufferedAPI())
+	lambda.Start(env.StreamingAPI())
 }
