@@ -90,7 +90,8 @@ func lambdaCtx(t *testing.T, requestID string) context.Context {
 }
 
 // invokeAPI runs an API sample through the handler its function serves:
-// streamed for execute, install, fetch and mcp, buffered for the rest.
+// streamed for start, stop, execute, install, fetch and mcp, buffered for
+// the rest, as functions/*/main.go serve them.
 func invokeAPI(t *testing.T, envs map[string]*sessionenv.Env, file string, edit func(*events.APIGatewayProxyRequest)) answer {
 	t.Helper()
 	fn := strings.Split(file, "/")[0]
@@ -100,7 +101,7 @@ func invokeAPI(t *testing.T, envs map[string]*sessionenv.Env, file string, edit 
 	}
 	ctx := lambdaCtx(t, "req-"+strings.ReplaceAll(file, "/", "-"))
 	switch fn {
-	case "execute", "install", "fetch", "mcp":
+	case "start", "stop", "execute", "install", "fetch", "mcp":
 		res, err := envs[fn].StreamingAPI()(ctx, ev)
 		if err != nil {
 			t.Fatalf("%s: %v", file, err)
