@@ -1,7 +1,7 @@
 import { SessionboxError, isProblem } from "./errors.js";
 import { Transport, type CallOptions, type Request } from "./http.js";
 import { readNDJSON } from "./ndjson.js";
-import type { RetryOptions } from "./retry.js";
+import { sleep, type RetryOptions } from "./retry.js";
 import type {
   CheckpointInfo,
   DownloadTicket,
@@ -215,10 +215,7 @@ export class Sessionbox {
     for (;;) {
       const run = await this.getRun(runId, options);
       if (run.status === "succeeded" || run.status === "failed") return run;
-      await new Promise<void>((resolve, reject) => {
-        const t = setTimeout(resolve, options.intervalMs ?? 500);
-        options.signal?.addEventListener("abort", () => (clearTimeout(t), reject(options.signal?.reason)), { once: true });
-      });
+      await sleep(options.intervalMs ?? 500, options.signal);
     }
   }
 
