@@ -57,7 +57,10 @@ export class Transport {
     const signal = req.options?.signal;
     for (let attempt = 1; ; attempt++) {
       signal?.throwIfAborted();
-      const res = await this.config.fetch(url, { method: req.method, headers, body: body ?? null, signal: signal ?? null });
+      const res = await this.config.fetch(url, { method: req.method, headers, body: body ?? null, signal: signal ?? null })
+        .catch((err: unknown) => {
+          throw unreachable(url, err, signal);
+        });
       if (res.ok) return res;
       const delay = this.retryWait(req, res, attempt);
       if (delay === undefined) throw await SessionboxError.fromResponse(res);
@@ -97,4 +100,15 @@ export class Transport {
     }
     return retryDelay(attempt, parseRetryAfter(res.headers.get("Retry-After")), this.config.retry);
   }
+}
+
+/**
+ * fetch's own failure, named: "fetch failed" says neither where nor why.
+ * Aborts pass through untouched, so callers can tell them by name.
+ */
+function unreachable(url: string, err: unknown, signal: AbortSignal | undefined): unknown {
+  if (signal?.aborted || !(err instanceof Error) || err.name === "AbortError") return err;
+  const cause = err.cause instanceof Error ? err.cause.message : undefined;
+  const why = cause && cause !== err.message ? `${err.message}: ${cause}` : err.message;
+  return new TypeError(`sessionbox: no answer from ${new URL(url).origin}: ${why}`, { cause: err });
 }

@@ -147,6 +147,16 @@ describe("errors", () => {
   });
 });
 
+describe("unreachable", () => {
+  it("names the server it could not reach, and why", async () => {
+    const f = await fake(() => {});
+    await f.close();
+    const sb = new Sessionbox({ baseUrl: f.url });
+    await assert.rejects(sb.status("s"), (e: Error) => e instanceof TypeError && e.message.includes(`no answer from ${f.url}`) &&
+      /ECONNREFUSED/.test(e.message) && e.cause instanceof Error);
+  });
+});
+
 describe("abort", () => {
   it("aborts a call the server never answers, and closes its connection", async () => {
     const { f, sb } = await serve(() => {});
