@@ -91,7 +91,8 @@ func lambdaCtx(t *testing.T, requestID string) context.Context {
 
 // invokeAPI runs an API sample through the handler its function serves:
 // streamed for start, stop, execute, install, fetch and mcp, buffered for
-// the rest, as functions/*/main.go serve them.
+// the rest (with the playground page in front for status), as
+// functions/*/main.go serve them.
 func invokeAPI(t *testing.T, envs map[string]*sessionenv.Env, file string, edit func(*events.APIGatewayProxyRequest)) answer {
 	t.Helper()
 	fn := strings.Split(file, "/")[0]
@@ -108,7 +109,11 @@ func invokeAPI(t *testing.T, envs map[string]*sessionenv.Env, file string, edit 
 		}
 		return streamedAnswer(t, res)
 	default:
-		res, err := envs[fn].BufferedAPI()(ctx, ev)
+		h := envs[fn].BufferedAPI()
+		if fn == "status" {
+			h = envs[fn].StatusAPI()
+		}
+		res, err := h(ctx, ev)
 		if err != nil {
 			t.Fatalf("%s: %v", file, err)
 		}
@@ -195,6 +200,19 @@ func apiReplays() []apiReplay {
 			a.ok(t, http.StatusOK)
 			if doc := a.json(t); doc["openapi"] == nil || doc["paths"] == nil {
 				t.Fatalf("not an OpenAPI document: %.200s", a.body)
+			}
+		}},
+		{"status/playground-page.json", func(t *testing.T, a answer) {
+			a.ok(t, http.StatusOK)
+			if ct, csp := a.header.Get("Content-Type"), a.header.Get("Content-Security-Policy"); ct != "text/html; charset=utf-8" ||
+				!strings.Contains(csp, "script-src 'self'") || !strings.Contains(string(a.body), `src="playground/app.js"`) {
+				t.Fatalf("not the playground page: %s, CSP %q: %.200s", ct, csp, a.body)
+			}
+		}},
+		{"status/playground-script.json", func(t *testing.T, a answer) {
+			a.ok(t, http.StatusOK)
+			if ct := a.header.Get("Content-Type"); ct != "text/javascript; charset=utf-8" || !strings.Contains(string(a.body), "v1/sessions") {
+				t.Fatalf("not the playground's script: %s: %.200s", ct, a.body)
 			}
 		}},
 		{"start/start-bad-session-id.json", func(t *testing.T, a answer) { a.problem(t, http.StatusBadRequest) }},

@@ -1,5 +1,6 @@
 // Command status is the status Lambda function: the API's routes that API Gateway
-// sends it, served buffered.
+// sends it, served buffered, and the playground page at "/" (pkg/playground),
+// which the stack routes here without the authorizer unless it is turned off.
 package main
 
 import (
@@ -11,5 +12,5 @@ import (
 
 func main() {
 	env := sessionenv.MustInit(lambdaenv.Status)
-	lambda.Start(env.BufferedAPI())
+	lambda.Start(env.StatusAPI())
 }

@@ -13,11 +13,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"path/filepath"
 	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
@@ -176,7 +176,7 @@ func (s *Service) start(ctx context.Context, cfg Config) error {
 	// does in production: a known key costs no store read per request.
 	// The playground page answers "/"; every other path is the API's.
 	h := api.New(mgr, api.WithLogger(cfg.Logger), api.WithKeyCache(keyCacheTTL), api.WithStorageCheck(cfg.floor().Check))
-	page := playground.Options{ConnectSources: []string{uploadOrigin(blobClient)}}
+	page := playground.Options{ConnectSources: []string{playground.UploadOrigin(aws.ToString(blobClient.Options().BaseEndpoint))}}
 	if err := s.serve(ctx, cfg, playground.With(h, page)); err != nil {
 		return err
 	}
@@ -294,18 +294,6 @@ func (s *Service) startBlobs(ctx context.Context, cfg Config) (*blob.Blobs, *s3.
 	}
 	s.startExpiry(cfg, client)
 	return blob.New(client, Bucket), client, nil
-}
-
-// uploadOrigin is where presigned URLs from client point, for the
-// playground's connect-src: the stand-in's (or another emulator's) endpoint,
-// else S3 itself.
-func uploadOrigin(client *s3.Client) string {
-	if ep := client.Options().BaseEndpoint; ep != nil {
-		if u, err := url.Parse(*ep); err == nil && u.Host != "" {
-			return u.Scheme + "://" + u.Host
-		}
-	}
-	return "https://*.amazonaws.com"
 }
 
 // expiryRules are the production bucket's lifecycle rules (infra/data.go):

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"path"
 	"strings"
 	"time"
@@ -41,6 +42,20 @@ type Options struct {
 	// "https://*.amazonaws.com" in production). Uploads up to the inline
 	// limit need none.
 	ConnectSources []string
+}
+
+// AWSUploads is where presigned S3 URLs point in production: virtual-hosted
+// bucket names under amazonaws.com.
+const AWSUploads = "https://*.amazonaws.com"
+
+// UploadOrigin is the connect source for presigned URLs made by an S3 client
+// with this endpoint override: its scheme and host, or AWSUploads when
+// there is none (real S3).
+func UploadOrigin(endpoint string) string {
+	if u, err := url.Parse(endpoint); err == nil && u.Scheme != "" && u.Host != "" {
+		return u.Scheme + "://" + u.Host
+	}
+	return AWSUploads
 }
 
 // asset is one embedded file, ready to serve.

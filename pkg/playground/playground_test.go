@@ -128,3 +128,18 @@ func TestPageHasNoInlineCode(t *testing.T) {
 		}
 	}
 }
+
+func TestUploadOrigin(t *testing.T) {
+	t.Parallel()
+	for endpoint, want := range map[string]string{
+		"":                           AWSUploads,
+		"http://127.0.0.1:4566":      "http://127.0.0.1:4566",
+		"http://127.0.0.1:4566/path": "http://127.0.0.1:4566",
+		"https://s3.example.test":    "https://s3.example.test",
+		"not a url":                  AWSUploads,
+	} {
+		if got := UploadOrigin(endpoint); got != want {
+			t.Errorf("UploadOrigin(%q) = %q, want %q", endpoint, got, want)
+		}
+	}
+}

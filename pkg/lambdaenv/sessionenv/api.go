@@ -3,8 +3,11 @@ package sessionenv
 import (
 	"net/http"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+
 	"github.com/sessionbox/sessionbox/pkg/api"
 	"github.com/sessionbox/sessionbox/pkg/apigw"
+	"github.com/sessionbox/sessionbox/pkg/playground"
 )
 
 // API is the HTTP API with the caller's identity taken from the
@@ -19,6 +22,15 @@ func (e *Env) API() http.Handler {
 
 // BufferedAPI is the handler of a buffered REST API proxy integration.
 func (e *Env) BufferedAPI() apigw.BufferedHandler { return apigw.Buffered(e.API()) }
+
+// StatusAPI is BufferedAPI with the playground page (pkg/playground) in
+// front: the status function serves both, the page at "/" without the
+// authorizer. The page's uploads go to presigned S3 URLs, so its CSP lets it
+// reach S3's hosts, or the endpoint the functions are pointed at in tests.
+func (e *Env) StatusAPI() apigw.BufferedHandler {
+	page := playground.Options{ConnectSources: []string{playground.UploadOrigin(aws.ToString(e.Endpoint("S3")))}}
+	return apigw.Buffered(playground.With(e.API(), page))
+}
 
 // StreamingAPI is the handler of a STREAM-mode integration: it always
 // answers in the streaming format; the API picks NDJSON or JSON from Accept.
