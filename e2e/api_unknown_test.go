@@ -17,20 +17,24 @@ var creatingRoutes = map[string]bool{
 	"POST /v1/sessions/{id}/files/upload-url":  true,
 	"POST /v1/sessions/{id}/files/import":      true,
 	"POST /v1/sessions/{id}/files/upload-urls": true,
+	"POST /v1/sessions/{id}/contexts":          true,
 }
 
 // unknownSessionCalls are the other session routes, each with a valid
 // request but for the session.
 var unknownSessionCalls = map[string]struct{ query, body string }{
-	"GET /v1/sessions/{id}/sandbox":             {},
-	"POST /v1/sessions/{id}/sandbox/stop":       {},
-	"POST /v1/sessions/{id}/reset":              {},
-	"GET /v1/sessions/{id}/files":               {query: "?path=."},
-	"DELETE /v1/sessions/{id}/files":            {query: "?path=a.txt"},
-	"GET /v1/sessions/{id}/files/content":       {query: "?path=a.txt"},
-	"POST /v1/sessions/{id}/files/download-url": {body: `{"path":"a.txt"}`},
-	"POST /v1/sessions/{id}/checkpoint":         {},
-	"DELETE /v1/sessions/{id}":                  {},
+	"GET /v1/sessions/{id}/sandbox":                     {},
+	"POST /v1/sessions/{id}/sandbox/stop":               {},
+	"POST /v1/sessions/{id}/reset":                      {},
+	"GET /v1/sessions/{id}/files":                       {query: "?path=."},
+	"DELETE /v1/sessions/{id}/files":                    {query: "?path=a.txt"},
+	"GET /v1/sessions/{id}/files/content":               {query: "?path=a.txt"},
+	"POST /v1/sessions/{id}/files/download-url":         {body: `{"path":"a.txt"}`},
+	"POST /v1/sessions/{id}/checkpoint":                 {},
+	"DELETE /v1/sessions/{id}":                          {},
+	"GET /v1/sessions/{id}/contexts":                    {},
+	"DELETE /v1/sessions/{id}/contexts/{contextId}":     {},
+	"POST /v1/sessions/{id}/contexts/{contextId}/reset": {},
 }
 
 // TestEndToEndUnknownSessions holds every session route of the OpenAPI
@@ -62,7 +66,7 @@ func TestEndToEndUnknownSessions(t *testing.T) {
 			if c.body != "" {
 				body = strings.NewReader(c.body)
 			}
-			target := strings.Replace(path, "{id}", sid, 1) + c.query
+			target := strings.NewReplacer("{id}", sid, "{contextId}", "ctx-1").Replace(path) + c.query
 			var resp *http.Response
 			var raw []byte
 			if body != nil {

@@ -19,7 +19,7 @@ import (
 func runExec(ctx context.Context, args []string, getenv func(string) string) error {
 	fl := newFlags(usage{
 		name:     "exec",
-		synopsis: []string{"[--session ID] [--timeout SECS] [--save-images DIR] CODE...", "--once [--template T] CODE...", "[flags] -   (reads the code from stdin)"},
+		synopsis: []string{"[--session ID] [--context ID] [--timeout SECS] [--save-images DIR] CODE...", "--once [--template T] CODE...", "[flags] -   (reads the code from stdin)"},
 		about: "Runs Python in the session's kernel (started on first use), printing its output as it comes.\n" +
 			"The arguments are joined by spaces; flags may come before or after them (use -- before code that starts with -).\n" +
 			"Exits 1 when the code raised or ran past its timeout.",
@@ -30,6 +30,7 @@ func runExec(ctx context.Context, args []string, getenv func(string) string) err
 	once := fl.Bool("once", false, "run in a fresh sandbox of its own, killed afterwards, instead of a session")
 	template := fl.String("template", "", "with --once: the sandbox's `TEMPLATE` (default: the service's)")
 	saveDir := fl.String("save-images", "", "write each PNG or JPEG result into `DIR` and print its path")
+	execCtx := fl.String("context", "", "run in the interpreter context `ID` (sessionbox contexts create) instead of the default one")
 	args, err := fl.parse(args)
 	if err != nil {
 		return err
@@ -56,7 +57,7 @@ func runExec(ctx context.Context, args []string, getenv func(string) string) err
 	if *once {
 		res, err = c.ExecuteOnce(ctx, client.OnceRequest{Code: code, TimeoutSecs: *timeout, Template: *template}, onEvent)
 	} else {
-		res, err = c.Execute(ctx, o.session, client.ExecuteRequest{Code: code, TimeoutSecs: *timeout}, onEvent)
+		res, err = c.Execute(ctx, o.session, client.ExecuteRequest{Code: code, TimeoutSecs: *timeout, Context: *execCtx}, onEvent)
 	}
 	if err != nil {
 		return err

@@ -158,6 +158,30 @@ func (f *fakeManager) Reset(ctx context.Context, key session.Key) error {
 	return f.record("Reset", key)
 }
 
+func (f *fakeManager) CreateContext(ctx context.Context, key session.Key, req session.ContextRequest) (*session.CodeContext, error) {
+	if err := f.record("CreateContext", key); err != nil {
+		return nil, err
+	}
+	return &fakeContext, nil
+}
+
+func (f *fakeManager) ListContexts(ctx context.Context, key session.Key) ([]session.CodeContext, error) {
+	if err := f.record("ListContexts", key); err != nil {
+		return nil, err
+	}
+	return []session.CodeContext{fakeContext}, nil
+}
+
+func (f *fakeManager) DeleteContext(ctx context.Context, key session.Key, id string) error {
+	return f.record("DeleteContext", key)
+}
+
+func (f *fakeManager) ResetContext(ctx context.Context, key session.Key, id string) error {
+	return f.record("ResetContext", key)
+}
+
+var fakeContext = session.CodeContext{ID: "ctx-1", Language: "python", Cwd: "/home/user/work", SandboxID: "sbx_1", CreatedAt: fakeNow}
+
 func (f *fakeManager) Install(ctx context.Context, key session.Key, req session.InstallRequest, onEvent func(session.Event)) (*session.InstallResult, error) {
 	if err := f.record("Install", key); err != nil {
 		return nil, err

@@ -24,6 +24,11 @@ type Manager interface {
 	ExecuteOnce(ctx context.Context, tenant, principal string, req session.OnceRequest, onEvent func(session.Event)) (*session.ExecResult, error)
 	Install(ctx context.Context, key session.Key, req session.InstallRequest, onEvent func(session.Event)) (*session.InstallResult, error)
 
+	CreateContext(ctx context.Context, key session.Key, req session.ContextRequest) (*session.CodeContext, error)
+	ListContexts(ctx context.Context, key session.Key) ([]session.CodeContext, error)
+	DeleteContext(ctx context.Context, key session.Key, id string) error
+	ResetContext(ctx context.Context, key session.Key, id string) error
+
 	ListFiles(ctx context.Context, key session.Key, dir string, depth int) ([]session.FileEntry, error)
 	ReadFile(ctx context.Context, key session.Key, path string) (io.ReadCloser, session.FileEntry, error)
 	WriteFile(ctx context.Context, key session.Key, path string, r io.Reader) (session.FileEntry, error)

@@ -51,6 +51,7 @@ var (
 	kindMethod       = problemKind{"method-not-allowed", "Method not allowed", http.StatusMethodNotAllowed}
 	kindNotAccept    = problemKind{"not-acceptable", "Not acceptable", http.StatusNotAcceptable}
 	kindConflict     = problemKind{"conflict", "Conflict", http.StatusConflict}
+	kindGone         = problemKind{"gone", "Gone", http.StatusGone}
 	kindTooLarge     = problemKind{"too-large", "Payload too large", http.StatusRequestEntityTooLarge}
 	kindMediaType    = problemKind{"unsupported-media-type", "Unsupported media type", http.StatusUnsupportedMediaType}
 	kindLimit        = problemKind{"limit-reached", "Limit reached", http.StatusTooManyRequests}
@@ -64,7 +65,7 @@ var (
 // names each type URI.
 var problemKinds = []problemKind{
 	kindInvalid, kindUnauthorized, kindForbidden, kindNotFound, kindMethod,
-	kindNotAccept, kindConflict, kindTooLarge, kindMediaType, kindLimit, kindStorage,
+	kindNotAccept, kindConflict, kindGone, kindTooLarge, kindMediaType, kindLimit, kindStorage,
 	kindInternal, kindUnavailable, kindTimeout,
 }
 
@@ -86,6 +87,7 @@ var domainKinds = []struct {
 	{session.ErrForbidden, kindForbidden, "not allowed"},
 	{session.ErrNotFound, kindNotFound, "not found"},
 	{session.ErrConflict, kindConflict, "a concurrent change won; try again"},
+	{session.ErrGone, kindGone, "it is gone with the sandbox it lived in"},
 	{session.ErrTooLarge, kindTooLarge, "too large"},
 	{session.ErrLimit, kindLimit, "limit reached; try again later"},
 	{session.ErrSandboxGone, kindUnavailable, "the sandbox is gone; try again"},

@@ -30,6 +30,11 @@ func (s *Server) routeTable() []route {
 		{method: http.MethodPost, path: "/v1/sessions/{id}/reset", handle: (*Server).reset},
 		{method: http.MethodPost, path: "/v1/sessions/{id}/install", grows: true, handle: (*Server).install},
 
+		{method: http.MethodPost, path: "/v1/sessions/{id}/contexts", grows: true, handle: (*Server).createContext},
+		{method: http.MethodGet, path: "/v1/sessions/{id}/contexts", handle: (*Server).listContexts},
+		{method: http.MethodDelete, path: "/v1/sessions/{id}/contexts/{contextId}", handle: (*Server).deleteContext},
+		{method: http.MethodPost, path: "/v1/sessions/{id}/contexts/{contextId}/reset", handle: (*Server).resetContext},
+
 		{method: http.MethodGet, path: "/v1/sessions/{id}/files", handle: (*Server).listFiles},
 		{method: http.MethodDelete, path: "/v1/sessions/{id}/files", handle: (*Server).deleteFile},
 		{method: http.MethodGet, path: "/v1/sessions/{id}/files/content", handle: (*Server).readFile},

@@ -143,6 +143,7 @@ func TestErrorMapping(t *testing.T) {
 		{fmt.Errorf("load: %w", session.Errorf(session.ErrNotFound, "no session s1")), 404, "not-found", "no session s1", "", false},
 		{session.ErrNotFound, 404, "not-found", "not found", "", true},
 		{session.Errorf(session.ErrConflict, "the session is stopping"), 409, "conflict", "the session is stopping", "", false},
+		{session.Errorf(session.ErrGone, "context %q is gone", "c1"), 410, "gone", `context "c1" is gone`, "", false},
 		{session.Errorf(session.ErrTooLarge, "file is 9 MB"), 413, "too-large", "file is 9 MB", "", false},
 		{&session.Error{Kind: session.ErrLimit, Detail: "20 live sandboxes", RetryAfter: 1500 * time.Millisecond}, 429, "limit-reached", "20 live sandboxes", "2", false},
 		{session.Errorf(session.ErrSandboxGone, "gone"), 502, "unavailable", "gone", "", false},

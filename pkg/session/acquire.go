@@ -252,7 +252,7 @@ func (m *Manager) startSandbox(ctx context.Context, s *Session, opts *StartOptio
 	dctx, cancel := detach(ctx)
 	defer cancel()
 	now := m.clock.Now()
-	s.State, s.SandboxID = StateRunning, info.ID
+	s.State, s.SandboxID, s.SandboxStartedAt = StateRunning, info.ID, now.UTC()
 	s.LeaseOwner, s.LeaseUntil = "", time.Time{}
 	s.LifetimeDeadline = now.Add(m.cfg.Lifetime)
 	m.markActive(s, now)

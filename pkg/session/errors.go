@@ -10,6 +10,7 @@ import (
 // callers can use errors.Is; pkg/api maps each to an HTTP status.
 var (
 	ErrNotFound     = errors.New("not found")                    // 404
+	ErrGone         = errors.New("gone")                         // 410: it existed, in a sandbox since replaced
 	ErrConflict     = errors.New("conflict")                     // 409: a concurrent write won
 	ErrInvalid      = errors.New("invalid input")                // 400
 	ErrTooLarge     = errors.New("too large")                    // 413

@@ -85,10 +85,22 @@ func (m *Manager) Execute(ctx context.Context, key Key, req ExecRequest, onEvent
 		return nil, err
 	}
 	req.TimeoutSecs = int(timeout / time.Second)
+	if req.Context != "" {
+		// An unknown or gone context starts no sandbox.
+		if err := m.checkContext(ctx, key, req.Context); err != nil {
+			return nil, err
+		}
+	}
 	var res *ExecResult
 	var restored *RestoreInfo
 	restarted, err := m.withSandbox(ctx, key, nil, func(ctx context.Context, s *Session) (bool, error) {
 		restored = cmpOr(s.Restored, restored)
+		if req.Context != "" {
+			// The sandbox may have been replaced on the way here.
+			if _, err := usableContext(key, s, req.Context); err != nil {
+				return false, err
+			}
+		}
 		sink := m.newOutputSink(onEvent)
 		sink.begin()
 		start := m.clock.Now()
@@ -105,6 +117,9 @@ func (m *Manager) Execute(ctx context.Context, key Key, req ExecRequest, onEvent
 				// Not the provider's failure, and not to be run again on a
 				// fresh sandbox: the caller (or another) stopped it.
 				return false, &Error{Kind: ErrConflict, Detail: "the session was stopped during this execution; its sandbox and kernel state are gone", Err: err}
+			}
+			if req.Context != "" && errors.Is(err, ErrNotFound) {
+				return false, contextLost(key, req.Context)
 			}
 			return !sink.started(), fmt.Errorf("execute in sandbox %s: %w", s.SandboxID, err)
 		}

@@ -43,6 +43,7 @@ func (c *fakeClock) Advance(d time.Duration) {
 func cloneSession(s *Session) *Session {
 	c := *s
 	c.Metadata = maps.Clone(s.Metadata)
+	c.Contexts = slices.Clone(s.Contexts)
 	return &c
 }
 
@@ -272,6 +273,7 @@ type fakeBox struct {
 	files  map[string]fakeFile
 	execs  int // executions since the kernel started
 	resets int
+	ctxs   map[string]*fakeContext // interpreter contexts by id
 }
 
 // fakeSandboxes is an in-memory provider. Execute runs tiny scripts: each

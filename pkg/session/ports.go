@@ -126,6 +126,12 @@ type Sandboxes interface {
 	Execute(ctx context.Context, id string, req ExecRequest, onEvent func(Event)) (*ExecResult, error)
 	// ResetKernel restarts the default kernel context: variables go, files stay.
 	ResetKernel(ctx context.Context, id string) error
+	// CreateContext starts an interpreter context (ID, Language and Cwd
+	// set); RestartContext clears a context's state and RemoveContext shuts
+	// it down, both ErrNotFound for a context the sandbox does not have.
+	CreateContext(ctx context.Context, id string, req ContextRequest) (CodeContext, error)
+	RestartContext(ctx context.Context, id, contextID string) error
+	RemoveContext(ctx context.Context, id, contextID string) error
 	// RunCommand runs a shell command, calling onEvent with live output.
 	RunCommand(ctx context.Context, id string, cmd string, timeout time.Duration, onEvent func(Event)) (CommandResult, error)
 

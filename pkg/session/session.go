@@ -68,6 +68,13 @@ type Session struct {
 	// NoPersist turns the session's workspace off (persist: false at start).
 	NoPersist bool
 
+	// SandboxStartedAt is when the current sandbox was recorded running.
+	SandboxStartedAt time.Time
+	// Contexts are the interpreter contexts created through the API, each
+	// with the sandbox it lives in; those of earlier sandboxes are kept a
+	// while so using one says it is gone.
+	Contexts []CodeContext
+
 	// LastCheckpoint is the last checkpoint of the workspace; zero At when
 	// none was taken.
 	LastCheckpoint CheckpointInfo

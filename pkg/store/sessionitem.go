@@ -41,7 +41,40 @@ type sessionRecord struct {
 	CheckpointTried  string            `dynamodbav:"checkpointTriedAt,omitempty"`
 	CheckpointIssue  string            `dynamodbav:"checkpointProblem,omitempty"`
 	Deleted          bool              `dynamodbav:"deleted,omitempty"`
+	SandboxStarted   string            `dynamodbav:"sandboxStartedAt,omitempty"`
+	Contexts         []contextRecord   `dynamodbav:"contexts,omitempty"`
 	Version          int64             `dynamodbav:"version"`
+}
+
+// contextRecord is one interpreter context of a session as stored.
+type contextRecord struct {
+	ID        string `dynamodbav:"id"`
+	Language  string `dynamodbav:"language"`
+	Cwd       string `dynamodbav:"cwd"`
+	SandboxID string `dynamodbav:"sandboxId"`
+	CreatedAt string `dynamodbav:"createdAt"`
+}
+
+func encodeContexts(cs []session.CodeContext) []contextRecord {
+	if len(cs) == 0 {
+		return nil
+	}
+	out := make([]contextRecord, len(cs))
+	for i, c := range cs {
+		out[i] = contextRecord{ID: c.ID, Language: c.Language, Cwd: c.Cwd, SandboxID: c.SandboxID, CreatedAt: fmtTime(c.CreatedAt)}
+	}
+	return out
+}
+
+func decodeContexts(p *timeParser, rs []contextRecord) []session.CodeContext {
+	if len(rs) == 0 {
+		return nil
+	}
+	out := make([]session.CodeContext, len(rs))
+	for i, r := range rs {
+		out[i] = session.CodeContext{ID: r.ID, Language: r.Language, Cwd: r.Cwd, SandboxID: r.SandboxID, CreatedAt: p.parse("contexts.createdAt", r.CreatedAt)}
+	}
+	return out
 }
 
 // dueShard spreads sessions over the index shards by a stable hash of the
@@ -68,6 +101,7 @@ func (s *Store) encodeSession(v *session.Session, version int64) (item, error) {
 		CheckpointAt: fmtTime(v.LastCheckpoint.At), CheckpointFiles: v.LastCheckpoint.Files,
 		CheckpointBytes: v.LastCheckpoint.Bytes, CheckpointTried: fmtTime(v.CheckpointTriedAt),
 		CheckpointIssue: v.CheckpointProblem, Deleted: v.Deleted,
+		SandboxStarted: fmtTime(v.SandboxStartedAt), Contexts: encodeContexts(v.Contexts),
 		Version: version,
 	}
 	if v.State.Live() && !v.DueAt.IsZero() {
@@ -102,8 +136,10 @@ func decodeSession(m item) (*session.Session, error) {
 		CheckpointTriedAt: p.parse("checkpointTriedAt", r.CheckpointTried),
 		CheckpointProblem: r.CheckpointIssue,
 		Deleted:           r.Deleted,
+		SandboxStartedAt:  p.parse("sandboxStartedAt", r.SandboxStarted),
 		Version:           r.Version,
 	}
+	v.Contexts = decodeContexts(&p, r.Contexts)
 	if p.err != nil {
 		return nil, fmt.Errorf("session %s: %w", r.SK, p.err)
 	}
