@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
-	"strings"
 	"time"
 )
 
@@ -124,21 +122,26 @@ func (m *Manager) create(ctx context.Context, key Key, opts *StartOptions, owner
 	s := &Session{Key: key, CreatedAt: now}
 	m.applyOptions(s, opts)
 	m.lease(s, StateStarting, owner, now)
+	slot := m.newSlot(key.Principal, key.SessionID)
+	s.Slot = slot.String()
 	if err := m.store.CreateSession(ctx, s); errors.Is(err, ErrConflict) {
 		return nil, errRetry
 	} else if err != nil {
 		return nil, fmt.Errorf("create session %q: %w", key.SessionID, err)
 	}
-	return m.startSandbox(ctx, s, opts)
+	return m.startSandbox(ctx, s, opts, slot)
 }
 
 // takeOver moves a session that has no usable sandbox (stopped, failed,
 // expired, gone, or held by an expired lease) to starting under our lease,
-// kills whatever sandbox it still names, and starts a fresh one.
+// kills whatever sandbox it still names, gives back the slot it still
+// names, and starts a fresh one.
 func (m *Manager) takeOver(ctx context.Context, cur *Session, opts *StartOptions, owner string, now time.Time) (*Session, error) {
 	s := *cur
 	m.applyOptions(&s, opts)
 	m.lease(&s, StateStarting, owner, now)
+	slot := m.newSlot(cur.Principal, cur.SessionID)
+	s.Slot = slot.String()
 	if err := m.store.UpdateSession(ctx, &s); errors.Is(err, ErrConflict) {
 		return nil, errRetry
 	} else if err != nil {
@@ -150,7 +153,9 @@ func (m *Manager) takeOver(ctx context.Context, cur *Session, opts *StartOptions
 			m.log.WarnContext(ctx, "kill replaced sandbox", "sandbox", cur.SandboxID, "err", err)
 		}
 	}
-	return m.startSandbox(ctx, &s, opts)
+	// Ours now: the record no longer names it, so nobody else frees it.
+	m.giveBackSlot(ctx, cur.Tenant, cur.Slot)
+	return m.startSandbox(ctx, &s, opts, slot)
 }
 
 // lease puts s in state st held by owner until the lease duration passes.
@@ -187,11 +192,16 @@ func (m *Manager) applyOptions(s *Session, opts *StartOptions) {
 	}
 }
 
-// startSandbox creates the sandbox for s, which holds our lease, and records
-// it. When the record changed meanwhile (our lease was taken, or a stop came)
-// the new sandbox is killed and errRetry returned.
-func (m *Manager) startSandbox(ctx context.Context, s *Session, opts *StartOptions) (*Session, error) {
-	if err := m.checkTenantCap(ctx, s.Tenant, s.Principal); err != nil {
+// startSandbox takes the tenant's slot the record of s names, creates the
+// sandbox for s, which holds our lease, and records it. When the record
+// changed meanwhile (our lease was taken, or a stop came) the new sandbox
+// is killed, the slot given back unless the record still names it, and
+// errRetry returned.
+func (m *Manager) startSandbox(ctx context.Context, s *Session, opts *StartOptions, slot Slot) (*Session, error) {
+	if err := m.takeSlot(ctx, s.Tenant, slot); err != nil {
+		if errors.Is(err, ErrLimit) {
+			s.Slot = "" // refused, so not held: nothing to give back
+		}
 		m.release(ctx, s, StateStopped)
 		return nil, err
 	}
@@ -214,15 +224,6 @@ func (m *Manager) startSandbox(ctx context.Context, s *Session, opts *StartOptio
 		m.release(ctx, s, StateError)
 		return nil, fmt.Errorf("start sandbox for session %q: %w", s.SessionID, err)
 	}
-	if err := m.confirmTenantCap(ctx, s.Tenant, s.Principal, info.ID); err != nil {
-		dctx, cancel := detach(ctx)
-		defer cancel()
-		if kerr := m.sandboxes.Kill(dctx, info.ID); kerr != nil {
-			m.log.WarnContext(ctx, "kill sandbox past the tenant cap", "sandbox", info.ID, "err", kerr)
-		}
-		m.release(ctx, s, StateStopped)
-		return nil, err
-	}
 	snap := *s
 	rctx, release := m.holdLease(ctx, s)
 	restored, err := m.restoreWorkspace(rctx, &snap, info.ID)
@@ -235,6 +236,7 @@ func (m *Manager) startSandbox(ctx context.Context, s *Session, opts *StartOptio
 		if kerr := m.sandboxes.Kill(dctx, info.ID); kerr != nil {
 			m.log.WarnContext(ctx, "kill sandbox whose start was taken over", "sandbox", info.ID, "err", kerr)
 		}
+		m.dropLostSlot(ctx, s)
 		return nil, errRetry
 	}
 	if err != nil {
@@ -261,8 +263,12 @@ func (m *Manager) startSandbox(ctx context.Context, s *Session, opts *StartOptio
 			m.log.WarnContext(ctx, "kill unrecorded sandbox", "sandbox", info.ID, "err", kerr)
 		}
 		if errors.Is(err, ErrConflict) {
+			m.dropLostSlot(ctx, s)
 			return nil, errRetry
 		}
+		// The record may or may not say running; either way its sandbox
+		// is gone, and whoever finds that gives back nothing more.
+		m.giveBackSlot(ctx, s.Tenant, s.Slot)
 		return nil, fmt.Errorf("record sandbox of session %q: %w", s.SessionID, err)
 	}
 	s.Restored = restored
@@ -270,16 +276,25 @@ func (m *Manager) startSandbox(ctx context.Context, s *Session, opts *StartOptio
 }
 
 // release gives up our lease on s, leaving it in st (stopped or error) so
-// the next call starts afresh. A lost race is fine: someone else moved on.
+// the next call starts afresh, and gives back the slot s names once the
+// record no longer does. A lost race is fine: someone else moved on, and
+// gives back what the record names.
 func (m *Manager) release(ctx context.Context, s *Session, st State) {
 	dctx, cancel := detach(ctx)
 	defer cancel()
 	r := *s
 	r.State = st
 	r.LeaseOwner, r.LeaseUntil = "", time.Time{}
+	r.Slot = ""
 	r.ExpiresAt = m.stoppedExpiry(&r, m.clock.Now())
 	setDue(&r)
-	if err := m.store.UpdateSession(dctx, &r); err != nil && !errors.Is(err, ErrConflict) {
+	err := m.store.UpdateSession(dctx, &r)
+	switch {
+	case err == nil:
+		m.giveBackSlot(ctx, s.Tenant, s.Slot)
+	case errors.Is(err, ErrConflict):
+		m.dropLostSlot(ctx, s)
+	default:
 		m.log.WarnContext(ctx, "release start lease", "session", s.SessionID, "err", err)
 	}
 }
@@ -319,79 +334,6 @@ func (m *Manager) sandboxMetadata(s *Session) map[string]string {
 		md[MetaStack] = m.cfg.StackID
 	}
 	return md
-}
-
-// checkTenantCap counts the tenant's sandboxes at the provider before a
-// create, and the principal's among them. Concurrent starts of different
-// sessions all pass it together; confirmTenantCap settles them once their
-// sandboxes exist.
-func (m *Manager) checkTenantCap(ctx context.Context, tenant, principal string) error {
-	live, err := m.sandboxes.List(ctx, m.tenantFilter(tenant))
-	if err != nil {
-		return fmt.Errorf("count the tenant's sandboxes: %w", err)
-	}
-	if len(live) >= m.cfg.MaxLiveSandboxesPerTenant {
-		return m.tenantCapError(len(live))
-	}
-	if mine, others := countMine(live, principal); others > 0 && mine >= m.cfg.MaxLiveSandboxesPerPrincipal {
-		return m.principalCapError(mine)
-	}
-	return nil
-}
-
-// confirmTenantCap ranks the tenant's sandboxes, the new one among them, by
-// start time and then id: every racing start sees the same order, so each
-// gives back its new sandbox when it ranks at or past the cap, and only
-// those do. The principal's share is settled the same way, ranking its own
-// sandboxes. A List that fails, or does not show the new sandbox yet, keeps
-// it: the cap is then as soft as the first count.
-func (m *Manager) confirmTenantCap(ctx context.Context, tenant, principal, id string) error {
-	live, err := m.sandboxes.List(ctx, m.tenantFilter(tenant))
-	if err != nil {
-		m.log.WarnContext(ctx, "recount the tenant's sandboxes", "tenant", tenant, "err", err)
-		return nil
-	}
-	slices.SortFunc(live, func(a, b SandboxInfo) int {
-		if c := a.StartedAt.Compare(b.StartedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
-	_, others := countMine(live, principal)
-	mine := 0
-	for rank, sb := range live {
-		if sb.ID == id && rank >= m.cfg.MaxLiveSandboxesPerTenant {
-			return m.tenantCapError(rank)
-		}
-		if sb.Metadata[MetaPrincipal] != principal {
-			continue
-		}
-		if sb.ID == id && others > 0 && mine >= m.cfg.MaxLiveSandboxesPerPrincipal {
-			return m.principalCapError(mine)
-		}
-		mine++
-	}
-	return nil
-}
-
-// countMine splits live sandboxes into the principal's and the others'.
-func countMine(live []SandboxInfo, principal string) (mine, others int) {
-	for _, sb := range live {
-		if sb.Metadata[MetaPrincipal] == principal {
-			mine++
-		} else {
-			others++
-		}
-	}
-	return mine, others
-}
-
-func (m *Manager) tenantFilter(tenant string) map[string]string {
-	filter := map[string]string{MetaTenant: tenant}
-	if m.cfg.StackID != "" {
-		filter[MetaStack] = m.cfg.StackID
-	}
-	return filter
 }
 
 func (m *Manager) tenantCapError(live int) error {

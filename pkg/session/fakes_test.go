@@ -61,6 +61,7 @@ type fakeStore struct {
 	sessions map[Key]*Session
 	runs     map[string]*Run
 	keys     map[string]*APIKey
+	slots    map[string]map[string]Slot // tenant → Slot.String → slot
 	// reads and writes count session reads and writes.
 	reads, writes atomic.Int64
 	// fail, when set, is asked before each operation; an error it returns
@@ -69,7 +70,65 @@ type fakeStore struct {
 }
 
 func newFakeStore() *fakeStore {
-	return &fakeStore{sessions: map[Key]*Session{}, runs: map[string]*Run{}, keys: map[string]*APIKey{}}
+	return &fakeStore{sessions: map[Key]*Session{}, runs: map[string]*Run{}, keys: map[string]*APIKey{},
+		slots: map[string]map[string]Slot{}}
+}
+
+func (f *fakeStore) TakeSlot(ctx context.Context, tenant string, slot Slot, limits SlotLimits) error {
+	if err := f.check("TakeSlot"); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	held := f.slots[tenant]
+	if _, ok := held[slot.String()]; ok {
+		return nil
+	}
+	mine := 0
+	for _, h := range held {
+		if h.Principal == slot.Principal {
+			mine++
+		}
+	}
+	if len(held) >= limits.Tenant || mine >= limits.Principal && mine != len(held) {
+		return &SlotsFullError{Live: len(held), Mine: mine}
+	}
+	if held == nil {
+		held = map[string]Slot{}
+		f.slots[tenant] = held
+	}
+	held[slot.String()] = slot
+	return nil
+}
+
+func (f *fakeStore) ReleaseSlot(ctx context.Context, tenant string, slot Slot) error {
+	if err := f.check("ReleaseSlot"); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.slots[tenant], slot.String())
+	return nil
+}
+
+func (f *fakeStore) TenantSlots(ctx context.Context, tenant string) ([]Slot, error) {
+	if err := f.check("TenantSlots"); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]Slot, 0, len(f.slots[tenant]))
+	for _, s := range f.slots[tenant] {
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// heldSlots is how many slots the tenant holds.
+func (f *fakeStore) heldSlots(tenant string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.slots[tenant])
 }
 
 func (f *fakeStore) check(op string) error {
@@ -335,8 +394,8 @@ func (f *fakeSandboxes) holdPauses() (entered <-chan struct{}, gate chan struct{
 }
 
 // holdCreates makes Create wait inside the provider until n calls have
-// arrived, so n racing starts all pass the cap's first count before any
-// sandbox exists; a Create still alone after 10 s fails.
+// arrived, so n racing starts are all inside Create, holding their slots,
+// at once; a Create still alone after 10 s fails.
 func (f *fakeSandboxes) holdCreates(n int32) {
 	var arrived atomic.Int32
 	all := make(chan struct{})

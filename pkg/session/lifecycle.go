@@ -113,8 +113,10 @@ func (m *Manager) stopSession(ctx context.Context, cur *Session, owner string, s
 		}
 	}
 	now := m.clock.Now()
+	held := s.Slot
 	s.State = StateStopped
 	s.LeaseOwner, s.LeaseUntil = "", time.Time{}
+	s.Slot = ""
 	s.ExpiresAt = m.stoppedExpiry(&s, now)
 	setDue(&s)
 	if err := m.store.UpdateSession(dctx, &s); errors.Is(err, ErrConflict) {
@@ -122,6 +124,7 @@ func (m *Manager) stopSession(ctx context.Context, cur *Session, owner string, s
 	} else if err != nil {
 		return nil, fmt.Errorf("mark session %q stopped: %w", cur.SessionID, err)
 	}
+	m.giveBackSlot(dctx, s.Tenant, held)
 	return &s, nil
 }
 

@@ -337,19 +337,17 @@ func TestTenantCap(t *testing.T) {
 	}
 }
 
-// TestTenantCapSettlesRacingStarts: starts that all passed the first count
-// together keep exactly the cap's worth of sandboxes; the others give theirs
-// back, answer ErrLimit and leave their sessions stopped. A recount that
-// fails keeps the new sandbox (the cap is then soft).
-func TestTenantCapSettlesRacingStarts(t *testing.T) {
+// TestTenantCapHoldsUnderRacingStarts: racing starts take the tenant's
+// slots before any sandbox exists, so exactly the cap's worth create one
+// (all of them inside Create at once, holding their slots) and the others
+// are refused before creating anything, their sessions left stopped.
+func TestTenantCapHoldsUnderRacingStarts(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	r := newRig(t, Config{MaxLiveSandboxesPerTenant: 3})
 	r.mustStart(t, ctx, testKey, StartOptions{})
-	// No create proceeds before every racer has reached it, so all of
-	// them passed the first count, which saw one sandbox.
 	const racers = 8
-	r.sbx.holdCreates(racers)
+	r.sbx.holdCreates(2)
 	errs := make([]error, racers)
 	var wg sync.WaitGroup
 	for i := range racers {
@@ -368,34 +366,47 @@ func TestTenantCapSettlesRacingStarts(t *testing.T) {
 		case err == nil:
 			started++
 		case errors.Is(err, ErrLimit):
-			if s := r.store.session(k); s.State != StateStopped || s.SandboxID != "" {
+			if s := r.store.session(k); s.State != StateStopped || s.SandboxID != "" || s.Slot != "" {
 				t.Errorf("capped session %s: %+v", k.SessionID, s)
 			}
 		default:
 			t.Fatalf("start %d: %v", i, err)
 		}
 	}
-	if started != 2 || len(r.sbx.live()) != 3 || r.sbx.count("Create") != 1+racers {
-		t.Fatalf("%d started, live %v, %d creates: want 2 started, 3 live, %d creates",
-			started, r.sbx.live(), r.sbx.count("Create"), 1+racers)
+	if started != 2 || len(r.sbx.live()) != 3 || r.sbx.count("Create") != 3 || r.store.heldSlots("acme") != 3 {
+		t.Fatalf("%d started, live %v, %d creates, %d slots: want 2 started, 3 live, 3 creates, 3 slots",
+			started, r.sbx.live(), r.sbx.count("Create"), r.store.heldSlots("acme"))
 	}
+	if n := r.sbx.count("List"); n != 0 {
+		t.Fatalf("%d provider List calls on the start path, want 0", n)
+	}
+}
 
-	// A recount that fails keeps what it cannot judge.
-	r2 := newRig(t, Config{MaxLiveSandboxesPerTenant: 1})
-	lists := 0
-	r2.sbx.fail = func(op, _ string) error {
-		if op == "List" {
-			if lists++; lists == 2 {
-				return errors.New("list unavailable")
-			}
+// TestTenantCapStoreOutage: a slot that cannot be taken (the store fails)
+// fails the start before any sandbox is created.
+func TestTenantCapStoreOutage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRig(t, Config{})
+	r.store.fail = func(op string) error {
+		if op == "TakeSlot" {
+			return &Error{Kind: ErrUnavailable, Detail: "dynamodb throttled"}
 		}
 		return nil
 	}
-	if _, err := r2.m.Start(ctx, testKey, StartOptions{}); err != nil {
-		t.Fatalf("start with a failing recount: %v", err)
+	if _, err := r.m.Start(ctx, testKey, StartOptions{}); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("start with the store failing: %v, want ErrUnavailable", err)
 	}
-	if live := r2.sbx.live(); len(live) != 1 {
-		t.Fatalf("live %v", live)
+	if n := r.sbx.count("Create"); n != 0 {
+		t.Fatalf("%d creates without a slot", n)
+	}
+	if s := r.store.session(testKey); s.State.Live() || s.Slot != "" {
+		t.Fatalf("session after the failed start: %+v", s)
+	}
+	r.store.fail = nil
+	r.mustStart(t, ctx, testKey, StartOptions{})
+	if n := r.store.heldSlots("acme"); n != 1 {
+		t.Fatalf("%d slots held, want 1", n)
 	}
 }
 

@@ -252,6 +252,8 @@ func (c Config) check() error {
 		c.MaxLiveSandboxesPerPrincipal < 0, c.ReapBatch < 0, c.ReapParallelism < 0, c.MaxArtifacts < 0, c.MaxArtifactBytes < 0,
 		c.MaxTransferBytes < 0, c.MaxInlineRunResultBytes < 0, c.MaxWorkspaceBytes < 0:
 		return errors.New("session: limits in Config must not be negative")
+	case c.MaxLiveSandboxesPerTenant > MaxSlotsPerTenant:
+		return fmt.Errorf("session: MaxLiveSandboxesPerTenant (%d) must not exceed %d", c.MaxLiveSandboxesPerTenant, MaxSlotsPerTenant)
 	case c.OrphanGrace <= c.LeaseDuration:
 		return fmt.Errorf("session: OrphanGrace (%s) must exceed LeaseDuration (%s)", c.OrphanGrace, c.LeaseDuration)
 	case c.IdleTimeout > c.Lifetime:

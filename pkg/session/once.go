@@ -44,11 +44,11 @@ func (m *Manager) ExecuteOnce(ctx context.Context, tenant, principal string, req
 	if req.Template != "" && !templateRE.MatchString(req.Template) {
 		return nil, Errorf(ErrInvalid, "template must match %s", templateRE)
 	}
-	id, err := m.startOnce(ctx, tenant, principal, req.Template, timeout)
+	id, slot, err := m.startOnce(ctx, tenant, principal, req.Template, timeout)
 	if err != nil {
 		return nil, err
 	}
-	defer m.killOnce(ctx, id)
+	defer m.endOnce(ctx, tenant, id, slot)
 	return m.runOnce(ctx, id, exec, timeout, onEvent)
 }
 
@@ -58,10 +58,12 @@ func (m *Manager) onceLifetime(timeout time.Duration) time.Duration {
 	return timeout + m.cfg.CallBackstopSlack + m.cfg.ProviderTimeoutSlack + time.Minute
 }
 
-// startOnce creates the one-shot sandbox within the caller's cap.
-func (m *Manager) startOnce(ctx context.Context, tenant, principal, template string, timeout time.Duration) (string, error) {
-	if err := m.checkTenantCap(ctx, tenant, principal); err != nil {
-		return "", err
+// startOnce takes a slot of the caller's cap (one without a session) and
+// creates the one-shot sandbox.
+func (m *Manager) startOnce(ctx context.Context, tenant, principal, template string, timeout time.Duration) (string, Slot, error) {
+	slot := m.newSlot(principal, "")
+	if err := m.takeSlot(ctx, tenant, slot); err != nil {
+		return "", Slot{}, err
 	}
 	if template == "" {
 		template = m.cfg.DefaultTemplate
@@ -73,23 +75,23 @@ func (m *Manager) startOnce(ctx context.Context, tenant, principal, template str
 	info, err := m.sandboxes.Create(ctx, SandboxSpec{Template: template, Timeout: m.onceLifetime(timeout),
 		Metadata: md, AllowInternetAccess: m.cfg.AllowInternetAccess})
 	if err != nil {
-		return "", fmt.Errorf("start a sandbox for a one-shot execution: %w", err)
+		m.giveBackSlot(ctx, tenant, slot.String())
+		return "", Slot{}, fmt.Errorf("start a sandbox for a one-shot execution: %w", err)
 	}
-	if err := m.confirmTenantCap(ctx, tenant, principal, info.ID); err != nil {
-		m.killOnce(ctx, info.ID)
-		return "", err
-	}
-	return info.ID, nil
+	return info.ID, slot, nil
 }
 
-// killOnce kills a one-shot sandbox even when the caller has gone; a
-// failure is left to the provider's timeout on it.
-func (m *Manager) killOnce(ctx context.Context, id string) {
+// endOnce kills a one-shot sandbox even when the caller has gone, and gives
+// its slot back. A failed kill is left to the provider's timeout on the
+// sandbox, and its slot to the reaper once that timeout has surely passed.
+func (m *Manager) endOnce(ctx context.Context, tenant, id string, slot Slot) {
 	dctx, cancel := detach(ctx)
 	defer cancel()
 	if err := m.sandboxes.Kill(dctx, id); err != nil {
 		m.log.WarnContext(ctx, "kill one-shot sandbox; its provider timeout will", "sandbox", id, "err", err)
+		return
 	}
+	m.giveBackSlot(ctx, tenant, slot.String())
 }
 
 // runOnce executes on the one-shot sandbox as Execute does on a session's,

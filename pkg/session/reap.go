@@ -13,7 +13,9 @@ type ReapReport struct {
 	Paused  int
 	Killed  int
 	Orphans int
-	Errors  int
+	// Slots counts leaked slots of the tenant cap given back.
+	Slots  int
+	Errors int
 }
 
 // reapOutcome is what happened to one due session.
@@ -61,9 +63,19 @@ func (m *Manager) Reap(ctx context.Context) (ReapReport, error) {
 			rep.Errors++
 		}
 	}
-	orphans, errs := m.sweepOrphans(ctx, now)
-	rep.Orphans += orphans
-	rep.Errors += errs
+	if live, err := m.sandboxes.List(ctx, m.reapFilter()); err != nil {
+		m.log.WarnContext(ctx, "list sandboxes for the orphan sweep and the slots", "err", err)
+		rep.Errors++
+	} else {
+		orphans, errs := m.sweepOrphans(ctx, live, now)
+		rep.Orphans += orphans
+		rep.Errors += errs
+		// After the sweep: a slot's sandbox it killed frees the slot at the
+		// next tick, when its record no longer names it.
+		freed, errs := m.reconcileTenants(ctx, live, now)
+		rep.Slots += freed
+		rep.Errors += errs
+	}
 	if err := ctx.Err(); err != nil {
 		return rep, ctxError(err, "reaping")
 	}
@@ -230,12 +242,14 @@ func (m *Manager) pauseOvertaken(ctx context.Context, ours *Session) (reapOutcom
 	return reapNothing, nil
 }
 
-// reapStaleStart clears a start whose caller died holding the lease. A
-// sandbox it may have created unrecorded is left to the orphan sweep.
+// reapStaleStart clears a start whose caller died holding the lease, and
+// gives back its slot. A sandbox it may have created unrecorded is left to
+// the orphan sweep.
 func (m *Manager) reapStaleStart(ctx context.Context, cur *Session) (reapOutcome, error) {
 	s := *cur
 	s.State = StateError
 	s.LeaseOwner, s.LeaseUntil = "", time.Time{}
+	s.Slot = ""
 	s.ExpiresAt = m.stoppedExpiry(&s, m.clock.Now())
 	setDue(&s)
 	if err := m.store.UpdateSession(ctx, &s); errors.Is(err, ErrConflict) {
@@ -246,24 +260,34 @@ func (m *Manager) reapStaleStart(ctx context.Context, cur *Session) (reapOutcome
 	if cur.SandboxID != "" {
 		// The sandbox being replaced when the start died.
 		if err := m.sandboxes.Kill(ctx, cur.SandboxID); err != nil {
+			m.giveBackSlot(ctx, cur.Tenant, cur.Slot)
 			return reapFailed, fmt.Errorf("kill sandbox %s of a stale start: %w", cur.SandboxID, err)
 		}
 	}
+	m.giveBackSlot(ctx, cur.Tenant, cur.Slot)
 	return reapNothing, nil
 }
 
-// sweepOrphans kills this stack's sandboxes older than the grace period
-// that no live session owns (a start that died after creating one, a kill
-// that failed, a record deleted). Each is checked against its session's
-// record, read afresh.
-func (m *Manager) sweepOrphans(ctx context.Context, now time.Time) (orphans, errs int) {
+// reapFilter selects the sandboxes a tick looks at: the stack's, or without
+// a stack id the tenant's (or every one, with no tenant either).
+func (m *Manager) reapFilter() map[string]string {
+	switch {
+	case m.cfg.StackID != "":
+		return map[string]string{MetaStack: m.cfg.StackID}
+	case m.cfg.Tenant != "":
+		return map[string]string{MetaTenant: m.cfg.Tenant}
+	}
+	return nil
+}
+
+// sweepOrphans kills this stack's sandboxes in list older than the grace
+// period that no live session owns (a start that died after creating one, a
+// kill that failed, a record deleted). Each is checked against its
+// session's record, read afresh. Without a stack id there is no sweep: the
+// sandboxes listed may be another deployment's.
+func (m *Manager) sweepOrphans(ctx context.Context, list []SandboxInfo, now time.Time) (orphans, errs int) {
 	if m.cfg.StackID == "" {
 		return 0, 0
-	}
-	list, err := m.sandboxes.List(ctx, map[string]string{MetaStack: m.cfg.StackID})
-	if err != nil {
-		m.log.WarnContext(ctx, "list sandboxes for the orphan sweep", "err", err)
-		return 0, 1
 	}
 	var old []SandboxInfo
 	for _, sb := range list {

@@ -100,6 +100,9 @@ type Session struct {
 	// unexpired lease is creating the sandbox; an expired one may be taken.
 	LeaseOwner string
 	LeaseUntil time.Time
+	// Slot is the slot of the tenant's cap the session holds (Slot.String),
+	// from its start lease until its sandbox is gone; empty when none.
+	Slot string
 
 	// DueAt is when the reaper must next look at this session; zero when the
 	// session is not live. Stores index live sessions on it.

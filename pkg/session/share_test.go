@@ -73,15 +73,16 @@ func TestPrincipalShareLocksNobodyOut(t *testing.T) {
 	r.mustStart(t, ctx, Key{Tenant: "acme", Principal: "bob", SessionID: "b1"}, StartOptions{})
 }
 
-// TestPrincipalShareSettlesRacingStarts: racing starts of one principal,
-// which all passed the first count, keep exactly its share.
-func TestPrincipalShareSettlesRacingStarts(t *testing.T) {
+// TestPrincipalShareHoldsUnderRacingStarts: racing starts of one principal
+// beside another's sandbox get exactly its share, and the others create
+// nothing.
+func TestPrincipalShareHoldsUnderRacingStarts(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	r := newRig(t, Config{MaxLiveSandboxesPerTenant: 10, MaxLiveSandboxesPerPrincipal: 3})
 	r.mustStart(t, ctx, Key{Tenant: "acme", Principal: "bob", SessionID: "b0"}, StartOptions{})
 	const racers = 6
-	r.sbx.holdCreates(racers)
+	r.sbx.holdCreates(3)
 	var started atomic.Int32
 	var wg sync.WaitGroup
 	for i := range racers {
@@ -96,7 +97,7 @@ func TestPrincipalShareSettlesRacingStarts(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if started.Load() != 3 || len(r.sbx.live()) != 4 {
-		t.Fatalf("%d started, live %v: want 3 started, 4 live", started.Load(), r.sbx.live())
+	if started.Load() != 3 || len(r.sbx.live()) != 4 || r.sbx.count("Create") != 4 {
+		t.Fatalf("%d started, live %v, %d creates: want 3 started, 4 live, 4 creates", started.Load(), r.sbx.live(), r.sbx.count("Create"))
 	}
 }

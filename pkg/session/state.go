@@ -19,7 +19,10 @@ import "time"
 // pausing and stopping: others wait while it holds and may take over once
 // it expires. The pausing lease keeps user calls off a sandbox whose pause
 // is under way, which would otherwise land after a call had resumed it.
-// DueAt (setDue) tells the reaper when to look next.
+// DueAt (setDue) tells the reaper when to look next. Slot names the slot of
+// the tenant's cap a start took (slots.go): it is written with the start
+// lease, taken before Create, and given back by whoever writes the record
+// to stopped or error.
 
 // idleTimeout is the session's own idle timeout or the configured one.
 func (m *Manager) idleTimeout(s *Session) time.Duration {

@@ -93,7 +93,7 @@ func Knobs() []Knob {
 			set: secs(func(c *session.Config) *time.Duration { return &c.Lifetime })},
 		{Env: EnvExecSecs, Flag: "exec-timeout-secs", Usage: "default time limit of an execution or install, in seconds (default 300)",
 			set: secs(func(c *session.Config) *time.Duration { return &c.ExecTimeout })},
-		{Env: EnvMaxLive, Flag: "max-live-sandboxes", Usage: "live sandboxes a tenant may hold (default 20)",
+		{Env: EnvMaxLive, Flag: "max-live-sandboxes", Usage: "live sandboxes a tenant may hold (default 20, at most 500)",
 			set: count(func(c *session.Config) *int { return &c.MaxLiveSandboxesPerTenant })},
 		{Env: EnvMaxPerPrincipal, Flag: "max-live-sandboxes-per-principal",
 			Usage: "live sandboxes one principal may hold while others hold some (default half the tenant's cap, rounded up)",

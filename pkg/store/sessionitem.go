@@ -29,6 +29,7 @@ type sessionRecord struct {
 	LifetimeDeadline string            `dynamodbav:"lifetimeDeadline,omitempty"`
 	LeaseOwner       string            `dynamodbav:"leaseOwner,omitempty"`
 	LeaseUntil       string            `dynamodbav:"leaseUntil,omitempty"`
+	Slot             string            `dynamodbav:"slot,omitempty"`
 	DueTime          string            `dynamodbav:"dueTime,omitempty"`
 	DueShard         string            `dynamodbav:"dueShard,omitempty"`
 	DueAt            int64             `dynamodbav:"dueAt,omitempty"`
@@ -94,7 +95,7 @@ func (s *Store) encodeSession(v *session.Session, version int64) (item, error) {
 		IdleTimeoutMs: v.IdleTimeout.Milliseconds(), PauseOnIdle: v.PauseOnIdle,
 		CreatedAt: fmtTime(v.CreatedAt), LastActivityAt: fmtTime(v.LastActivityAt),
 		IdleDeadline: fmtTime(v.IdleDeadline), LifetimeDeadline: fmtTime(v.LifetimeDeadline),
-		LeaseOwner: v.LeaseOwner, LeaseUntil: fmtTime(v.LeaseUntil),
+		LeaseOwner: v.LeaseOwner, LeaseUntil: fmtTime(v.LeaseUntil), Slot: v.Slot,
 		DueTime:     fmtTime(v.DueAt),
 		ExpiresTime: fmtTime(v.ExpiresAt), ExpiresAt: epochSeconds(v.ExpiresAt),
 		NoPersist:    v.NoPersist,
@@ -128,6 +129,7 @@ func decodeSession(m item) (*session.Session, error) {
 		LifetimeDeadline: p.parse("lifetimeDeadline", r.LifetimeDeadline),
 		LeaseOwner:       r.LeaseOwner,
 		LeaseUntil:       p.parse("leaseUntil", r.LeaseUntil),
+		Slot:             r.Slot,
 		DueAt:            p.parse("dueTime", r.DueTime),
 		ExpiresAt:        p.parse("expiresTime", r.ExpiresTime),
 		NoPersist:        r.NoPersist,

@@ -71,6 +71,8 @@ func Run(t *testing.T, newEnv Factory) {
 		{"SessionTooLarge", testSessionTooLarge},
 		{"APIKeys", testAPIKeys},
 		{"Unavailable", testUnavailable},
+		{"Slots", testSlots},
+		{"SlotsUnderBurst", testSlotsUnderBurst},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
