@@ -14,7 +14,7 @@ type route struct {
 	fn     string
 	method string
 	path   string
-	public bool // no authorizer: liveness and the OpenAPI document
+	public bool // no authorizer: liveness, the OpenAPI document, the playground page
 }
 
 func routes() []route {
@@ -48,6 +48,25 @@ func routes() []route {
 		{fn: "fetch", method: "POST", path: s + "/files/upload-urls"},
 		{fn: "mcp", method: "POST", path: "/v1/mcp"},
 	}
+}
+
+// playgroundRoutes serve the playground page (pkg/playground) and its files
+// from the status function. They are public, as a browser loads a page
+// before it has anything to authenticate with; the page holds no data and
+// calls the API with the key the user pastes.
+func playgroundRoutes() []route {
+	return []route{
+		{fn: "status", method: "GET", path: "/", public: true},
+		{fn: "status", method: "GET", path: "/playground/{file}", public: true},
+	}
+}
+
+// stackRoutes are the routes this stack's configuration serves.
+func stackRoutes(cfg Config) []route {
+	if cfg.Playground {
+		return append(routes(), playgroundRoutes()...)
+	}
+	return routes()
 }
 
 // authCacheTTL is how long API Gateway reuses an authorizer decision; a
@@ -86,7 +105,7 @@ func newRestAPI(stack awscdk.Stack, cfg Config, fns map[string]function) restAPI
 	})
 	auth := newAuthorizer(stack, cfg, fns["authorizer"])
 	integrations := map[string]awsapigateway.LambdaIntegration{}
-	for _, r := range routes() {
+	for _, r := range stackRoutes(cfg) {
 		in, ok := integrations[r.fn]
 		if !ok {
 			in = integrationFor(fns[r.fn])
@@ -103,6 +122,13 @@ func newRestAPI(stack awscdk.Stack, cfg Config, fns map[string]function) restAPI
 	}
 	addProblemResponses(api, cfg.AllowedOrigins)
 	return restAPI{api: api, accessLog: accessLog}
+}
+
+// apiOrigin is the browser origin of the API's default endpoint, where the
+// playground page is served.
+func apiOrigin(api awsapigateway.RestApi) *string {
+	return awscdk.Fn_Join(jsii.String(""), &[]*string{jsii.String("https://"), api.RestApiId(),
+		jsii.String(".execute-api."), awscdk.Aws_REGION(), jsii.String("."), awscdk.Aws_URL_SUFFIX()})
 }
 
 // integrationFor is a Lambda proxy integration. Functions that stream get

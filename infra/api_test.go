@@ -44,6 +44,28 @@ var wantRoutes = []struct {
 	{"POST", "/v1/mcp", "mcp", false},
 }
 
+// wantPlaygroundRoutes serve the playground page from the status function,
+// without the authorizer, unless the stack is synthesized with
+// playground=false.
+var wantPlaygroundRoutes = []struct {
+	method, path, fn string
+	public           bool
+}{
+	{"GET", "/", "status", true},
+	{"GET", "/playground/{file}", "status", true},
+}
+
+// expectedRoutes is wantRoutes with the playground's when v has it.
+func expectedRoutes(v variant) []struct {
+	method, path, fn string
+	public           bool
+} {
+	if v.noPlayground {
+		return wantRoutes
+	}
+	return append(append(wantRoutes[:0:0], wantRoutes...), wantPlaygroundRoutes...)
+}
+
 var streamingFns = map[string]bool{"start": true, "stop": true, "execute": true, "install": true, "fetch": true, "mcp": true}
 
 // method is one synthesized API method with its path resolved.
@@ -92,7 +114,7 @@ func checkRoutes(t *testing.T, s synthed, v variant) {
 	ms := s.methods(t)
 	authID, _ := s.only(t, "AWS::ApiGateway::Authorizer")
 	want := map[string]bool{}
-	for _, r := range wantRoutes {
+	for _, r := range expectedRoutes(v) {
 		key := r.method + " " + r.path
 		want[key] = true
 		m, ok := ms[key]
@@ -154,7 +176,7 @@ func checkRoutes(t *testing.T, s synthed, v variant) {
 		t.Errorf("CORS preflight without allowed origins: %v", preflight)
 	}
 	if len(v.origins) > 0 {
-		for _, r := range wantRoutes {
+		for _, r := range expectedRoutes(v) {
 			if _, ok := ms["OPTIONS "+r.path]; !ok {
 				t.Errorf("no CORS preflight on %s", r.path)
 			}

@@ -27,6 +27,7 @@ const (
 	ctxAPIGatewayRole = "apiGatewayCloudWatchRole"
 	ctxAlarmTopicARN  = "alarmTopicArn"
 	ctxStageName      = "stageName"
+	ctxPlayground     = "playground"
 	ctxE2BDomain      = "e2bDomain"
 	ctxE2BAPIURL      = "e2bApiUrl"
 	ctxLogLevel       = "logLevel"
@@ -70,6 +71,10 @@ type Config struct {
 	E2BAPIURL string
 	// LogLevel is the functions' application log level (INFO).
 	LogLevel string
+	// Playground (the default) serves the playground page (pkg/playground)
+	// at the API's root from the status function, without the authorizer,
+	// and lets it upload to the bucket through presigned URLs.
+	Playground bool
 	// SessionEnv holds the session knobs given in context, by variable;
 	// a knob not given keeps the functions' default (pkg/sessionconfig).
 	SessionEnv map[string]string
@@ -256,6 +261,9 @@ func (c *Config) readOperations(get func(string) any) error {
 		return err
 	}
 	if c.APIGatewayCloudWatchRole, err = boolFrom(ctxAPIGatewayRole, get(ctxAPIGatewayRole), true); err != nil {
+		return err
+	}
+	if c.Playground, err = boolFrom(ctxPlayground, get(ctxPlayground), true); err != nil {
 		return err
 	}
 	c.AlarmTopicARN = stringOf(get(ctxAlarmTopicARN))

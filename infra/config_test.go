@@ -19,6 +19,7 @@ func TestConfigDefaults(t *testing.T) {
 	want := Config{
 		Tenant: "acme", RetainData: true, LogRetentionDays: 30, ThrottleRate: 50, ThrottleBurst: 100,
 		APIGatewayCloudWatchRole: true, StageName: "prod", AcceptXAPIKey: true, LogLevel: "INFO", SessionEnv: map[string]string{},
+		Playground: true,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults\n got %+v\nwant %+v", c, want)
@@ -49,6 +50,9 @@ func TestConfigValues(t *testing.T) {
 			func(c Config) bool { return !c.AcceptXAPIKey && !c.APIGatewayCloudWatchRole }},
 		{"booleans as JSON", map[string]any{"acceptXApiKey": false, "apiGatewayCloudWatchRole": false},
 			func(c Config) bool { return !c.AcceptXAPIKey && !c.APIGatewayCloudWatchRole }},
+		{"playground by default", map[string]any{}, func(c Config) bool { return c.Playground }},
+		{"playground off", map[string]any{"playground": "false"}, func(c Config) bool { return !c.Playground }},
+		{"playground off as JSON", map[string]any{"playground": false}, func(c Config) bool { return !c.Playground }},
 		{"jwt", map[string]any{"jwtIssuer": "https://idp.example.com", "jwtAudience": "api", "jwtJwksUrl": "https://idp.example.com/jwks"},
 			func(c Config) bool {
 				return c.JWTIssuer == "https://idp.example.com" && c.JWTAudience == "api" && c.JWTJWKSURL == "https://idp.example.com/jwks"
@@ -122,6 +126,7 @@ func TestConfigRejects(t *testing.T) {
 		{"rate not a number", map[string]any{"throttleRate": "fast"}, "throttleRate"},
 		{"bool not a bool", map[string]any{"acceptXApiKey": "sometimes"}, "acceptXApiKey"},
 		{"bool of wrong type", map[string]any{"acceptXApiKey": 1.0}, "acceptXApiKey"},
+		{"playground not a bool", map[string]any{"playground": "maybe"}, "playground"},
 		{"topic not an ARN", map[string]any{"alarmTopicArn": "oncall"}, "alarmTopicArn"},
 		{"bad stage", map[string]any{"stageName": "prod-1"}, "stageName"},
 		{"seconds in words", map[string]any{"idleTimeoutSecs": "ten"}, `context idleTimeoutSecs: "ten"`},

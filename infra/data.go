@@ -108,11 +108,15 @@ func bucketCors(origins []string) *[]*awss3.CorsRule {
 	if len(origins) == 0 {
 		return nil
 	}
-	return &[]*awss3.CorsRule{{
-		AllowedOrigins: jsii.Strings(origins...),
+	return &[]*awss3.CorsRule{bucketCorsRule(jsii.Strings(origins...))}
+}
+
+func bucketCorsRule(origins *[]*string) *awss3.CorsRule {
+	return &awss3.CorsRule{
+		AllowedOrigins: origins,
 		AllowedMethods: &[]awss3.HttpMethods{awss3.HttpMethods_GET, awss3.HttpMethods_PUT, awss3.HttpMethods_HEAD},
 		AllowedHeaders: jsii.Strings("content-type", "content-length", "content-md5", "x-amz-*"),
 		ExposedHeaders: jsii.Strings("ETag", "Content-Length", "Content-Type"),
 		MaxAge:         jsii.Number(3000),
-	}}
+	}
 }

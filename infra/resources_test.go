@@ -21,6 +21,7 @@ type variant struct {
 	jwt           map[string]string // env name -> value; empty: none
 	importedName  string            // e2b secret imported by name; "": created
 	acceptXAPIKey bool
+	noPlayground  bool // playground=false
 	alarmTopic    string
 	noAccountRole bool // apiGatewayCloudWatchRole=false
 	// sessionEnv are the knobs given in context, by variable; e2b the
@@ -74,11 +75,8 @@ func checkTable(t *testing.T, s synthed, v variant) {
 func checkBucket(t *testing.T, s synthed, v variant) {
 	s.count(t, "AWS::S3::Bucket", 1)
 	cors := any(absent())
-	if len(v.origins) > 0 {
-		cors = map[string]any{"CorsRules": []any{obj(map[string]any{
-			"AllowedOrigins": toAny(v.origins),
-			"AllowedMethods": []any{"GET", "PUT", "HEAD"},
-		})}}
+	if len(v.origins) > 0 || !v.noPlayground {
+		cors = map[string]any{"CorsRules": bucketCorsWant(t, s, v)}
 	}
 	s.has(t, "AWS::S3::Bucket", map[string]any{
 		"PublicAccessBlockConfiguration": map[string]any{
@@ -110,6 +108,22 @@ func checkBucket(t *testing.T, s synthed, v variant) {
 	// Emptying a bucket on delete would need a custom-resource Lambda
 	// with wildcard S3 rights; the stack has none.
 	s.count(t, "Custom::S3AutoDeleteObjects", 0)
+}
+
+// bucketCorsWant is the bucket's CORS rules: one for the allowed origins,
+// one for the API's own origin, where the playground page is served.
+func bucketCorsWant(t *testing.T, s synthed, v variant) []any {
+	var rules []any
+	if len(v.origins) > 0 {
+		rules = append(rules, obj(map[string]any{"AllowedOrigins": toAny(v.origins), "AllowedMethods": []any{"GET", "PUT", "HEAD"}}))
+	}
+	if !v.noPlayground {
+		apiID, _ := s.only(t, "AWS::ApiGateway::RestApi")
+		origin := map[string]any{"Fn::Join": []any{"", []any{"https://", map[string]any{"Ref": apiID}, ".execute-api.",
+			map[string]any{"Ref": "AWS::Region"}, ".", map[string]any{"Ref": "AWS::URLSuffix"}}}}
+		rules = append(rules, obj(map[string]any{"AllowedOrigins": []any{origin}, "AllowedMethods": []any{"GET", "PUT", "HEAD"}}))
+	}
+	return rules
 }
 
 func expiry(prefix string, days int) any {

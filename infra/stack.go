@@ -57,6 +57,11 @@ func NewTenantStack(scope constructs.Construct, cfg Config) (awscdk.Stack, error
 	runRequestRule(stack, r.bus, fns["runs"], r.dlq)
 	reaperSchedule(stack, cfg, fns["reaper"])
 	api := newRestAPI(stack, cfg, fns)
+	if cfg.Playground {
+		// The playground page, served by the API, uploads large files
+		// through presigned URLs: the bucket answers its origin too.
+		r.bucket.AddCorsRule(bucketCorsRule(&[]*string{apiOrigin(api.api)}))
+	}
 
 	m := monitored{cfg: cfg, api: api.api, dlq: r.dlq}
 	for _, s := range fnSpecs() {

@@ -73,6 +73,7 @@ func TestConfiguredStack(t *testing.T) {
 		"template":                     "my-template",
 		"e2bDomain":                    "e2b.example.com",
 		"logLevel":                     "debug",
+		"playground":                   "false",
 	})
 	runChecks(t, s, variant{
 		retain: false, retentionDays: 7, rate: 20, burst: 40,
@@ -81,6 +82,7 @@ func TestConfiguredStack(t *testing.T) {
 		acceptXAPIKey: false,
 		alarmTopic:    topic,
 		noAccountRole: true,
+		noPlayground:  true,
 		sessionEnv: map[string]string{"SESSIONBOX_IDLE_TIMEOUT_SECS": "600", "SESSIONBOX_MAX_LIVE_SANDBOXES": "5",
 			"SESSIONBOX_MAX_LIVE_SANDBOXES_PER_PRINCIPAL": "2",
 			"SESSIONBOX_ALLOW_INTERNET_ACCESS":            "false", "SESSIONBOX_TEMPLATE": "my-template",
