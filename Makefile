@@ -28,7 +28,7 @@ runtime: setup
 test: setup lint test-go test-conformance test-sdk test-infra
 
 test-go:
-	$(GO) test -race -count=1 -timeout 20m ./...
+	$(GO) test -race -count=1 -timeout 30m ./...
 
 test-conformance:
 	@if [ -x scripts/conformance/run.sh ]; then scripts/conformance/run.sh; fi
