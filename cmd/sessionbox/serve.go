@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,9 +30,11 @@ func serveCommand() command {
 // environment.
 type serveOptions struct {
 	addr, dataDir, apiKeys string
-	reap                   time.Duration
-	minFreeMiB             int64
-	jsonLogs               bool
+	// origins are the browser origins CORS admits; none means any.
+	origins    []string
+	reap       time.Duration
+	minFreeMiB int64
+	jsonLogs   bool
 	// session holds the knobs, read by the loader the Lambda functions use.
 	session session.Config
 }
@@ -44,6 +47,8 @@ func serveFlags(args []string, getenv func(string) string) (serveOptions, error)
 	fl.StringVar(&o.addr, "addr", "127.0.0.1:8080", "API listen address [$SESSIONBOX_ADDR]")
 	fl.StringVar(&o.dataDir, "data-dir", ".data", "state directory: sandbox homes, transfers, the generated key [$SESSIONBOX_DATA_DIR]")
 	fl.StringVar(&o.apiKeys, "api-keys", "", "comma-separated API keys, each [principal=]sbx_...; default: one generated key [$SESSIONBOX_API_KEYS]")
+	var origins string
+	fl.StringVar(&origins, "allowed-origins", "", "comma-separated browser origins (scheme://host[:port]) CORS admits; default: any origin, without credentials [$SESSIONBOX_ALLOWED_ORIGINS]")
 	fl.DurationVar(&o.reap, "reap-interval", 30*time.Second, "how often idle sandboxes are paused or killed [$SESSIONBOX_REAP_INTERVAL]")
 	fl.Int64Var(&o.minFreeMiB, "min-free-mib", 0, "free space kept on the data dir's file system: below it requests that start a sandbox or store an upload get 507; 0 is 1 GiB (or 5% of a smaller file system), negative turns it off [$SESSIONBOX_MIN_FREE_MIB]")
 	fl.BoolVar(&o.jsonLogs, "json-logs", false, "log JSON lines instead of text [$SESSIONBOX_JSON_LOGS]")
@@ -57,7 +62,10 @@ func serveFlags(args []string, getenv func(string) string) (serveOptions, error)
 	}
 	err = envFlags(fl.FlagSet, getenv, map[string]string{"addr": "SESSIONBOX_ADDR", "data-dir": "SESSIONBOX_DATA_DIR",
 		"api-keys": "SESSIONBOX_API_KEYS", "reap-interval": "SESSIONBOX_REAP_INTERVAL", "json-logs": "SESSIONBOX_JSON_LOGS",
-		"min-free-mib": "SESSIONBOX_MIN_FREE_MIB"})
+		"min-free-mib": "SESSIONBOX_MIN_FREE_MIB", "allowed-origins": "SESSIONBOX_ALLOWED_ORIGINS"})
+	var oerr error
+	o.origins, oerr = parseOrigins(origins)
+	err = errors.Join(err, oerr)
 	if o.reap <= 0 {
 		err = errors.Join(err, fmt.Errorf("--reap-interval %s is not a positive duration", o.reap))
 	}
@@ -90,7 +98,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string) er
 		logger = slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	}
 	svc, err := local.Start(ctx, local.Config{Addr: o.addr, DataDir: dir, Keys: keys, ReapInterval: o.reap, Logger: logger,
-		Session: o.session, MinFreeBytes: mibFloor(o.minFreeMiB)})
+		Session: o.session, MinFreeBytes: mibFloor(o.minFreeMiB), AllowedOrigins: o.origins})
 	if err != nil {
 		return err
 	}
@@ -102,6 +110,27 @@ func runServe(ctx context.Context, args []string, getenv func(string) string) er
 	<-ctx.Done()
 	logger.Info("sessionbox: shutting down, killing sandboxes")
 	return svc.Close()
+}
+
+// parseOrigins reads --allowed-origins: origins as a browser sends them in
+// Origin (scheme, host, optional port; nothing after), or "*" for any.
+func parseOrigins(list string) ([]string, error) {
+	var out []string
+	for _, o := range strings.Split(list, ",") {
+		o = strings.TrimSpace(o)
+		if o == "" {
+			continue
+		}
+		if o != "*" {
+			u, err := url.Parse(o)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+				u.Path != "" || u.RawQuery != "" || u.Fragment != "" || o != u.Scheme+"://"+u.Host {
+				return nil, fmt.Errorf("--allowed-origins: %q is not an origin: want scheme://host[:port], e.g. http://localhost:5173", o)
+			}
+		}
+		out = append(out, o)
+	}
+	return out, nil
 }
 
 // serveKeys returns the keys to accept: those given, or one generated on
@@ -135,6 +164,7 @@ func serveKeys(given, dataDir string) (keys []local.Key, generated bool, err err
 // are the operator's secrets, and the banner often ends up in logs.
 func printWelcome(w io.Writer, url string, keys []local.Key, generated, internet bool) {
 	fmt.Fprintf(w, "\nsessionbox is serving on %s\n\n", url)
+	fmt.Fprintf(w, "Playground: open %s/ in a browser and paste the API key.\n\n", url)
 	key := "$SESSIONBOX_API_KEY"
 	if generated {
 		key = keys[0].Secret
@@ -156,7 +186,7 @@ func printWelcome(w io.Writer, url string, keys []local.Key, generated, internet
 // logWelcome is printWelcome for --json-logs, whose output is all JSON
 // records: the same facts as attributes, the key only when serve made it.
 func logWelcome(log *slog.Logger, url string, keys []local.Key, generated, internet bool) {
-	attrs := []any{"url", url, "keys", len(keys), "internet", internet}
+	attrs := []any{"url", url, "playground", url + "/", "keys", len(keys), "internet", internet}
 	if generated {
 		attrs = append(attrs, "principal", keys[0].Principal, "apiKey", keys[0].Secret)
 	}

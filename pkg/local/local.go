@@ -60,6 +60,9 @@ type Config struct {
 	Tenant string
 	// Keys are API keys to accept, each its own principal.
 	Keys []Key
+	// AllowedOrigins are the browser origins CORS admits; none (or "*")
+	// admits any origin, without credentials (pkg/api's cors.go).
+	AllowedOrigins []string
 	// Session tunes the Manager; StackID defaults to "local". Unlike in
 	// production, sandboxes are offline unless Session.AllowInternetAccess
 	// is set, which the local runtime offers only as root with slirp4netns.
@@ -175,7 +178,8 @@ func (s *Service) start(ctx context.Context, cfg Config) error {
 	// Keys are remembered for a while, as API Gateway's authorizer cache
 	// does in production: a known key costs no store read per request.
 	// The playground page answers "/"; every other path is the API's.
-	h := api.New(mgr, api.WithLogger(cfg.Logger), api.WithKeyCache(keyCacheTTL), api.WithStorageCheck(cfg.floor().Check))
+	h := api.New(mgr, api.WithLogger(cfg.Logger), api.WithKeyCache(keyCacheTTL), api.WithStorageCheck(cfg.floor().Check),
+		api.WithAllowedOrigins(cfg.AllowedOrigins...))
 	page := playground.Options{ConnectSources: []string{playground.UploadOrigin(aws.ToString(blobClient.Options().BaseEndpoint))}}
 	if err := s.serve(ctx, cfg, playground.With(h, page)); err != nil {
 		return err
