@@ -4,6 +4,9 @@ import { readNDJSON } from "./ndjson.js";
 import { sleep, type RetryOptions } from "./retry.js";
 import type {
   CheckpointInfo,
+  CodeContext,
+  ContextList,
+  ContextRequest,
   DownloadTicket,
   ExecuteOnceRequest,
   ExecuteRequest,
@@ -310,6 +313,33 @@ export class Sessionbox {
   /** Has the service fetch URLs into the sandbox. */
   uploadUrls(sessionId: string, req: UploadUrlsRequest, options?: CallOptions): Promise<UploadUrlsResult> {
     return this.http.json({ method: "POST", path: `${sid(sessionId)}/files/upload-urls`, json: req, idempotent: false, options });
+  }
+
+  // Contexts.
+
+  /** Creates a kernel context (its own variables, language and working directory) in the session's sandbox. */
+  createContext(sessionId: string, req: ContextRequest = {}, options?: CallOptions): Promise<CodeContext> {
+    return this.http.json({ method: "POST", path: `${sid(sessionId)}/contexts`, json: req, idempotent: false, options });
+  }
+
+  /** The session's contexts. */
+  listContexts(sessionId: string, options?: CallOptions): Promise<ContextList> {
+    return this.http.json({ method: "GET", path: `${sid(sessionId)}/contexts`, idempotent: true, options });
+  }
+
+  /** Restarts one context's kernel: its variables go. */
+  async resetContext(sessionId: string, contextId: string, options?: CallOptions): Promise<void> {
+    await this.discard({
+      method: "POST",
+      path: `${sid(sessionId)}/contexts/${encodeURIComponent(contextId)}/reset`,
+      idempotent: false,
+      options,
+    });
+  }
+
+  /** Removes a context. */
+  async deleteContext(sessionId: string, contextId: string, options?: CallOptions): Promise<void> {
+    await this.discard({ method: "DELETE", path: `${sid(sessionId)}/contexts/${encodeURIComponent(contextId)}`, idempotent: true, options });
   }
 
   // Plumbing.

@@ -56,3 +56,9 @@ export type UploadUrlsRequest = Schemas["UploadUrlsRequest"];
 export type UploadUrlsResult = Schemas["UploadUrlsResult"];
 /** One checkpoint of a session's workspace. */
 export type CheckpointInfo = Schemas["CheckpointInfo"];
+/** The body of createContext. */
+export type ContextRequest = Schemas["ContextRequest"];
+/** A kernel context of a session: pass its contextId as `context` to execute. */
+export type CodeContext = Schemas["CodeContext"];
+/** A session's contexts. */
+export type ContextList = Schemas["ContextList"];

@@ -221,6 +221,23 @@ describe("sessions and runs", () => {
   });
 });
 
+describe("contexts", () => {
+  it("keep their own variables, reset and delete", async () => {
+    await sb.execute(sid, { code: "where = 'default'" });
+    const ctx = await sb.createContext(sid, { cwd: "/tmp" });
+    assert.equal(ctx.language, "python");
+    const inCtx = await sb.execute(sid, { code: "import os\nwhere = 'ctx'\nos.getcwd() == '/tmp'", context: ctx.contextId });
+    assert.equal(inCtx.results[0]?.text, "True");
+    assert.equal((await sb.execute(sid, { code: "where == 'default'" })).results[0]?.text, "True");
+    assert.ok((await sb.listContexts(sid)).contexts.some((c) => c.contextId === ctx.contextId));
+    await sb.resetContext(sid, ctx.contextId);
+    const afterReset = await sb.execute(sid, { code: "'where' in globals()", context: ctx.contextId });
+    assert.equal(afterReset.results[0]?.text, "False");
+    await sb.deleteContext(sid, ctx.contextId);
+    await assert.rejects(sb.execute(sid, { code: "1", context: ctx.contextId }), (e: unknown) => e instanceof SessionboxError && e.status === 404);
+  });
+});
+
 describe("examples", () => {
   it("quickstart.mjs runs to the end", async () => {
     const example = fileURLToPath(new URL("../../examples/quickstart.mjs", import.meta.url));

@@ -432,6 +432,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sessions/{id}/contexts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the session's contexts
+         * @description The contexts of the session's current sandbox, oldest first, from the session's record: it starts and resumes nothing. A session without a sandbox has none; an unknown session is 404. The default context is not listed.
+         */
+        get: operations["listContexts"];
+        put?: never;
+        /**
+         * Create an interpreter context
+         * @description Starts a kernel of its own in the session's sandbox, with its own variables and working directory, besides the default context that executions without `context` use. Pass its `contextId` as execute's `context`. Like execute it creates the session and starts (or resumes) the sandbox when needed. A context lives and dies with its sandbox: when the session's sandbox is stopped or replaced, its contexts are gone and using one answers 410. At most 10 contexts per sandbox (429 past it; delete one first).
+         */
+        post: operations["createContext"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{id}/contexts/{contextId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a context
+         * @description Shuts the context's kernel down and forgets it; executing in it afterwards is 404. Deleting a context whose sandbox is gone only forgets it. An unknown session or context is 404.
+         */
+        delete: operations["deleteContext"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{id}/contexts/{contextId}/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restart a context's kernel
+         * @description Clears the context's variables; its working directory and the sandbox's files stay. It never starts a sandbox. An unknown session or context is 404; a context whose sandbox was stopped or replaced is 410. No body (or `{}`).
+         */
+        post: operations["resetContext"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -448,6 +512,7 @@ export interface components {
              * @example https://sessionbox.dev/problems/method-not-allowed
              * @example https://sessionbox.dev/problems/not-acceptable
              * @example https://sessionbox.dev/problems/conflict
+             * @example https://sessionbox.dev/problems/gone
              * @example https://sessionbox.dev/problems/too-large
              * @example https://sessionbox.dev/problems/unsupported-media-type
              * @example https://sessionbox.dev/problems/limit-reached
@@ -535,7 +600,7 @@ export interface components {
             /** @description 0: the service's default */
             timeoutSecs?: number;
             envs?: components["schemas"]["Envs"];
-            /** @description A kernel context other than the default */
+            /** @description Run in this context (a contextId from POST /v1/sessions/{id}/contexts) instead of the default one: 404 when the session has no such context, 410 when it lived in a sandbox the session no longer has (stopped or replaced), and neither starts a sandbox */
             context?: string;
         };
         ExecutionResult: {
@@ -763,6 +828,29 @@ export interface components {
             /** Format: date-time */
             checkpointAt: string;
         };
+        ContextRequest: {
+            /**
+             * @description The context's language; which ones exist is the sandbox's to say (the local runtime: python and bash; E2B's code interpreter also r, javascript, typescript, java). An unsupported one is 400.
+             * @default python
+             */
+            language?: string;
+            /**
+             * @description The context's working directory, absolute or relative to /home/user; it must exist in the sandbox (400 otherwise).
+             * @default /home/user
+             */
+            cwd?: string;
+        };
+        CodeContext: {
+            /** @description Pass it as `context` to execute */
+            contextId: string;
+            language: string;
+            cwd: string;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        ContextList: {
+            contexts: components["schemas"]["CodeContext"][];
+        };
     };
     responses: {
         /** @description Invalid input: malformed or mistyped JSON, unknown or missing fields, bad ids, paths or query parameters */
@@ -898,6 +986,16 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The context lived in a sandbox the session no longer has (replaced behind its back, or stopped): contexts do not outlive their sandbox. The detail says when the sandbox was replaced; create a new context. */
+        Gone: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
     };
     parameters: {
         /** @description The session id, chosen by the caller; scoped to the caller's tenant and principal. Calls that put work or data in a session create it; every other call on an unknown session is 404 naming it */
@@ -915,6 +1013,8 @@ export interface components {
         IdempotencyKey: string;
         /** @description An id for this request, echoed back and logged */
         RequestId: string;
+        /** @description A context id returned by POST /v1/sessions/{id}/contexts */
+        ContextId: string;
     };
     requestBodies: never;
     headers: {
@@ -1333,6 +1433,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
             409: components["responses"]["Conflict"];
+            410: components["responses"]["Gone"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -2140,6 +2241,177 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            502: components["responses"]["BadGateway"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    listContexts: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id for this request, echoed back and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The session id, chosen by the caller; scoped to the caller's tenant and principal. Calls that put work or data in a session create it; every other call on an unknown session is 404 naming it */
+                id: components["parameters"]["SessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The contexts */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "contexts": [
+                     *         {
+                     *           "contextId": "5f0c2a9e-1d43-4a57-9a53-0d6f7d0c9b1e",
+                     *           "language": "python",
+                     *           "cwd": "/home/user/work",
+                     *           "createdAt": "2026-01-02T03:04:05Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ContextList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["Internal"];
+            502: components["responses"]["BadGateway"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    createContext: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id for this request, echoed back and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The session id, chosen by the caller; scoped to the caller's tenant and principal. Calls that put work or data in a session create it; every other call on an unknown session is 404 naming it */
+                id: components["parameters"]["SessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "language": "python",
+                 *       "cwd": "work"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ContextRequest"];
+            };
+        };
+        responses: {
+            /** @description The context created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "contextId": "5f0c2a9e-1d43-4a57-9a53-0d6f7d0c9b1e",
+                     *       "language": "python",
+                     *       "cwd": "/home/user/work",
+                     *       "createdAt": "2026-01-02T03:04:05Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CodeContext"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            502: components["responses"]["BadGateway"];
+            504: components["responses"]["GatewayTimeout"];
+            507: components["responses"]["InsufficientStorage"];
+        };
+    };
+    deleteContext: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id for this request, echoed back and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The session id, chosen by the caller; scoped to the caller's tenant and principal. Calls that put work or data in a session create it; every other call on an unknown session is 404 naming it */
+                id: components["parameters"]["SessionId"];
+                /** @description A context id returned by POST /v1/sessions/{id}/contexts */
+                contextId: components["parameters"]["ContextId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The context was deleted */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["Internal"];
+            502: components["responses"]["BadGateway"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    resetContext: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id for this request, echoed back and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The session id, chosen by the caller; scoped to the caller's tenant and principal. Calls that put work or data in a session create it; every other call on an unknown session is 404 naming it */
+                id: components["parameters"]["SessionId"];
+                /** @description A context id returned by POST /v1/sessions/{id}/contexts */
+                contextId: components["parameters"]["ContextId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The context's kernel was restarted */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            410: components["responses"]["Gone"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["Internal"];
             502: components["responses"]["BadGateway"];
             504: components["responses"]["GatewayTimeout"];
