@@ -5,11 +5,12 @@
 //
 // It checks what a person would see: output lines appear while the cell is
 // still running, the chart renders, an exception shows its traceback, an
-// upload (inline and through a presigned URL) shows in the files panel,
-// reset and stop answer, and the page's CSP refuses nothing it needs.
+// upload (inline and through a presigned URL) shows in the files panel and
+// downloads back, an install streams pip's output, reset and stop answer,
+// and the page's CSP refuses nothing it needs.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import puppeteer from 'puppeteer-core';
@@ -176,6 +177,28 @@ test('uploads show in the files panel and read back', async () => {
   }, key, session);
   assert.deepEqual(back, { small: 'a,b\n1,2\n', bigLen: bigBytes.length, bigAll7: true });
   assert.ok(readFileSync(small).length > 0);
+});
+
+test('a file downloads from the files panel', async () => {
+  const downloads = join(dir, 'downloads');
+  mkdirSync(downloads);
+  const cdp = await page.createCDPSession();
+  await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: downloads });
+  const row = '#files li[data-path="/home/user/hello.csv"]';
+  // A file's name downloads it (the row's ↓ button does the same on hover).
+  await page.click(`${row} button.link`);
+  const file = join(downloads, 'hello.csv');
+  for (let i = 0; i < 200 && !existsSync(file); i++) await new Promise((r) => setTimeout(r, 50));
+  assert.equal(readFileSync(file, 'utf8'), 'a,b\n1,2\n');
+});
+
+test('an install streams pip\'s output', async () => {
+  // Already there (Debian's numpy), so pip needs no index: the test runs offline.
+  await page.type('#install-packages', 'numpy');
+  await page.click('#install-btn');
+  await page.waitForFunction(() => /^Installed numpy in /.test(document.querySelector('#install-status').textContent));
+  assert.match(await page.$eval('#install-out', (o) => o.textContent), /Requirement already satisfied: numpy/);
+  await page.click('#install-close');
 });
 
 test('screenshot after the chart cell', async () => {
