@@ -1,0 +1,56 @@
+// Every operation of pkg/api/openapi.json has a method of Sessionbox, so a new
+// route cannot land without its SDK call (or a reason here why it has none).
+import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import { it } from "node:test";
+import { Sessionbox } from "@sessionbox/sdk";
+
+/** operationId -> the methods that call it. */
+const methods: Record<string, (keyof Sessionbox)[]> = {
+  listSessions: ["listSessions", "sessions"],
+  startSandbox: ["start"],
+  stopSandbox: ["stop"],
+  sandboxStatus: ["status"],
+  execute: ["execute", "executeStream"],
+  executeOnce: ["executeOnce", "executeOnceStream"],
+  reset: ["reset"],
+  install: ["install", "installStream"],
+  checkpoint: ["checkpoint"],
+  deleteSession: ["deleteSession"],
+  listFiles: ["listFiles"],
+  readFile: ["readFile", "readTextFile"],
+  writeFile: ["writeFile"],
+  deleteFile: ["deleteFile"],
+  uploadUrl: ["uploadFile"],
+  importFile: ["uploadFile"],
+  downloadUrl: ["downloadUrl"],
+  uploadUrls: ["uploadUrls"],
+  submitRun: ["submitRun"],
+  getRun: ["getRun", "waitForRun"],
+  createContext: ["createContext"],
+  listContexts: ["listContexts"],
+  resetContext: ["resetContext"],
+  deleteContext: ["deleteContext"],
+};
+
+/** Operations the SDK leaves alone, and why. */
+const without: Record<string, string> = {
+  healthz: "liveness for load balancers, not for applications",
+  openapi: "the document the SDK is generated from",
+  mcp: "MCP clients speak it through the official MCP SDKs",
+};
+
+it("every operation of the document has a Sessionbox method", async () => {
+  const doc = JSON.parse(await readFile(new URL("../../../../pkg/api/openapi.json", import.meta.url), "utf8")) as {
+    paths: Record<string, Record<string, { operationId?: string }>>;
+  };
+  const ops = Object.values(doc.paths).flatMap((p) =>
+    Object.entries(p).filter(([m]) => ["get", "put", "post", "delete", "patch"].includes(m)).map(([, o]) => o.operationId ?? "?"));
+  for (const op of ops) {
+    assert.ok(op in methods || op in without, `operation ${op} has no Sessionbox method: add one and list it here`);
+  }
+  for (const [op, names] of Object.entries(methods)) {
+    assert.ok(ops.includes(op), `${op} is listed here but not in the document`);
+    for (const name of names) assert.equal(typeof Sessionbox.prototype[name], "function", `Sessionbox.${name} for ${op}`);
+  }
+});
