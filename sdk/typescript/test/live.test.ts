@@ -110,6 +110,11 @@ describe("errors", () => {
     assert.ok(err.requestId, "the request id to quote");
   });
 
+  it("throws 400 naming a package spec install refuses", async () => {
+    await assert.rejects(sb.install(sid, { packages: ["pandas; rm -rf /"] }), (e: unknown) =>
+      e instanceof SessionboxError && e.status === 400 && e.detail.includes("rm -rf"));
+  });
+
   it("throws 404 not-found for an unknown session, naming it", async () => {
     const other = sessionId("unknown");
     await assert.rejects(sb.status(other), (e: unknown) =>
