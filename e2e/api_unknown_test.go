@@ -33,6 +33,7 @@ var unknownSessionCalls = map[string]struct{ query, body string }{
 	"POST /v1/sessions/{id}/checkpoint":                 {},
 	"DELETE /v1/sessions/{id}":                          {},
 	"GET /v1/sessions/{id}/contexts":                    {},
+	"GET /v1/sessions/{id}/sandbox/metrics":             {},
 	"DELETE /v1/sessions/{id}/contexts/{contextId}":     {},
 	"POST /v1/sessions/{id}/contexts/{contextId}/reset": {},
 }

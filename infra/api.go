@@ -25,6 +25,7 @@ func routes() []route {
 		{fn: "stop", method: "POST", path: s + "/checkpoint"},
 		{fn: "stop", method: "DELETE", path: s},
 		{fn: "status", method: "GET", path: s + "/sandbox"},
+		{fn: "status", method: "GET", path: s + "/sandbox/metrics"},
 		{fn: "status", method: "GET", path: "/v1/sessions"},
 		{fn: "status", method: "GET", path: "/v1/runs/{runId}"},
 		{fn: "status", method: "GET", path: "/healthz", public: true},

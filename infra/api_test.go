@@ -20,6 +20,7 @@ var wantRoutes = []struct {
 	{"POST", "/v1/sessions/{id}/checkpoint", "stop", false},
 	{"DELETE", "/v1/sessions/{id}", "stop", false},
 	{"GET", "/v1/sessions/{id}/sandbox", "status", false},
+	{"GET", "/v1/sessions/{id}/sandbox/metrics", "status", false},
 	{"GET", "/v1/sessions", "status", false},
 	{"GET", "/v1/runs/{runId}", "status", false},
 	{"GET", "/healthz", "status", true},

@@ -25,6 +25,7 @@ func clientCommands() []command {
 		{name: "reset", summary: "restart a session's Python kernel: variables go, files stay", run: withEnv(runReset)},
 		{name: "checkpoint", summary: "save a session's files to its workspace now", run: withEnv(runCheckpoint)},
 		{name: "rm", summary: "delete sessions, their sandboxes and their workspaces", run: withEnv(runRemove)},
+		{name: "metrics", summary: "show the CPU, memory and disk use of a session's sandbox", run: withEnv(runMetrics)},
 		{name: "contexts", summary: "create, list, reset or delete a session's interpreter contexts", run: withEnv(runContexts)},
 	}
 }

@@ -158,6 +158,15 @@ func (f *fakeManager) Reset(ctx context.Context, key session.Key) error {
 	return f.record("Reset", key)
 }
 
+func (f *fakeManager) Metrics(ctx context.Context, key session.Key) (*session.SandboxMetrics, error) {
+	if err := f.record("Metrics", key); err != nil {
+		return nil, err
+	}
+	m := session.SandboxMetric{Timestamp: fakeNow, CPUCount: 2, CPUUsedPct: 37.5, MemUsedBytes: 268435456,
+		MemTotalBytes: 1073741824, DiskUsedBytes: 1048576, DiskTotalBytes: 10737418240}
+	return &session.SandboxMetrics{SandboxMetric: m, Samples: []session.SandboxMetric{m}}, nil
+}
+
 func (f *fakeManager) CreateContext(ctx context.Context, key session.Key, req session.ContextRequest) (*session.CodeContext, error) {
 	if err := f.record("CreateContext", key); err != nil {
 		return nil, err

@@ -138,6 +138,7 @@ var validCalls = []struct {
 	{call{method: "POST", path: "/v1/sessions/s1/sandbox/start", body: `{"type":"code_interpreter","envs":{"A":"1"},"metadata":{"k":"v"},"idleTimeoutSecs":60,"pause":true}`}, "Start", 200},
 	{call{method: "POST", path: "/v1/sessions/s1/sandbox/stop"}, "Stop", 200},
 	{call{method: "GET", path: "/v1/sessions/s1/sandbox"}, "Status", 200},
+	{call{method: "GET", path: "/v1/sessions/s1/sandbox/metrics"}, "Metrics", 200},
 	{call{method: "POST", path: "/v1/sessions/s1/execute", body: `{"code":"1+1","timeoutSecs":10,"envs":{"X":"y"},"context":"c1"}`}, "Execute", 200},
 	{call{method: "POST", path: "/v1/sessions/s1/reset"}, "Reset", 204},
 	{call{method: "POST", path: "/v1/sessions/s1/contexts", body: `{"language":"python","cwd":"work"}`}, "CreateContext", 201},

@@ -17,6 +17,7 @@ type Manager interface {
 	Status(ctx context.Context, key session.Key) (*session.Session, error)
 	List(ctx context.Context, tenant, principal string, limit int, cursor string) ([]*session.Session, string, error)
 	Checkpoint(ctx context.Context, key session.Key) (session.CheckpointInfo, error)
+	Metrics(ctx context.Context, key session.Key) (*session.SandboxMetrics, error)
 	Delete(ctx context.Context, key session.Key) error
 
 	Execute(ctx context.Context, key session.Key, req session.ExecRequest, onEvent func(session.Event)) (*session.ExecResult, error)

@@ -23,6 +23,7 @@ func (s *Server) routeTable() []route {
 		{method: http.MethodPost, path: "/v1/sessions/{id}/sandbox/start", grows: true, handle: (*Server).startSandbox},
 		{method: http.MethodPost, path: "/v1/sessions/{id}/sandbox/stop", handle: (*Server).stopSandbox},
 		{method: http.MethodGet, path: "/v1/sessions/{id}/sandbox", handle: (*Server).sandboxStatus},
+		{method: http.MethodGet, path: "/v1/sessions/{id}/sandbox/metrics", handle: (*Server).sandboxMetrics},
 		{method: http.MethodPost, path: "/v1/sessions/{id}/checkpoint", handle: (*Server).checkpoint},
 		{method: http.MethodDelete, path: "/v1/sessions/{id}", handle: (*Server).deleteSession},
 

@@ -49,6 +49,8 @@ func TestResponseShapes(t *testing.T) {
 	}{
 		{call{method: "GET", path: "/v1/sessions/s1/sandbox"},
 			`{"sessionId":"s1","state":"running","type":"code_interpreter","sandboxId":"sbx_1","template":"code-interpreter-v1","metadata":{"chat":"42"},"pauseOnIdle":false,"createdAt":"2026-01-02T03:04:05Z","lastActivityAt":"2026-01-02T03:04:05Z","idleDeadline":"2026-01-02T03:34:05Z","lifetimeDeadline":"2026-01-02T05:04:05Z"}`},
+		{call{method: "GET", path: "/v1/sessions/s1/sandbox/metrics"},
+			`{"timestamp":"2026-01-02T03:04:05Z","cpuCount":2,"cpuUsedPct":37.5,"memUsedBytes":268435456,"memTotalBytes":1073741824,"diskUsedBytes":1048576,"diskTotalBytes":10737418240,"samples":[{"timestamp":"2026-01-02T03:04:05Z","cpuCount":2,"cpuUsedPct":37.5,"memUsedBytes":268435456,"memTotalBytes":1073741824,"diskUsedBytes":1048576,"diskTotalBytes":10737418240}]}`},
 		{call{method: "POST", path: "/v1/sessions/s1/sandbox/stop"},
 			`{"sessionId":"s1","state":"stopped","type":"code_interpreter","template":"code-interpreter-v1","metadata":{"chat":"42"},"pauseOnIdle":false,"createdAt":"2026-01-02T03:04:05Z","lastActivityAt":"2026-01-02T03:04:05Z"}`},
 		{call{method: "POST", path: "/v1/sessions/s1/execute", body: `{"code":"1+1"}`},

@@ -17,7 +17,8 @@ var (
 	Start = Function{"start", NeedStore | NeedSandboxes | NeedBlobs}
 	// Stop serves stop, checkpoint and DELETE of a session.
 	Stop = Function{"stop", NeedStore | NeedSandboxes | NeedBlobs}
-	// Status serves GET /v1/runs/{runId}, which presigns large results
+	// Status serves the session reads (status, sandbox metrics) and
+	// GET /v1/runs/{runId}, which presigns large results
 	// (runs/*; its role may only read them).
 	Status  = Function{"status", NeedStore | NeedSandboxes | NeedBlobs}
 	Execute = Function{"execute", NeedStore | NeedSandboxes | NeedBlobs | NeedBus}

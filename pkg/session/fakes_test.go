@@ -350,6 +350,7 @@ type fakeSandboxes struct {
 	cmdFn   func(ctx context.Context, cmd string) (CommandResult, error)
 	specs   []SandboxSpec
 	timeout map[string]time.Duration
+	samples map[string][]SandboxMetric // Metrics' answers by sandbox
 }
 
 func newFakeSandboxes(clock Clock) *fakeSandboxes {

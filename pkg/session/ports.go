@@ -142,6 +142,9 @@ type Sandboxes interface {
 	CreateContext(ctx context.Context, id string, req ContextRequest) (CodeContext, error)
 	RestartContext(ctx context.Context, id, contextID string) error
 	RemoveContext(ctx context.Context, id, contextID string) error
+	// Metrics returns the samples of the sandbox's resource use the
+	// provider kept since a time, in any order.
+	Metrics(ctx context.Context, id string, since time.Time) ([]SandboxMetric, error)
 	// RunCommand runs a shell command, calling onEvent with live output.
 	RunCommand(ctx context.Context, id string, cmd string, timeout time.Duration, onEvent func(Event)) (CommandResult, error)
 
