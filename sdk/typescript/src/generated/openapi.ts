@@ -496,6 +496,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sessions/{id}/sandbox/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The sandbox's CPU, memory and disk use
+         * @description The newest sample of the session's sandbox's resource use from the provider's metrics (E2B's control plane, or the local runtime's cgroup and home disk figures), and the samples of the last 5 minutes. It starts and resumes nothing: an unknown session is 404 `session "x" not found`, and a session without a live sandbox (stopped, or its sandbox gone) is 404 `session "x" has no sandbox`. A paused sandbox answers the samples from before its pause, or 404 when it took none in those 5 minutes. 502 with Retry-After when the provider has no sample yet (a sandbox seconds old on E2B).
+         */
+        get: operations["sandboxMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -850,6 +870,42 @@ export interface components {
         };
         ContextList: {
             contexts: components["schemas"]["CodeContext"][];
+        };
+        SandboxMetric: {
+            /**
+             * Format: date-time
+             * @description When the provider took the sample
+             */
+            timestamp: string;
+            /** @description CPUs the sandbox may use */
+            cpuCount: number;
+            /** @description CPU use since the previous sample, in percent of all cpuCount CPUs */
+            cpuUsedPct: number;
+            memUsedBytes: number;
+            /** @description The sandbox's memory limit */
+            memTotalBytes: number;
+            /** @description Used on the sandbox's disk (locally: its home) */
+            diskUsedBytes: number;
+            diskTotalBytes: number;
+        };
+        SandboxMetrics: {
+            /**
+             * Format: date-time
+             * @description When the provider took the sample
+             */
+            timestamp: string;
+            /** @description CPUs the sandbox may use */
+            cpuCount: number;
+            /** @description CPU use since the previous sample, in percent of all cpuCount CPUs */
+            cpuUsedPct: number;
+            memUsedBytes: number;
+            /** @description The sandbox's memory limit */
+            memTotalBytes: number;
+            /** @description Used on the sandbox's disk (locally: its home) */
+            diskUsedBytes: number;
+            diskTotalBytes: number;
+            /** @description The samples of the last 5 minutes, oldest first (E2B and the local runtime take one every 5 s while the sandbox runs); the last is the one the top-level fields repeat */
+            samples: components["schemas"]["SandboxMetric"][];
         };
     };
     responses: {
@@ -2412,6 +2468,70 @@ export interface operations {
             410: components["responses"]["Gone"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["Internal"];
+            502: components["responses"]["BadGateway"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    sandboxMetrics: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id for this request, echoed back and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The session id, chosen by the caller; scoped to the caller's tenant and principal. Calls that put work or data in a session create it; every other call on an unknown session is 404 naming it */
+                id: components["parameters"]["SessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sandbox's resource use */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-01-02T03:04:05Z",
+                     *       "cpuCount": 2,
+                     *       "cpuUsedPct": 37.5,
+                     *       "memUsedBytes": 268435456,
+                     *       "memTotalBytes": 1073741824,
+                     *       "diskUsedBytes": 1048576,
+                     *       "diskTotalBytes": 10737418240,
+                     *       "samples": [
+                     *         {
+                     *           "timestamp": "2026-01-02T03:04:00Z",
+                     *           "cpuCount": 2,
+                     *           "cpuUsedPct": 12,
+                     *           "memUsedBytes": 268435456,
+                     *           "memTotalBytes": 1073741824,
+                     *           "diskUsedBytes": 1048576,
+                     *           "diskTotalBytes": 10737418240
+                     *         },
+                     *         {
+                     *           "timestamp": "2026-01-02T03:04:05Z",
+                     *           "cpuCount": 2,
+                     *           "cpuUsedPct": 37.5,
+                     *           "memUsedBytes": 268435456,
+                     *           "memTotalBytes": 1073741824,
+                     *           "diskUsedBytes": 1048576,
+                     *           "diskTotalBytes": 10737418240
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SandboxMetrics"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             500: components["responses"]["Internal"];
             502: components["responses"]["BadGateway"];
             504: components["responses"]["GatewayTimeout"];
