@@ -209,6 +209,13 @@ func apiReplays() []apiReplay {
 				t.Fatalf("not the playground page: %s, CSP %q: %.200s", ct, csp, a.body)
 			}
 		}},
+		{"status/playground-page-no-slash.json", func(t *testing.T, a answer) {
+			// Opened as .../prod, the page moves to .../prod/ so its files
+			// resolve below the stage.
+			if a.status != http.StatusMovedPermanently || a.header.Get("Location") != "prod/" {
+				t.Fatalf("status %d, Location %q; want 301 to prod/", a.status, a.header.Get("Location"))
+			}
+		}},
 		{"status/playground-script.json", func(t *testing.T, a answer) {
 			a.ok(t, http.StatusOK)
 			if ct := a.header.Get("Content-Type"); ct != "text/javascript; charset=utf-8" || !strings.Contains(string(a.body), "v1/sessions") {

@@ -35,6 +35,7 @@ func TestNewRequest(t *testing.T) {
 	ev.Headers = map[string]string{"x-single": "s"}
 	ev.Body = base64.StdEncoding.EncodeToString([]byte{0, 1, 2, 255})
 	ev.IsBase64Encoded = true
+	ev.RequestContext.Path = "/prod/v1/sessions/s1/files/content"
 
 	req, err := apigw.NewRequest(context.Background(), ev)
 	if err != nil {
@@ -49,6 +50,7 @@ func TestNewRequest(t *testing.T) {
 		{"request id", req.Header.Get("X-Request-Id"), "req-1"},
 		{"host", req.Host, "abc.execute-api.eu-west-1.amazonaws.com"},
 		{"tenant", apigw.Authorizer(req.Context())["tenant"].(string), "acme"},
+		{"client path", apigw.ClientPath(req.Context()), "/prod/v1/sessions/s1/files/content"},
 	}
 	for _, c := range checks {
 		if c.got != c.want {

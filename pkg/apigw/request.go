@@ -17,6 +17,16 @@ import (
 
 type authorizerKey struct{}
 
+type clientPathKey struct{}
+
+// ClientPath returns the path as the client asked for it, with the stage
+// (or a custom domain's base path) that the event's path leaves out, e.g.
+// "/prod/v1/sessions" for "/v1/sessions"; "" when the event did not say.
+func ClientPath(ctx context.Context) string {
+	p, _ := ctx.Value(clientPathKey{}).(string)
+	return p
+}
+
 // Authorizer returns the authorizer context API Gateway attached to the
 // request (for a Lambda authorizer, the context map it returned), or nil.
 func Authorizer(ctx context.Context) map[string]any {
@@ -40,6 +50,9 @@ func NewRequest(ctx context.Context, ev events.APIGatewayProxyRequest) (*http.Re
 	}
 	if ctxAuth := ev.RequestContext.Authorizer; ctxAuth != nil {
 		ctx = context.WithValue(ctx, authorizerKey{}, ctxAuth)
+	}
+	if p := ev.RequestContext.Path; p != "" {
+		ctx = context.WithValue(ctx, clientPathKey{}, p)
 	}
 	req, err := http.NewRequestWithContext(ctx, ev.HTTPMethod, u.RequestURI(), bytes.NewReader(body))
 	if err != nil {

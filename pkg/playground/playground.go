@@ -42,6 +42,11 @@ type Options struct {
 	// "https://*.amazonaws.com" in production). Uploads up to the inline
 	// limit need none.
 	ConnectSources []string
+	// ClientPath, when set, returns the page's path as the browser asked
+	// for it, e.g. "/prod" below an API Gateway stage. Asked for without
+	// its trailing slash, the page redirects to it: its files are named
+	// relative to it and would resolve outside the stage.
+	ClientPath func(*http.Request) string
 }
 
 // AWSUploads is where presigned S3 URLs point in production: virtual-hosted
@@ -76,7 +81,7 @@ func Handler(opts Options) http.Handler {
 	}
 	csp := policy(opts.ConnectSources)
 	mux := http.NewServeMux()
-	mux.Handle("GET /{$}", serveAsset(assets["index.html"], csp))
+	mux.Handle("GET /{$}", withSlash(opts.ClientPath, serveAsset(assets["index.html"], csp)))
 	for name, a := range assets {
 		if name != "index.html" {
 			mux.Handle("GET "+AssetPrefix+name, serveAsset(a, csp))
@@ -165,6 +170,23 @@ func policy(connect []string) string {
 		"form-action 'none'",
 		"frame-ancestors 'none'",
 	}, "; ")
+}
+
+// withSlash redirects a request for the page whose client path lacks its
+// trailing slash ("/prod") to the path with it, relative to the page, so it
+// holds below any prefix.
+func withSlash(clientPath func(*http.Request) string, next http.Handler) http.Handler {
+	if clientPath == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := clientPath(r); p != "" && !strings.HasSuffix(p, "/") {
+			w.Header().Set("Location", path.Base(p)+"/")
+			w.WriteHeader(http.StatusMovedPermanently)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // serveAsset answers with a's bytes. Every answer is revalidated (no-cache

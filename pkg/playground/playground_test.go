@@ -143,3 +143,27 @@ func TestUploadOrigin(t *testing.T) {
 		}
 	}
 }
+
+// TestTrailingSlash: below a stage the page is at "/prod/"; asked for as
+// "/prod" it redirects there, so its relative links stay below the stage.
+func TestTrailingSlash(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		client   string
+		status   int
+		location string
+	}{
+		{"/prod", http.StatusMovedPermanently, "prod/"},
+		{"/base/v2", http.StatusMovedPermanently, "v2/"},
+		{"/prod/", http.StatusOK, ""},
+		{"/", http.StatusOK, ""},
+		{"", http.StatusOK, ""},
+	} {
+		h := Handler(Options{ClientPath: func(*http.Request) string { return tc.client }})
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+		if rec.Code != tc.status || rec.Header().Get("Location") != tc.location {
+			t.Errorf("client path %q: %d %q, want %d %q", tc.client, rec.Code, rec.Header().Get("Location"), tc.status, tc.location)
+		}
+	}
+}

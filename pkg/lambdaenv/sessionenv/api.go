@@ -28,7 +28,10 @@ func (e *Env) BufferedAPI() apigw.BufferedHandler { return apigw.Buffered(e.API(
 // authorizer. The page's uploads go to presigned S3 URLs, so its CSP lets it
 // reach S3's hosts, or the endpoint the functions are pointed at in tests.
 func (e *Env) StatusAPI() apigw.BufferedHandler {
-	page := playground.Options{ConnectSources: []string{playground.UploadOrigin(aws.ToString(e.Endpoint("S3")))}}
+	page := playground.Options{
+		ConnectSources: []string{playground.UploadOrigin(aws.ToString(e.Endpoint("S3")))},
+		ClientPath:     func(r *http.Request) string { return apigw.ClientPath(r.Context()) },
+	}
 	return apigw.Buffered(playground.With(e.API(), page))
 }
 

@@ -688,6 +688,7 @@ async function install(ev) {
     statusEl.textContent = result && result.success
       ? `Installed ${packages.join(' ')} in ${formatDuration(result.durationMs)}`
       : `pip failed${result ? ` (exit ${result.exitCode})` : ''}`;
+    if (result && result.success) $('#install-packages').value = '';
   } catch (err) {
     statusEl.textContent = `Install failed: ${describe(err)}`;
   } finally {
@@ -762,6 +763,20 @@ function init() {
     const files = [...ev.target.files];
     ev.target.value = '';
     if (files.length) await uploadFiles(files);
+  });
+  // Files dropped on the files panel upload as the Upload button's do.
+  const panel = $('#files-panel');
+  panel.addEventListener('dragover', (ev) => {
+    if (![...ev.dataTransfer.types].includes('Files')) return;
+    ev.preventDefault();
+    panel.classList.add('dropping');
+  });
+  panel.addEventListener('dragleave', (ev) => { if (!panel.contains(ev.relatedTarget)) panel.classList.remove('dropping'); });
+  panel.addEventListener('drop', (ev) => {
+    ev.preventDefault();
+    panel.classList.remove('dropping');
+    const files = [...ev.dataTransfer.files];
+    if (files.length) uploadFiles(files);
   });
   $('#install-form').addEventListener('submit', install);
   $('#install-close').addEventListener('click', () => { $('#install-log').hidden = true; });
