@@ -144,8 +144,9 @@ func resultKinds(r *session.Result) string {
 }
 
 // imageSaver writes the PNG and JPEG results of an execution into dir, one
-// new file each (result-1.png, result-2.jpeg, …; existing files are never
-// overwritten), and prints each path to out. With no dir it does nothing.
+// new file each (result-1.png, result-2.jpeg, …, numbered past those
+// already there, which are never overwritten), and prints each path to
+// out. With no dir it does nothing.
 type imageSaver struct {
 	dir string
 	out io.Writer
@@ -184,6 +185,10 @@ func (s *imageSaver) write(ext, b64 string) (string, error) {
 	}
 	for {
 		s.n++
+		// A number is taken once any image of that number is there.
+		if taken, _ := filepath.Glob(filepath.Join(s.dir, fmt.Sprintf("result-%d.*", s.n))); len(taken) > 0 {
+			continue
+		}
 		p := filepath.Join(s.dir, fmt.Sprintf("result-%d.%s", s.n, ext))
 		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if errors.Is(err, os.ErrExist) {

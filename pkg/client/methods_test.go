@@ -113,7 +113,9 @@ func TestMethods(t *testing.T) {
 		{"WriteFile", exchange{method: "PUT", path: "/v1/sessions/s1/files/content", query: "path=a.txt", status: 200, body: "hello",
 			header: map[string]string{"Content-Type": "application/octet-stream", "Content-Length": "5"},
 			answer: `{"name":"a.txt","path":"/home/user/a.txt","type":"file","size":5,"modifiedAt":"2026-11-26T10:00:00Z"}`},
-			func(c *client.Client) (any, error) { return c.WriteFile(ctx, "s1", "a.txt", strings.NewReader("hello"), 5) },
+			func(c *client.Client) (any, error) {
+				return c.WriteFile(ctx, "s1", "a.txt", strings.NewReader("hello"), 5)
+			},
 			func(t *testing.T, v any) {
 				if e := v.(*session.FileEntry); e.Path != "/home/user/a.txt" || e.Size != 5 {
 					t.Fatalf("entry %+v", e)
