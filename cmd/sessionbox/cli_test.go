@@ -99,7 +99,6 @@ func cli(t *testing.T, url string, args ...string) (code int, stdout, stderr str
 	t.Helper()
 	t.Setenv("SESSIONBOX_URL", url)
 	t.Setenv("SESSIONBOX_API_KEY", "sbx_cli_test_0123456789")
-	t.Setenv("TZ", "UTC")
 	stdout, stderr = captureOutput(t, func() { code = run(context.Background(), args) })
 	return code, stdout, stderr
 }

@@ -41,6 +41,10 @@ func TestJSONEverywhere(t *testing.T) {
 		"POST /v1/sessions/s1/reset":             reply(204, ""),
 		"POST /v1/sessions/s1/checkpoint":        reply(200, `{"at":"2026-11-26T09:00:00Z","files":3,"bytes":1234}`),
 		"DELETE /v1/sessions/s1":                 reply(204, ""),
+		"POST /v1/sessions/s1/contexts":          reply(200, `{"contextId":"c1","language":"python","cwd":"/home/user","createdAt":"2026-11-26T09:00:00Z"}`),
+		"GET /v1/sessions/s1/contexts":           reply(200, `{"contexts":[]}`),
+		"POST /v1/sessions/s1/contexts/c1/reset": reply(204, ""),
+		"DELETE /v1/sessions/s1/contexts/c1":     reply(204, ""),
 	})
 	local := filepath.Join(t.TempDir(), "a.txt")
 	if err := os.WriteFile(local, []byte("hello"), 0o600); err != nil {
@@ -66,6 +70,10 @@ func TestJSONEverywhere(t *testing.T) {
 		{[]string{"reset"}, "reset"},
 		{[]string{"checkpoint"}, "files"},
 		{[]string{"rm", "s1"}, "deleted"},
+		{[]string{"contexts", "create"}, "contextId"},
+		{[]string{"contexts", "ls"}, "contexts"},
+		{[]string{"contexts", "reset", "c1"}, "reset"},
+		{[]string{"contexts", "rm", "c1"}, "deleted"},
 	}
 	covered := map[string]bool{}
 	for _, tc := range cases {
@@ -107,8 +115,8 @@ func TestReadableOutput(t *testing.T) {
 		notInStderr string
 	}{
 		{args: []string{"sessions"}, stdout: []string{"s1", "running", "sbx1", "5m ago"}, notInStdout: "2026-11-26T09"},
-		{args: []string{"status", "--session", "s1"}, stdout: []string{"created", "2026-11-26T09:00:00Z (", " ago)", "idle until", "from now), then stopped"}, notInStdout: ".123456789"},
-		{args: []string{"runs", "get", "r1"}, code: 1, stderr: []string{"status", "failed", "finished", "2026-11-26T09:00:02Z (", "run r1 failed: the sandbox died"}, notInStderr: "+0000"},
+		{args: []string{"status", "--session", "s1"}, stdout: []string{"created", localTime("2026-11-26T09:00:00Z") + " (", " ago)", "idle until", "from now), then stopped"}, notInStdout: ".123456789"},
+		{args: []string{"runs", "get", "r1"}, code: 1, stderr: []string{"status", "failed", "finished", localTime("2026-11-26T09:00:02Z") + " (", "run r1 failed: the sandbox died"}, notInStderr: "+0000"},
 	}
 	for _, tc := range cases {
 		code, stdout, stderr := cli(t, api.srv.URL, tc.args...)
@@ -129,6 +137,15 @@ func TestReadableOutput(t *testing.T) {
 			t.Errorf("%q: output shows raw times:\n%s%s", tc.args, stdout, stderr)
 		}
 	}
+}
+
+// localTime is an RFC 3339 time as the CLI shows it, in the local zone.
+func localTime(rfc3339 string) string {
+	t, err := time.Parse(time.RFC3339, rfc3339)
+	if err != nil {
+		panic(err)
+	}
+	return t.Local().Format(time.RFC3339)
 }
 
 // TestSaveImages: exec --save-images writes each PNG and JPEG result, shown

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"text/tabwriter"
-	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/client"
 )
@@ -77,33 +76,40 @@ func runContexts(ctx context.Context, args []string, getenv func(string) string)
 			Contexts []client.CodeContext `json:"contexts"`
 		}{list}, func() error { return printContexts(list) })
 	}
-	return contextsEach(ctx, c, o.session, sub, rest)
+	return contextsEach(ctx, c, o, sub, rest)
 }
 
 func printContexts(list []client.CodeContext) error {
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CONTEXT\tLANGUAGE\tCWD\tCREATED")
 	for _, cc := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", cc.ContextID, cc.Language, cc.Cwd, cc.CreatedAt.UTC().Format(time.RFC3339))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", cc.ContextID, cc.Language, cc.Cwd, when(cc.CreatedAt))
 	}
 	return tw.Flush()
 }
 
 // contextsEach resets or deletes each named context, stopping at the first
-// the service refuses.
-func contextsEach(ctx context.Context, c *client.Client, sid, sub string, ids []string) error {
+// the service refuses; --json prints the ids done.
+func contextsEach(ctx context.Context, c *client.Client, o *apiFlags, sub string, ids []string) error {
+	done := []string{}
+	verb := "reset"
 	for _, id := range ids {
 		var err error
-		done := "reset"
 		if sub == "reset" {
-			err = c.ResetContext(ctx, sid, id)
+			err = c.ResetContext(ctx, o.session, id)
 		} else {
-			err, done = c.DeleteContext(ctx, sid, id), "deleted"
+			err, verb = c.DeleteContext(ctx, o.session, id), "deleted"
 		}
 		if err != nil {
 			return fmt.Errorf("contexts %s %s: %w", sub, id, err)
 		}
-		fmt.Printf("%s %s\n", done, id)
+		done = append(done, id)
+		if !o.json {
+			fmt.Printf("%s %s\n", verb, id)
+		}
+	}
+	if o.json {
+		return printJSON(os.Stdout, map[string][]string{verb: done})
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // TestContextsCommands: each contexts command reaches its route and prints
@@ -49,7 +50,7 @@ func TestContextsCommands(t *testing.T) {
 	}{
 		{[]string{"--session", "demo", "create", "--language", "bash", "--cwd", "/tmp"}, "c1\n", "",
 			`POST /v1/sessions/demo/contexts {"language":"bash","cwd":"/tmp"}`},
-		{[]string{"--session", "demo", "ls"}, "CONTEXT  LANGUAGE  CWD   CREATED\nc1       bash      /tmp  2026-01-02T03:04:05Z\n", "",
+		{[]string{"--session", "demo", "ls"}, "CONTEXT  LANGUAGE  CWD   CREATED\nc1       bash      /tmp  " + when(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)) + "\n", "",
 			"GET /v1/sessions/demo/contexts "},
 		{[]string{"--session", "demo", "reset", "c1"}, "reset c1\n", "", "POST /v1/sessions/demo/contexts/c1/reset "},
 		{[]string{"--session", "demo", "rm", "c1"}, "deleted c1\n", "", "DELETE /v1/sessions/demo/contexts/c1 "},
