@@ -45,6 +45,8 @@ func TestJSONEverywhere(t *testing.T) {
 		"GET /v1/sessions/s1/contexts":           reply(200, `{"contexts":[]}`),
 		"POST /v1/sessions/s1/contexts/c1/reset": reply(204, ""),
 		"DELETE /v1/sessions/s1/contexts/c1":     reply(204, ""),
+		"GET /v1/sessions/s1/sandbox/metrics": reply(200, `{"timestamp":"2026-11-26T09:00:00Z","cpuCount":2,"cpuUsedPct":12.5,`+
+			`"memUsedBytes":1048576,"memTotalBytes":4194304,"diskUsedBytes":1,"diskTotalBytes":2,"samples":[]}`),
 	})
 	local := filepath.Join(t.TempDir(), "a.txt")
 	if err := os.WriteFile(local, []byte("hello"), 0o600); err != nil {
@@ -74,6 +76,7 @@ func TestJSONEverywhere(t *testing.T) {
 		{[]string{"contexts", "ls"}, "contexts"},
 		{[]string{"contexts", "reset", "c1"}, "reset"},
 		{[]string{"contexts", "rm", "c1"}, "deleted"},
+		{[]string{"metrics"}, "cpuUsedPct"},
 	}
 	covered := map[string]bool{}
 	for _, tc := range cases {

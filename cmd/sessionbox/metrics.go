@@ -37,7 +37,7 @@ func runMetrics(ctx context.Context, args []string, getenv func(string) string) 
 func printMetrics(m *session.SandboxMetrics, all bool) error {
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	if !all {
-		fmt.Fprintf(tw, "sampled\t%s\n", m.Timestamp.UTC().Format(time.RFC3339))
+		fmt.Fprintf(tw, "sampled\t%s\n", when(m.Timestamp))
 		fmt.Fprintf(tw, "cpu\t%.1f%% of %d\n", m.CPUUsedPct, m.CPUCount)
 		fmt.Fprintf(tw, "memory\t%s of %s\n", byteCount(m.MemUsedBytes), byteCount(m.MemTotalBytes))
 		fmt.Fprintf(tw, "disk\t%s of %s\n", byteCount(m.DiskUsedBytes), byteCount(m.DiskTotalBytes))
