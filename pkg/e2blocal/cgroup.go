@@ -62,6 +62,9 @@ type cgroup interface {
 	freeze(ctx context.Context) error
 	thaw() error
 	memory() (used, cache int64, err error)
+	// cpuUsage is the CPU time the group's tasks used, exited ones
+	// included; errNoCPUAccounting where the group has no such figure.
+	cpuUsage() (time.Duration, error)
 	destroy(ctx context.Context) error
 }
 
@@ -147,6 +150,10 @@ func writeFile(path, value string) error {
 	}
 	return nil
 }
+
+// errNoCPUAccounting: the group keeps no CPU time (a v1 host's sandboxes
+// join no cpuacct hierarchy); callers sum their processes' times instead.
+var errNoCPUAccounting = errors.New("no CPU accounting in this cgroup")
 
 func readInt(path string) (int64, error) {
 	data, err := os.ReadFile(path)

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -198,6 +199,21 @@ func (g *v1Group) memory() (int64, int64, error) {
 	}
 	cache := readStatField(filepath.Join(g.dirs["memory"], "memory.stat"), "total_cache")
 	return used, cache, nil
+}
+
+// cpuUsage reads cpuacct.usage when the group joined a cpuacct hierarchy;
+// sandboxes here do not (cpuacct is mounted apart from cpu on the hosts
+// this runs on), so their CPU time comes from /proc.
+func (g *v1Group) cpuUsage() (time.Duration, error) {
+	dir, ok := g.dirs["cpuacct"]
+	if !ok {
+		return 0, errNoCPUAccounting
+	}
+	ns, err := readInt(filepath.Join(dir, "cpuacct.usage"))
+	if err != nil {
+		return 0, err
+	}
+	return time.Duration(ns), nil
 }
 
 func (g *v1Group) destroy(ctx context.Context) error {

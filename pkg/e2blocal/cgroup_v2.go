@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // v2Driver manages sandbox groups on a unified hierarchy. v2 forbids
@@ -191,6 +192,26 @@ func (g *v2Group) memory() (int64, int64, error) {
 		return 0, 0, err
 	}
 	return used, readStatField(filepath.Join(g.dir, "memory.stat"), "file"), nil
+}
+
+// cpuUsage reads usage_usec of cpu.stat, a core file present whether or
+// not the cpu controller is enabled.
+func (g *v2Group) cpuUsage() (time.Duration, error) {
+	path := filepath.Join(g.dir, "cpu.stat")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", path, err)
+	}
+	for line := range strings.Lines(string(data)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "usage_usec "); ok {
+			us, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("parse %s: %w", path, err)
+			}
+			return time.Duration(us) * time.Microsecond, nil
+		}
+	}
+	return 0, fmt.Errorf("%s has no usage_usec: %w", path, errNoCPUAccounting)
 }
 
 func (g *v2Group) destroy(ctx context.Context) error {

@@ -14,52 +14,73 @@ import (
 // clockTicks is USER_HZ, 100 on every Linux architecture Go supports.
 const clockTicks = 100
 
+// cpuSample is the CPU time a sandbox had used at a moment, and where the
+// figure came from: rates are taken only between figures of one source.
 type cpuSample struct {
-	at    time.Time
-	ticks int64
+	at     time.Time
+	used   time.Duration
+	cgroup bool
 }
 
 // metric samples the sandbox now: memory from its cgroup (or the RSS of its
-// tree), CPU from /proc (utime+stime of the tree since the last sample) and
-// disk from its home (statfs of its image, or a walk of its directory that
-// is a lower bound past diskScanEntries files).
+// tree), CPU from its cgroup's accounting (cpu.stat's usage_usec on v2,
+// which counts exited processes too) or else from /proc (utime+stime of the
+// tree's live processes), as a rate since the last sample, and disk from
+// its home (statfs of its image, or a walk of its directory that is a lower
+// bound past diskScanEntries files).
 func (s *sandbox) metric() metricBody {
 	now := time.Now().UTC()
 	m := metricBody{
 		Timestamp: now, TimestampUnix: now.Unix(), CPUCount: s.rt.cpuCount(),
 		MemTotal: s.rt.cfg.MemoryBytes, DiskTotal: int64(s.rt.diskMB()) << 20,
 	}
+	cur := cpuSample{at: now}
 	var pids []int
 	if s.cg != nil {
 		if used, cache, err := s.cg.memory(); err == nil {
 			m.MemUsed, m.MemCache = used, cache
 		}
+		if used, err := s.cg.cpuUsage(); err == nil {
+			cur.used, cur.cgroup = used, true
+		}
 		// One read of the group's member list; walking the tree reads a
 		// children file per thread of every process (~6 ms for an agent).
-		pids, _ = s.cg.procs()
-	}
-	if len(pids) == 0 {
-		pids = processTree(s.proc.cmd.Process.Pid)
-	}
-	var ticks int64
-	for _, pid := range pids {
-		utime, stime, rss := procStat(pid)
-		ticks += utime + stime
-		if s.cg == nil {
-			m.MemUsed += rss
+		if !cur.cgroup {
+			pids, _ = s.cg.procs()
 		}
+	}
+	if !cur.cgroup {
+		if len(pids) == 0 {
+			pids = processTree(s.proc.cmd.Process.Pid)
+		}
+		var ticks int64
+		for _, pid := range pids {
+			utime, stime, rss := procStat(pid)
+			ticks += utime + stime
+			if s.cg == nil {
+				m.MemUsed += rss
+			}
+		}
+		cur.used = time.Duration(ticks) * time.Second / clockTicks
 	}
 	s.mu.Lock()
 	prev := s.cpu
-	s.cpu = cpuSample{at: now, ticks: ticks}
+	s.cpu = cur
 	s.mu.Unlock()
-	if !prev.at.IsZero() {
-		if el := now.Sub(prev.at).Seconds(); el > 0 && ticks >= prev.ticks {
-			m.CPUUsedPct = float64(ticks-prev.ticks) / clockTicks / el / float64(m.CPUCount) * 100
-		}
-	}
+	m.CPUUsedPct = cpuPercent(prev, cur, m.CPUCount)
 	m.DiskUsed, m.DiskTotal = s.disk(m.DiskTotal)
 	return m
+}
+
+// cpuPercent is the CPU use between two samples in percent of count CPUs:
+// zero without an earlier sample of the same source, or when the figure
+// went down (a process of the tree exited, taking its /proc times along).
+func cpuPercent(prev, cur cpuSample, count int) float64 {
+	el := cur.at.Sub(prev.at)
+	if prev.at.IsZero() || prev.cgroup != cur.cgroup || el <= 0 || cur.used < prev.used || count < 1 {
+		return 0
+	}
+	return min(float64(cur.used-prev.used)/float64(el)/float64(count)*100, 100)
 }
 
 // disk is the home's use and size: exact and cheap from statfs when it is
