@@ -300,3 +300,36 @@ func BenchmarkSeccomp(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkIdlePoolMemory is the memory of the warm pool at rest: n trees
+// waiting with their standby kernels (every process the runtime spawned;
+// no sandbox is created), per tree. It is the price of the pool grown by a
+// burst of n creates, for WarmPoolWindow.
+func BenchmarkIdlePoolMemory(b *testing.B) {
+	const n = 10
+	rt := startRuntime(b, Config{WarmPool: n, WarmPoolMax: n})
+	deadline := time.Now().Add(60 * time.Second)
+	for len(rt.pool) < n {
+		if time.Now().After(deadline) {
+			b.Fatalf("pool holds %d trees after a minute, want %d", len(rt.pool), n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond)
+	b.ResetTimer()
+	var rss, pss int64
+	for range b.N {
+		rss, pss = 0, 0
+		for _, pid := range processTree(os.Getpid()) {
+			if pid == os.Getpid() {
+				continue
+			}
+			r, p := memOf(pid)
+			rss += r
+			pss += p
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(rss)/n/(1<<20), "rss-MB/tree")
+	b.ReportMetric(float64(pss)/n/(1<<20), "pss-MB/tree")
+}

@@ -17,21 +17,29 @@ type Config struct {
 	// (header and body read times, header size, open connections).
 	HTTPLimits httplimits.Limits
 
-	Bwrap            string // bubblewrap binary, default /usr/bin/bwrap
-	Python           string // interpreter inside sandboxes, default /usr/bin/python3
-	Slirp4netns      string // user-mode network for allowInternetAccess, default slirp4netns from PATH
-	UIDBase          int    // first host uid for sandboxes when running as root, default 200000
-	UIDCount         int    // size of that range, default 50000; user's uids are the next UIDCount (root inside runs as the leased uid)
-	MemoryBytes      int64  // per-sandbox memory limit (cgroup), default 512 MiB
-	Pids             int64  // per-sandbox task limit (cgroup), default 512
-	CPUPercent       int    // per-sandbox CPU quota, 100 = one core, default 100
-	TmpBytes         int64  // size of the private /tmp, default 256 MiB
-	MaxFileBytes     int64  // RLIMIT_FSIZE, default 1 GiB
-	MaxOpenFiles     uint64 // RLIMIT_NOFILE, default 4096
-	MaxOutputBytes   int64  // per process / execution output cap, default envd's and kernel's own
-	DiskMB           int    // size of each sandbox's /home/user image (when root with mkfs.ext4 and loop devices), default 10240; negative keeps homes plain, unlimited dirs
-	WarmPool         int    // sandbox trees spawned ahead of demand, default 2; negative disables
-	MaxSandboxes     int    // live (running or paused) sandboxes at once, default 500; creates past it get 429
+	Bwrap          string // bubblewrap binary, default /usr/bin/bwrap
+	Python         string // interpreter inside sandboxes, default /usr/bin/python3
+	Slirp4netns    string // user-mode network for allowInternetAccess, default slirp4netns from PATH
+	UIDBase        int    // first host uid for sandboxes when running as root, default 200000
+	UIDCount       int    // size of that range, default 50000; user's uids are the next UIDCount (root inside runs as the leased uid)
+	MemoryBytes    int64  // per-sandbox memory limit (cgroup), default 512 MiB
+	Pids           int64  // per-sandbox task limit (cgroup), default 512
+	CPUPercent     int    // per-sandbox CPU quota, 100 = one core, default 100
+	TmpBytes       int64  // size of the private /tmp, default 256 MiB
+	MaxFileBytes   int64  // RLIMIT_FSIZE, default 1 GiB
+	MaxOpenFiles   uint64 // RLIMIT_NOFILE, default 4096
+	MaxOutputBytes int64  // per process / execution output cap, default envd's and kernel's own
+	DiskMB         int    // size of each sandbox's /home/user image (when root with mkfs.ext4 and loop devices), default 10240; negative keeps homes plain, unlimited dirs
+	WarmPool       int    // sandbox trees spawned ahead of demand, default 2; negative disables
+	// WarmPoolMax is the most trees the pool grows to after a burst of
+	// creates: it keeps as many as the largest burst (creates within one
+	// second) of the last WarmPoolWindow, between WarmPool and this;
+	// default 10 (never less than WarmPool). Each idle tree is ~29 MB RSS.
+	WarmPoolMax int
+	// WarmPoolWindow is how long a burst keeps the pool grown, default
+	// 10 minutes.
+	WarmPoolWindow   time.Duration
+	MaxSandboxes     int // live (running or paused) sandboxes at once, default 500; creates past it get 429
 	StartTimeout     time.Duration
 	DefaultV1Timeout time.Duration // create v1 without timeout, default 15 s
 	DefaultV2Timeout time.Duration // create v2 and connect v2 without timeout, default 300 s

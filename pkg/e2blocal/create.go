@@ -62,6 +62,7 @@ func (rt *Runtime) create(ctx context.Context, p createParams) (*sandbox, error)
 		}
 	}()
 	rt.creating.Add(1)
+	rt.demand.record(time.Now(), rt.cfg.WarmPoolWindow)
 	rt.busy.Add(1)
 	defer rt.busy.Add(-1)
 	defer func() {

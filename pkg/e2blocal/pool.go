@@ -4,6 +4,7 @@ package e2blocal
 
 import (
 	"context"
+	"sync"
 	"time"
 )
 
@@ -16,21 +17,40 @@ import (
 // a code-interpreter sandbox's first execution finds its kernel running
 // (the sandbox's env vars are set in it first). A sandbox of another
 // template discards the kernel before it serves. When the pool is empty (a
-// burst of creates), create spawns a tree itself.
+// burst of creates), create spawns a tree itself, which on a busy host is
+// most of a burst's time; so the pool grows to the largest burst seen
+// lately (up to WarmPoolMax) and shrinks back to WarmPool once the window
+// has passed without one: memory is spent on idle trees only while bursts
+// come.
 
 func (rt *Runtime) startPool() {
 	if rt.cfg.WarmPool <= 0 {
 		return
 	}
-	rt.pool = make(chan *sandbox, rt.cfg.WarmPool)
+	rt.pool = make(chan *sandbox, rt.cfg.WarmPoolMax)
 	rt.poolWG.Add(1)
 	go rt.fillPool()
 }
+
+// poolPoll is how often a full pool checks whether it should shrink.
+const poolPoll = 100 * time.Millisecond
 
 func (rt *Runtime) fillPool() {
 	defer rt.poolWG.Done()
 	for {
 		rt.waitQuiet()
+		target := rt.poolTarget(time.Now())
+		if n := len(rt.pool); n >= target {
+			if n > target {
+				rt.shrinkPool()
+			}
+			select {
+			case <-rt.ctx.Done():
+				return
+			case <-time.After(poolPoll):
+			}
+			continue
+		}
 		s, err := rt.prepare(false, true)
 		if err != nil {
 			select {
@@ -76,6 +96,57 @@ func (rt *Runtime) drainPool() {
 			return
 		}
 	}
+}
+
+// poolTarget is how many trees the pool keeps at now.
+func (rt *Runtime) poolTarget(now time.Time) int {
+	return min(max(rt.demand.peak(now, rt.cfg.WarmPoolWindow), rt.cfg.WarmPool), rt.cfg.WarmPoolMax)
+}
+
+// shrinkPool tears down the oldest idle tree.
+func (rt *Runtime) shrinkPool() {
+	select {
+	case s := <-rt.pool:
+		_ = s.teardown(context.Background())
+	default:
+	}
+}
+
+// burstSpan is how close together creates count as one burst.
+const burstSpan = time.Second
+
+// demandMeter remembers the largest burst of creates of a window.
+type demandMeter struct {
+	mu     sync.Mutex
+	recent []time.Time // creates within burstSpan of the last one
+	max    int
+	maxAt  time.Time
+}
+
+// record notes a create at now.
+func (d *demandMeter) record(now time.Time, window time.Duration) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	keep := d.recent[:0]
+	for _, t := range d.recent {
+		if now.Sub(t) < burstSpan {
+			keep = append(keep, t)
+		}
+	}
+	d.recent = append(keep, now)
+	if n := len(d.recent); n >= d.max || now.Sub(d.maxAt) > window {
+		d.max, d.maxAt = n, now
+	}
+}
+
+// peak is the largest burst within window before now; 0 when none.
+func (d *demandMeter) peak(now time.Time, window time.Duration) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if now.Sub(d.maxAt) > window {
+		return 0
+	}
+	return d.max
 }
 
 // refillQuiet is how long the filler stays away after a create: spawning

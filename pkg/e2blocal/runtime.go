@@ -49,6 +49,13 @@ func (c *Config) setDefaults() {
 	if c.WarmPool == 0 {
 		c.WarmPool = 2
 	}
+	if c.WarmPoolMax == 0 {
+		c.WarmPoolMax = 10
+	}
+	c.WarmPoolMax = max(c.WarmPoolMax, c.WarmPool)
+	if c.WarmPoolWindow == 0 {
+		c.WarmPoolWindow = 10 * time.Minute
+	}
 	if c.DiskMB == 0 {
 		c.DiskMB = defaultDiskMB
 	}
@@ -94,6 +101,7 @@ type Runtime struct {
 	poolWG     sync.WaitGroup
 	creating   atomic.Int32 // creates in flight; the pool filler yields to them
 	lastCreate atomic.Int64 // unix nanos of the last create's end
+	demand     demandMeter  // recent bursts of creates, sizing the pool
 	busy       atomic.Int32 // creates and teardowns under way
 
 	signed *signedRouter // routes signed file URLs that name no sandbox

@@ -198,31 +198,9 @@ func (m *Manager) applyOptions(s *Session, opts *StartOptions) {
 // is killed, the slot given back unless the record still names it, and
 // errRetry returned.
 func (m *Manager) startSandbox(ctx context.Context, s *Session, opts *StartOptions, slot Slot) (*Session, error) {
-	if err := m.takeSlot(ctx, s.Tenant, slot); err != nil {
-		if errors.Is(err, ErrLimit) {
-			s.Slot = "" // refused, so not held: nothing to give back
-		}
-		m.release(ctx, s, StateStopped)
-		return nil, err
-	}
-	spec := SandboxSpec{
-		Template:  s.Template,
-		Timeout:   m.cfg.IdleTimeout + m.cfg.ProviderTimeoutSlack,
-		Metadata:  m.sandboxMetadata(s),
-		AutoPause: s.PauseOnIdle,
-
-		AllowInternetAccess: m.cfg.AllowInternetAccess,
-	}
-	if s.IdleTimeout > 0 {
-		spec.Timeout = s.IdleTimeout + m.cfg.ProviderTimeoutSlack
-	}
-	if opts != nil {
-		spec.Envs = opts.Envs
-	}
-	info, err := m.sandboxes.Create(ctx, spec)
+	info, err := m.createInSlot(ctx, s, m.sandboxSpec(s, opts), slot)
 	if err != nil {
-		m.release(ctx, s, StateError)
-		return nil, fmt.Errorf("start sandbox for session %q: %w", s.SessionID, err)
+		return nil, err
 	}
 	snap := *s
 	rctx, release := m.holdLease(ctx, s)

@@ -67,6 +67,8 @@ type fakeStore struct {
 	// fail, when set, is asked before each operation; an error it returns
 	// is the operation's result.
 	fail func(op string) error
+	// delay, when set, is every operation's round trip.
+	delay time.Duration
 }
 
 func newFakeStore() *fakeStore {
@@ -74,31 +76,31 @@ func newFakeStore() *fakeStore {
 		slots: map[string]map[string]Slot{}}
 }
 
-func (f *fakeStore) TakeSlot(ctx context.Context, tenant string, slot Slot, limits SlotLimits) error {
+func (f *fakeStore) TakeSlot(ctx context.Context, tenant string, slot Slot, limits SlotLimits) (SlotCounts, error) {
 	if err := f.check("TakeSlot"); err != nil {
-		return err
+		return SlotCounts{}, err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	held := f.slots[tenant]
-	if _, ok := held[slot.String()]; ok {
-		return nil
-	}
 	mine := 0
 	for _, h := range held {
 		if h.Principal == slot.Principal {
 			mine++
 		}
 	}
+	if _, ok := held[slot.String()]; ok {
+		return SlotCounts{Live: len(held), Mine: mine}, nil
+	}
 	if len(held) >= limits.Tenant || mine >= limits.Principal && mine != len(held) {
-		return &SlotsFullError{Live: len(held), Mine: mine}
+		return SlotCounts{}, &SlotsFullError{Live: len(held), Mine: mine}
 	}
 	if held == nil {
 		held = map[string]Slot{}
 		f.slots[tenant] = held
 	}
 	held[slot.String()] = slot
-	return nil
+	return SlotCounts{Live: len(held), Mine: mine + 1}, nil
 }
 
 func (f *fakeStore) ReleaseSlot(ctx context.Context, tenant string, slot Slot) error {
@@ -132,6 +134,9 @@ func (f *fakeStore) heldSlots(tenant string) int {
 }
 
 func (f *fakeStore) check(op string) error {
+	if f.delay > 0 {
+		time.Sleep(f.delay)
+	}
 	if f.fail != nil {
 		return f.fail(op)
 	}

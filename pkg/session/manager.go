@@ -154,6 +154,7 @@ type Manager struct {
 	clock     Clock
 	log       *slog.Logger
 	fetcher   URLFetcher
+	caps      capView
 }
 
 // NewManager checks the configuration, fills defaults and returns a Manager.

@@ -48,11 +48,12 @@ type Store interface {
 	// RevokeAPIKey marks a key revoked at t; ErrNotFound for an unknown hash.
 	RevokeAPIKey(ctx context.Context, hash string, t time.Time) error
 
-	// TakeSlot takes slot among the tenant's in one conditional write: a
-	// *SlotsFullError when the tenant holds limits.Tenant slots, or the
-	// slot's principal holds limits.Principal while another principal holds
-	// any. Taking a slot already held succeeds and changes nothing.
-	TakeSlot(ctx context.Context, tenant string, slot Slot, limits SlotLimits) error
+	// TakeSlot takes slot among the tenant's in one conditional write and
+	// returns the counts after it: a *SlotsFullError when the tenant holds
+	// limits.Tenant slots, or the slot's principal holds limits.Principal
+	// while another principal holds any. Taking a slot already held
+	// succeeds and changes nothing.
+	TakeSlot(ctx context.Context, tenant string, slot Slot, limits SlotLimits) (SlotCounts, error)
 	// ReleaseSlot gives a slot back; one not held is not an error.
 	ReleaseSlot(ctx context.Context, tenant string, slot Slot) error
 	// TenantSlots returns the slots the tenant holds, read consistently.

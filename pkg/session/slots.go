@@ -63,11 +63,13 @@ type SlotLimits struct {
 	Principal int
 }
 
-// SlotsFullError is TakeSlot's refusal: the tenant's slots and the
-// principal's among them when it was refused.
-type SlotsFullError struct {
+// SlotCounts are the slots a tenant holds and the principal's among them.
+type SlotCounts struct {
 	Live, Mine int
 }
+
+// SlotsFullError is TakeSlot's refusal, with the counts that refused it.
+type SlotsFullError SlotCounts
 
 func (e *SlotsFullError) Error() string {
 	return fmt.Sprintf("no free slot: the tenant holds %d, the principal %d", e.Live, e.Mine)
@@ -83,10 +85,15 @@ func (m *Manager) newSlot(principal, sessionID string) Slot {
 		TakenAt: m.clock.Now().Truncate(time.Second).UTC()}
 }
 
-// takeSlot takes the slot of a start, or answers the cap's ErrLimit.
+// takeSlot takes the slot of a start, or answers the cap's ErrLimit, and
+// notes the counts it learned.
 func (m *Manager) takeSlot(ctx context.Context, tenant string, slot Slot) error {
-	err := m.store.TakeSlot(ctx, tenant, slot, SlotLimits{Tenant: m.cfg.MaxLiveSandboxesPerTenant, Principal: m.cfg.MaxLiveSandboxesPerPrincipal})
+	counts, err := m.store.TakeSlot(ctx, tenant, slot, SlotLimits{Tenant: m.cfg.MaxLiveSandboxesPerTenant, Principal: m.cfg.MaxLiveSandboxesPerPrincipal})
+	if err == nil {
+		m.caps.learn(tenant, slot.Principal, counts)
+	}
 	if full, ok := errors.AsType[*SlotsFullError](err); ok {
+		m.caps.learn(tenant, slot.Principal, SlotCounts(*full))
 		if full.Live >= m.cfg.MaxLiveSandboxesPerTenant {
 			return m.tenantCapError(full.Live)
 		}

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -315,5 +316,98 @@ func TestReaperFreesLeakedSlots(t *testing.T) {
 	r.clock.Advance(time.Hour)
 	if rep, err := r.m.Reap(ctx); err != nil || rep.Slots != 1 {
 		t.Fatalf("reap %+v %v, want the expired one-shot slot freed", rep, err)
+	}
+}
+
+// TestStartOverlapsSlotAndCreate: once a start has seen the tenant's cap far
+// from full, the next takes its slot while its sandbox is being created
+// (the slot's write waits here until Create has begun, which a start taking
+// them one after the other would never reach); knowing nothing, or near the
+// cap, a start takes its slot first.
+func TestStartOverlapsSlotAndCreate(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRig(t, Config{MaxLiveSandboxesPerTenant: 10})
+	r.mustStart(t, ctx, Key{Tenant: "acme", Principal: "alice", SessionID: "first"}, StartOptions{})
+	creating := make(chan struct{})
+	r.sbx.fail = func(op, _ string) error {
+		if op == "Create" {
+			close(creating)
+		}
+		return nil
+	}
+	r.store.fail = func(op string) error {
+		if op == "TakeSlot" {
+			select {
+			case <-creating:
+			case <-time.After(5 * time.Second):
+				return errors.New("the slot was taken before the create began")
+			}
+		}
+		return nil
+	}
+	r.mustStart(t, ctx, testKey, StartOptions{})
+	if n := r.store.heldSlots("acme"); n != 2 {
+		t.Fatalf("%d slots held, want 2", n)
+	}
+
+	// Near the cap (4 of 5 held, as last seen), the slot comes first.
+	near := newRig(t, Config{MaxLiveSandboxesPerTenant: 5})
+	for i := range 4 {
+		near.mustStart(t, ctx, Key{Tenant: "acme", Principal: "alice", SessionID: fmt.Sprint("s", i)}, StartOptions{})
+	}
+	order := make(chan string, 2)
+	near.sbx.fail = func(op, _ string) error {
+		if op == "Create" {
+			order <- op
+		}
+		return nil
+	}
+	near.store.fail = func(op string) error {
+		if op == "TakeSlot" {
+			order <- op
+		}
+		return nil
+	}
+	near.mustStart(t, ctx, testKey, StartOptions{})
+	if first := <-order; first != "TakeSlot" {
+		t.Fatalf("near the cap, %s came first", first)
+	}
+}
+
+// TestOverlappedStartRefusedByCap: a start that overlapped its slot and its
+// create on a stale view (another process filled the cap meanwhile) is
+// refused by the slot's write, kills the sandbox it made, and leaves the
+// cap exact.
+func TestOverlappedStartRefusedByCap(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRig(t, Config{MaxLiveSandboxesPerTenant: 6, MaxLiveSandboxesPerPrincipal: 6})
+	r.mustStart(t, ctx, Key{Tenant: "acme", Principal: "alice", SessionID: "first"}, StartOptions{})
+	// Other processes' starts: slots taken behind this Manager's back.
+	for i := range 5 {
+		if _, err := r.store.TakeSlot(ctx, "acme", Slot{Token: fmt.Sprint("other-", i), Principal: "alice", SessionID: fmt.Sprint("o", i)},
+			SlotLimits{Tenant: 6, Principal: 6}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	creates := r.sbx.count("Create")
+	_, err := r.m.Start(ctx, testKey, StartOptions{})
+	if !errors.Is(err, ErrLimit) {
+		t.Fatalf("start past the cap: %v, want ErrLimit", err)
+	}
+	if r.sbx.count("Create") != creates+1 || len(r.sbx.live()) != 1 || r.store.heldSlots("acme") != 6 {
+		t.Fatalf("%d creates, live %v, %d slots: want the overlapped create killed, 1 live, 6 slots",
+			r.sbx.count("Create")-creates, r.sbx.live(), r.store.heldSlots("acme"))
+	}
+	if s := r.store.session(testKey); s.State != StateStopped || s.Slot != "" {
+		t.Fatalf("refused session %+v", s)
+	}
+	// Having learned the cap is full, the next start takes its slot first
+	// and creates nothing.
+	k := testKey
+	k.SessionID = "again"
+	if _, err := r.m.Start(ctx, k, StartOptions{}); !errors.Is(err, ErrLimit) || r.sbx.count("Create") != creates+1 {
+		t.Fatalf("second start: %v, %d creates", err, r.sbx.count("Create")-creates)
 	}
 }

@@ -42,44 +42,46 @@ func slotsPK(tenant string) string { return "CAP#" + keyEscaper.Replace(tenant) 
 func principalCountAttr(principal string) string { return "n:" + principal }
 
 // TakeSlot implements session.Store.
-func (s *Store) TakeSlot(ctx context.Context, tenant string, slot session.Slot, limits session.SlotLimits) error {
+func (s *Store) TakeSlot(ctx context.Context, tenant string, slot session.Slot, limits session.SlotLimits) (session.SlotCounts, error) {
 	if err := validOwner(tenant, slot.Principal); err != nil {
-		return err
+		return session.SlotCounts{}, err
 	}
 	for range maxSlotAttempts {
-		err := s.takeSlot(ctx, tenant, slot, limits)
+		counts, err := s.takeSlot(ctx, tenant, slot, limits)
 		if err == nil {
-			return nil
+			return counts, nil
 		}
 		// A refused write says nothing of why (DynamoDB's reason needs
 		// ReturnValuesOnConditionCheckFailure, which emulators lack), and
 		// the item may not exist yet; reading it tells.
 		if !errors.Is(err, session.ErrConflict) && !isAPIError(err, "ValidationException") {
-			return err
+			return session.SlotCounts{}, err
 		}
 		st, err := s.readSlots(ctx, tenant)
 		if err != nil {
-			return err
+			return session.SlotCounts{}, err
 		}
+		counts = session.SlotCounts{Live: st.live, Mine: st.count[slot.Principal]}
 		switch {
 		case !st.exists:
 			if err := s.createSlots(ctx, tenant); err != nil {
-				return err
+				return session.SlotCounts{}, err
 			}
 		case st.holders[slot.String()]:
-			return nil
+			return counts, nil
 		case st.live >= limits.Tenant:
-			return &session.SlotsFullError{Live: st.live, Mine: st.count[slot.Principal]}
-		case st.count[slot.Principal] >= limits.Principal && st.count[slot.Principal] != st.live:
-			return &session.SlotsFullError{Live: st.live, Mine: st.count[slot.Principal]}
+			return session.SlotCounts{}, (*session.SlotsFullError)(&counts)
+		case counts.Mine >= limits.Principal && counts.Mine != st.live:
+			return session.SlotCounts{}, (*session.SlotsFullError)(&counts)
 		}
 	}
-	return &session.Error{Kind: session.ErrConflict, RetryAfter: time.Second, Detail: "store: take slot: the tenant's slots kept changing; try again"}
+	return session.SlotCounts{}, &session.Error{Kind: session.ErrConflict, RetryAfter: time.Second, Detail: "store: take slot: the tenant's slots kept changing; try again"}
 }
 
-func (s *Store) takeSlot(ctx context.Context, tenant string, slot session.Slot, limits session.SlotLimits) error {
+func (s *Store) takeSlot(ctx context.Context, tenant string, slot session.Slot, limits session.SlotLimits) (session.SlotCounts, error) {
 	v := slot.String()
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	mine := principalCountAttr(slot.Principal)
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:        aws.String(s.table),
 		Key:              keyOf(slotsPK(tenant), slotsSK),
 		UpdateExpression: aws.String("ADD #h :slot, #live :one, #mine :one"),
@@ -87,13 +89,27 @@ func (s *Store) takeSlot(ctx context.Context, tenant string, slot session.Slot, 
 		// cap; beside others, its share.
 		ConditionExpression: aws.String("NOT contains(#h, :v) AND #live < :cap AND " +
 			"(attribute_not_exists(#mine) OR #mine < :share OR #mine = #live)"),
-		ExpressionAttributeNames: map[string]string{"#h": attrHolders, "#live": attrLive, "#mine": principalCountAttr(slot.Principal)},
+		ExpressionAttributeNames: map[string]string{"#h": attrHolders, "#live": attrLive, "#mine": mine},
 		ExpressionAttributeValues: item{
 			":slot": &types.AttributeValueMemberSS{Value: []string{v}}, ":v": str(v),
 			":one": num(1), ":cap": num(int64(limits.Tenant)), ":share": num(int64(limits.Principal)),
 		},
+		ReturnValues: types.ReturnValueUpdatedNew,
 	})
-	return wrapErr("take slot", err)
+	if err != nil {
+		return session.SlotCounts{}, wrapErr("take slot", err)
+	}
+	live, _ := strconv.Atoi(numAttr(out.Attributes, attrLive))
+	n, _ := strconv.Atoi(numAttr(out.Attributes, mine))
+	return session.SlotCounts{Live: live, Mine: n}, nil
+}
+
+// numAttr is a number attribute's text, empty when it is missing.
+func numAttr(m item, name string) string {
+	if n, ok := m[name].(*types.AttributeValueMemberN); ok {
+		return n.Value
+	}
+	return ""
 }
 
 // createSlots writes a tenant's empty slots item unless one exists.

@@ -40,6 +40,10 @@ func wantFull(t *testing.T, what string, err error, live, mine int) {
 func testSlots(t *testing.T, env Env, clock *Clock) {
 	st, ctx := env.Store, t.Context()
 	limits := session.SlotLimits{Tenant: 3, Principal: 2}
+	take := func(s session.Slot, l session.SlotLimits) error {
+		_, err := st.TakeSlot(ctx, "acme", s, l)
+		return err
+	}
 	if got := heldSessions(t, st, "acme"); len(got) != 0 {
 		t.Fatalf("a new tenant holds %v", got)
 	}
@@ -48,18 +52,19 @@ func testSlots(t *testing.T, env Env, clock *Clock) {
 		t.Fatalf("release of a slot never taken: %v", err)
 	}
 	a1, a2, a3 := slot("alice", "s1", "t1", clock), slot("alice", "s2", "t2", clock), slot("alice", "s3", "t3", clock)
-	for _, s := range []session.Slot{a1, a1, a2, a3} { // a1 twice: a no-op
-		if err := st.TakeSlot(ctx, "acme", s, limits); err != nil {
-			t.Fatalf("take %s (alone, up to the tenant's cap): %v", s.SessionID, err)
+	for i, s := range []session.Slot{a1, a1, a2, a3} { // a1 twice: a no-op
+		counts, err := st.TakeSlot(ctx, "acme", s, limits)
+		if want := max(i, 1); err != nil || counts != (session.SlotCounts{Live: want, Mine: want}) {
+			t.Fatalf("take %s (alone, up to the tenant's cap): %+v, %v; want %d and %d", s.SessionID, counts, err, want, want)
 		}
 	}
 	if got := heldSessions(t, st, "acme"); !slices.Equal(got, []string{"s1", "s2", "s3"}) {
 		t.Fatalf("held %v", got)
 	}
-	wantFull(t, "past the tenant's cap", st.TakeSlot(ctx, "acme", slot("alice", "s4", "t4", clock), limits), 3, 3)
-	wantFull(t, "another principal past the tenant's cap", st.TakeSlot(ctx, "acme", slot("bob", "b1", "tb1", clock), limits), 3, 0)
+	wantFull(t, "past the tenant's cap", take(slot("alice", "s4", "t4", clock), limits), 3, 3)
+	wantFull(t, "another principal past the tenant's cap", take(slot("bob", "b1", "tb1", clock), limits), 3, 0)
 	// Another tenant's cap is its own.
-	if err := st.TakeSlot(ctx, "globex", slot("alice", "s1", "t1", clock), limits); err != nil {
+	if _, err := st.TakeSlot(ctx, "globex", slot("alice", "s1", "t1", clock), limits); err != nil {
 		t.Fatalf("another tenant: %v", err)
 	}
 	for _, s := range []session.Slot{a3, a3} { // twice: the second is a no-op
@@ -71,7 +76,7 @@ func testSlots(t *testing.T, env Env, clock *Clock) {
 	if err := st.ReleaseSlot(ctx, "acme", slot("alice", "s2", "other", clock)); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.TakeSlot(ctx, "acme", slot("bob", "b1", "tb1", clock), limits); err != nil {
+	if _, err := st.TakeSlot(ctx, "acme", slot("bob", "b1", "tb1", clock), limits); err != nil {
 		t.Fatalf("bob beside alice: %v", err)
 	}
 	// alice holds 2, bob 1: tenant full either way; free one of alice's,
@@ -79,9 +84,9 @@ func testSlots(t *testing.T, env Env, clock *Clock) {
 	if err := st.ReleaseSlot(ctx, "acme", a2); err != nil {
 		t.Fatal(err)
 	}
-	wantFull(t, "alice past her share beside bob", st.TakeSlot(ctx, "acme", slot("alice", "s5", "t5", clock), session.SlotLimits{Tenant: 3, Principal: 1}), 2, 1)
-	if err := st.TakeSlot(ctx, "acme", slot("bob", "b2", "tb2", clock), limits); err != nil {
-		t.Fatalf("bob within his share: %v", err)
+	wantFull(t, "alice past her share beside bob", take(slot("alice", "s5", "t5", clock), session.SlotLimits{Tenant: 3, Principal: 1}), 2, 1)
+	if counts, err := st.TakeSlot(ctx, "acme", slot("bob", "b2", "tb2", clock), limits); err != nil || counts != (session.SlotCounts{Live: 3, Mine: 2}) {
+		t.Fatalf("bob within his share: %+v, %v; want 3 and 2", counts, err)
 	}
 	if got := heldSessions(t, st, "acme"); !slices.Equal(got, []string{"b1", "b2", "s1"}) {
 		t.Fatalf("held %v", got)
@@ -104,7 +109,7 @@ func testSlotsUnderBurst(t *testing.T, env Env, clock *Clock) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			errs[i] = st.TakeSlot(ctx, "acme", slot("alice", fmt.Sprint("s", i), fmt.Sprint("t", i), clock), limits)
+			_, errs[i] = st.TakeSlot(ctx, "acme", slot("alice", fmt.Sprint("s", i), fmt.Sprint("t", i), clock), limits)
 		})
 	}
 	wg.Wait()
@@ -129,7 +134,7 @@ func testSlotsUnderBurst(t *testing.T, env Env, clock *Clock) {
 		t.Fatalf("held after giving back: %v", held)
 	}
 	for i := range 5 {
-		if err := st.TakeSlot(ctx, "acme", slot("bob", fmt.Sprint("b", i), fmt.Sprint("tb", i), clock), limits); err != nil {
+		if _, err := st.TakeSlot(ctx, "acme", slot("bob", fmt.Sprint("b", i), fmt.Sprint("tb", i), clock), limits); err != nil {
 			t.Fatalf("take %d after giving back: %v", i, err)
 		}
 	}

@@ -1,0 +1,131 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// A start takes its slot of the tenant's cap and creates its sandbox. Taken
+// one after the other, the slot's write (~3–10 ms on DynamoDB) adds to
+// every start; taken at once, a start refused by the cap has created a
+// sandbox for nothing, which it kills. So a start overlaps them only when
+// this process last saw the tenant's slots (and the principal's) less than
+// half used, counting the overlapped starts it has in flight: far from the
+// cap, a refusal is unlikely, and near it (or knowing nothing, as after a
+// cold start) starts take their slot first. The cap itself stays exact
+// either way: it is the slot's conditional write that decides, and a
+// refused start's sandbox is killed before the start answers. Other
+// processes' starts make the view stale; the half-used margin absorbs them.
+
+// capView is what this process last learned of its tenants' slots.
+type capView struct {
+	mu       sync.Mutex
+	counts   map[[2]string]SlotCounts // (tenant, principal) → counts at its last take
+	inflight map[string]int           // tenant → overlapped starts in progress
+}
+
+// learn notes the counts a take of principal's slot returned.
+func (v *capView) learn(tenant, principal string, c SlotCounts) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.counts == nil {
+		v.counts = map[[2]string]SlotCounts{}
+	}
+	v.counts[[2]string{tenant, principal}] = c
+}
+
+// overlap reports whether a start of principal may create its sandbox
+// while its slot is being taken, and if so counts it in flight until done.
+func (v *capView) overlap(tenant, principal string, cfg Config) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	c, ok := v.counts[[2]string{tenant, principal}]
+	n := v.inflight[tenant] + 1
+	if !ok || 2*(c.Live+n) > cfg.MaxLiveSandboxesPerTenant || 2*(c.Mine+n) > cfg.MaxLiveSandboxesPerPrincipal {
+		return false
+	}
+	if v.inflight == nil {
+		v.inflight = map[string]int{}
+	}
+	v.inflight[tenant] = n
+	return true
+}
+
+// done ends an overlapped start of the tenant.
+func (v *capView) done(tenant string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.inflight[tenant]--; v.inflight[tenant] <= 0 {
+		delete(v.inflight, tenant)
+	}
+}
+
+// sandboxSpec is what the sandbox of s is created with.
+func (m *Manager) sandboxSpec(s *Session, opts *StartOptions) SandboxSpec {
+	spec := SandboxSpec{
+		Template:  s.Template,
+		Timeout:   m.cfg.IdleTimeout + m.cfg.ProviderTimeoutSlack,
+		Metadata:  m.sandboxMetadata(s),
+		AutoPause: s.PauseOnIdle,
+
+		AllowInternetAccess: m.cfg.AllowInternetAccess,
+	}
+	if s.IdleTimeout > 0 {
+		spec.Timeout = s.IdleTimeout + m.cfg.ProviderTimeoutSlack
+	}
+	if opts != nil {
+		spec.Envs = opts.Envs
+	}
+	return spec
+}
+
+// createInSlot takes the start's slot and creates its sandbox, at once when
+// the cap is far from full (see above), else one after the other. On any
+// failure the session is released (stopped when the cap refused, error
+// when the create failed), the slot given back and a created sandbox
+// killed.
+func (m *Manager) createInSlot(ctx context.Context, s *Session, spec SandboxSpec, slot Slot) (SandboxInfo, error) {
+	if !m.caps.overlap(s.Tenant, s.Principal, m.cfg) {
+		if err := m.takeSlot(ctx, s.Tenant, slot); err != nil {
+			m.slotRefused(ctx, s, err)
+			return SandboxInfo{}, err
+		}
+		info, err := m.sandboxes.Create(ctx, spec)
+		if err != nil {
+			m.release(ctx, s, StateError)
+			return SandboxInfo{}, fmt.Errorf("start sandbox for session %q: %w", s.SessionID, err)
+		}
+		return info, nil
+	}
+	defer m.caps.done(s.Tenant)
+	took := make(chan error, 1)
+	go func() { took <- m.takeSlot(ctx, s.Tenant, slot) }()
+	info, cerr := m.sandboxes.Create(ctx, spec)
+	if terr := <-took; terr != nil {
+		if cerr == nil {
+			dctx, cancel := detach(ctx)
+			defer cancel()
+			if kerr := m.sandboxes.Kill(dctx, info.ID); kerr != nil {
+				m.log.WarnContext(ctx, "kill sandbox of a start the cap refused", "sandbox", info.ID, "err", kerr)
+			}
+		}
+		m.slotRefused(ctx, s, terr)
+		return SandboxInfo{}, terr
+	}
+	if cerr != nil {
+		m.release(ctx, s, StateError)
+		return SandboxInfo{}, fmt.Errorf("start sandbox for session %q: %w", s.SessionID, cerr)
+	}
+	return info, nil
+}
+
+// slotRefused releases a start whose slot could not be taken: refused by
+// the cap, it holds none; failed otherwise, it may, and gives it back.
+func (m *Manager) slotRefused(ctx context.Context, s *Session, err error) {
+	if errors.Is(err, ErrLimit) {
+		s.Slot = ""
+	}
+	m.release(ctx, s, StateStopped)
+}
