@@ -140,6 +140,31 @@ test('a table renders as HTML', async () => {
   assert.deepEqual(cells, ['Oslo', '4.5', 'Lima', '19.0']);
 });
 
+test('result HTML cannot run code or load anything', async () => {
+  await page.click('#add-cell');
+  await setCode(3, [
+    'class Evil:',
+    '    def _repr_html_(self):',
+    '        return (\'<b>bold</b><img src="x" onerror="window.pwned=1"><img/src="y"/onerror="window.pwned=5"><script>window.pwned=2</script>\'',
+    '                \'<a href="javascript:window.pwned=3">link</a><iframe src="https://example.com"></iframe>\'',
+    '                \'<td style="color:red" onclick="window.pwned=4">cell</td>\')',
+    'Evil()',
+  ].join('\n'));
+  await page.click(`${cell(3)} .run`);
+  assert.equal(await waitForState(3, 'done', 'error'), 'done');
+  const got = await page.$eval(`${cell(3)} .out-html`, (box) => ({
+    text: box.textContent,
+    tags: [...box.querySelectorAll('*')].map((e) => e.localName),
+    attrs: [...box.querySelectorAll('*')].flatMap((e) => [...e.attributes].map((a) => a.name)),
+    pwned: window.pwned,
+  }));
+  assert.equal(got.pwned, undefined);
+  assert.deepEqual(got.tags, ['b']);
+  assert.deepEqual(got.attrs, []);
+  assert.equal(got.text, 'boldlinkcell');
+  await page.click(`${cell(3)} .remove`);
+});
+
 test('an exception shows its traceback', async () => {
   await page.click('#add-cell');
   await setCode(3, 'def divide(a, b):\n    return a / b\n\ndivide(1, 0)');

@@ -188,12 +188,13 @@ const HTML_DROP = new Set(['script', 'style', 'iframe', 'object', 'embed', 'temp
   'link', 'meta', 'form', 'input', 'button', 'textarea', 'select', 'img', 'video', 'audio', 'canvas']);
 const HTML_ATTRS = new Set(['colspan', 'rowspan', 'class', 'title']);
 
-// Style sheets and style attributes are dropped as text first: parsing them,
-// even into an inert document, has the page's CSP refuse them out loud.
-const INLINE_STYLE = /<style\b[\s\S]*?<\/style\s*>|\sstyle\s*=\s*("[^"]*"|'[^']*'|[^\s>]+)/gi;
+// Inline styles, scripts and event handlers are dropped as text first:
+// parsing them, even into an inert document, has the page's CSP refuse them
+// out loud. The allow-list below is what keeps the page safe.
+const INLINE_CODE = /<(style|script)\b[\s\S]*?<\/\1\s*>|[\s/](?:style|on[a-z]+)\s*=\s*("[^"]*"|'[^']*'|[^\s>]+)/gi;
 
 function sanitizeInto(target, html) {
-  const doc = new DOMParser().parseFromString(String(html).replace(INLINE_STYLE, ''), 'text/html');
+  const doc = new DOMParser().parseFromString(String(html).replace(INLINE_CODE, ''), 'text/html');
   const copy = (node, into) => {
     for (const child of node.childNodes) {
       if (child.nodeType === Node.TEXT_NODE) {
@@ -561,7 +562,11 @@ class CellOutput {
       this.lastKind = kind;
       this.box.append(this.last);
     }
+    const follow = this.last.scrollHeight - this.last.scrollTop - this.last.clientHeight < 24;
     this.last.append(stripAnsi(text));
+    // Long output scrolls inside its block; keep the newest line in view
+    // unless the reader scrolled up.
+    if (follow) this.last.scrollTop = this.last.scrollHeight;
   }
 
   add(node) {
