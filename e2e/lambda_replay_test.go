@@ -236,6 +236,19 @@ func apiReplays() []apiReplay {
 				t.Fatalf("status: %s", a.body)
 			}
 		}},
+		{"status/sandbox-metrics.json", func(t *testing.T, a answer) {
+			a.ok(t, http.StatusOK)
+			m := a.json(t)
+			if used, total := m["memUsedBytes"].(float64), m["memTotalBytes"].(float64); used <= 0 || used > total || m["timestamp"] == nil {
+				t.Fatalf("metrics: %s", a.body)
+			}
+		}},
+		{"execute/create-context.json", func(t *testing.T, a answer) {
+			a.ok(t, http.StatusCreated)
+			if c := a.json(t); c["contextId"] == "" || c["language"] != "python" || c["cwd"] != "/tmp" {
+				t.Fatalf("create context: %s", a.body)
+			}
+		}},
 		{"execute/execute-missing-code.json", func(t *testing.T, a answer) { a.problem(t, http.StatusBadRequest) }},
 		{"execute/execute.json", func(t *testing.T, a answer) {
 			a.ok(t, http.StatusOK)
