@@ -140,6 +140,35 @@ test('a table renders as HTML', async () => {
   assert.deepEqual(cells, ['Oslo', '4.5', 'Lima', '19.0']);
 });
 
+test('SVG and JPEG results render as images', async () => {
+  await page.click('#add-cell');
+  await setCode(3, [
+    'import io',
+    'import matplotlib.pyplot as plt',
+    'class Badge:',
+    '    def _repr_svg_(self):',
+    '        return \'<svg xmlns="http://www.w3.org/2000/svg" width="120" height="40"><rect width="120" height="40" fill="#4f46e5"/></svg>\'',
+    'class Photo:',
+    '    def _repr_jpeg_(self):',
+    '        fig = plt.figure(figsize=(2, 1))',
+    '        buf = io.BytesIO()',
+    '        fig.savefig(buf, format="jpeg")',
+    '        plt.close(fig)',
+    '        return buf.getvalue()',
+    'display(Badge())',
+    'Photo()',
+  ].join('\n'));
+  await page.click(`${cell(3)} .run`);
+  assert.equal(await waitForState(3, 'done', 'error'), 'done');
+  await page.waitForFunction((sel) => {
+    const imgs = [...document.querySelectorAll(`${sel} .output img`)];
+    return imgs.length === 2 && imgs.every((i) => i.complete && i.naturalWidth > 0);
+  }, {}, cell(3));
+  const kinds = await page.$$eval(`${cell(3)} .output img`, (imgs) => imgs.map((i) => [i.src.slice(0, 24), i.naturalWidth]));
+  assert.deepEqual(kinds, [['data:image/svg+xml;chars', 120], ['data:image/jpeg;base64,/', 200]]);
+  await page.click(`${cell(3)} .remove`);
+});
+
 test('result HTML cannot run code or load anything', async () => {
   await page.click('#add-cell');
   await setCode(3, [
