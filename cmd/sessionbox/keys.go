@@ -21,14 +21,17 @@ import (
 	"github.com/sessionbox/sessionbox/pkg/store"
 )
 
-const keysUsage = `usage: sessionbox keys create|list|revoke [flags] [KEY|PREFIX|HASH]
-
-  create   make a key for --principal of --tenant; it is printed once
-  list     every key of the table: prefix, tenant, principal, created, revoked
-  revoke   revoke one key, named by the key itself, its prefix or its hash
-
-The table is the deployed stack's (output TableName). AWS credentials and
-region come from the usual places (environment, ~/.aws, SSO).`
+var keysUsage = usage{
+	name:     "keys",
+	synopsis: []string{"create --tenant T --principal P [flags]", "list [--tenant T] [flags]", "revoke KEY|PREFIX|HASH [flags]"},
+	about: "Administers the API keys of a deployed stack's table (its TableName output). AWS credentials and\n" +
+		"region come from the usual places (environment, ~/.aws, SSO).",
+	subs: []sub{
+		{"create", "make a key for --principal of --tenant; it is printed once"},
+		{"list", "every key of the table: prefix, tenant, principal, created, revoked"},
+		{"revoke", "revoke one key, named by the key itself, its prefix or its hash"},
+	},
+}
 
 func keysCommand() command {
 	return command{
@@ -42,29 +45,36 @@ func keysCommand() command {
 
 type keysFlags struct {
 	table, tenant, principal, endpoint string
+	json                               bool
 }
 
 func runKeys(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && slices.Contains([]string{"-h", "-help", "--help", "help"}, args[0]) {
-		fmt.Fprintln(stdout, keysUsage)
+	var f keysFlags
+	fs := newFlags(keysUsage)
+	fs.StringVar(&f.table, "table", "", "the tenant's DynamoDB `TABLE` [$SESSIONBOX_TABLE]")
+	fs.StringVar(&f.tenant, "tenant", "", "the stack's `TENANT` [$SESSIONBOX_TENANT]")
+	fs.StringVar(&f.principal, "principal", "", "with create: who the key acts for, `P`")
+	fs.StringVar(&f.endpoint, "endpoint", "", "DynamoDB endpoint `URL`, e.g. a local emulator")
+	fs.BoolVar(&f.json, "json", false, "print JSON instead of text")
+	args, err := fs.parse(args)
+	if err != nil {
+		return err
+	}
+	if len(args) > 0 && args[0] == "help" {
+		fs.help(stdout)
 		return flag.ErrHelp
 	}
 	if len(args) == 0 || !slices.Contains([]string{"create", "list", "revoke"}, args[0]) {
-		fmt.Fprintln(stderr, keysUsage)
-		return errors.New("name a subcommand: create, list or revoke")
+		return fs.misuse("name a subcommand: create, list or revoke")
 	}
-	sub := args[0]
-	var f keysFlags
-	fs := flag.NewFlagSet("keys "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.StringVar(&f.table, "table", "", "the tenant's DynamoDB table [$SESSIONBOX_TABLE]")
-	fs.StringVar(&f.tenant, "tenant", "", "the stack's tenant [$SESSIONBOX_TENANT]")
-	fs.StringVar(&f.principal, "principal", "", "who the key acts for (create)")
-	fs.StringVar(&f.endpoint, "endpoint", "", "DynamoDB endpoint URL, e.g. a local emulator")
-	if err := fs.Parse(args[1:]); err != nil {
-		return err
+	sub, rest := args[0], args[1:]
+	switch {
+	case sub == "revoke" && len(rest) != 1:
+		return fs.misuse("revoke takes one key, prefix or hash")
+	case sub != "revoke" && len(rest) > 0:
+		return fs.misuse("%s takes no arguments, got %v", sub, rest)
 	}
-	if err := envFlags(fs, getenv, map[string]string{"table": "SESSIONBOX_TABLE", "tenant": "SESSIONBOX_TENANT"}); err != nil {
+	if err := envFlags(fs.FlagSet, getenv, map[string]string{"table": "SESSIONBOX_TABLE", "tenant": "SESSIONBOX_TENANT"}); err != nil {
 		return err
 	}
 	if f.table == "" {
@@ -76,21 +86,31 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	switch sub {
 	case "create":
-		if fs.NArg() > 0 {
-			return fmt.Errorf("create takes no arguments, got %v", fs.Args())
-		}
 		return createKey(ctx, st, f, stdout, stderr)
 	case "list":
-		if fs.NArg() > 0 {
-			return fmt.Errorf("list takes no arguments, got %v", fs.Args())
-		}
 		return listKeys(ctx, st, f, stdout)
-	default:
-		if fs.NArg() != 1 {
-			return errors.New("revoke takes one key, prefix or hash")
-		}
-		return revokeKey(ctx, st, f, fs.Arg(0), stdout)
 	}
+	return revokeKey(ctx, st, f, rest[0], stdout)
+}
+
+// keyView is a key as --json shows it: never the key itself, which
+// only create prints, once.
+type keyView struct {
+	Prefix    string     `json:"prefix"`
+	Hash      string     `json:"hash"`
+	Tenant    string     `json:"tenant"`
+	Principal string     `json:"principal"`
+	CreatedAt time.Time  `json:"createdAt"`
+	RevokedAt *time.Time `json:"revokedAt,omitempty"`
+}
+
+func viewKey(k *session.APIKey) keyView {
+	v := keyView{Prefix: k.Prefix, Hash: k.Hash, Tenant: k.Tenant, Principal: k.Principal, CreatedAt: k.CreatedAt}
+	if k.Revoked() {
+		r := k.RevokedAt
+		v.RevokedAt = &r
+	}
+	return v
 }
 
 func keyStore(ctx context.Context, f keysFlags) (*store.Store, error) {
@@ -117,7 +137,16 @@ func createKey(ctx context.Context, st *store.Store, f keysFlags, stdout, stderr
 	if err := st.PutAPIKey(ctx, key); err != nil {
 		return fmt.Errorf("store key: %w", err)
 	}
-	fmt.Fprintln(stdout, plain)
+	if f.json {
+		if err := printJSON(stdout, struct {
+			Key string `json:"key"`
+			keyView
+		}{plain, viewKey(key)}); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(stdout, plain)
+	}
 	fmt.Fprintf(stderr, "created key %s for %s in tenant %s; it is not shown again, keep it now\n", key.Prefix, key.Principal, key.Tenant)
 	return nil
 }
@@ -128,6 +157,17 @@ func listKeys(ctx context.Context, st *store.Store, f keysFlags, stdout io.Write
 		return fmt.Errorf("list keys: %w", err)
 	}
 	slices.SortFunc(keys, func(a, b *session.APIKey) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	if f.json {
+		views := []keyView{}
+		for _, k := range keys {
+			if f.tenant == "" || k.Tenant == f.tenant {
+				views = append(views, viewKey(k))
+			}
+		}
+		return printJSON(stdout, struct {
+			Keys []keyView `json:"keys"`
+		}{views})
+	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PREFIX\tTENANT\tPRINCIPAL\tCREATED\tREVOKED\tHASH")
 	for _, k := range keys {
@@ -158,6 +198,9 @@ func revokeKey(ctx context.Context, st *store.Store, f keysFlags, ref string, st
 			return fmt.Errorf("no key %s in the table", ref)
 		}
 		return fmt.Errorf("revoke key: %w", err)
+	}
+	if f.json {
+		return printJSON(stdout, map[string]string{"revoked": hash})
 	}
 	fmt.Fprintf(stdout, "revoked %s\n", hash[:12])
 	return nil

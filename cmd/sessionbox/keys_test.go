@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -177,5 +178,37 @@ func TestKeysFlagsFromEnvironment(t *testing.T) {
 				t.Fatalf("stored key %+v (%v)", k, err)
 			}
 		})
+	}
+}
+
+// TestKeysJSONAndFlagsAfterArguments: flags may follow the subcommand's
+// argument, and --json prints create's key with its record, list's
+// records (never a key itself) and revoke's hash.
+func TestKeysJSONAndFlagsAfterArguments(t *testing.T) {
+	endpoint, _ := keysTable(t)
+	out, _, err := keys(t, endpoint, "create", "--tenant", "acme", "--principal", "dave", "--json")
+	var created struct {
+		Key, Prefix, Hash, Tenant, Principal string
+	}
+	if err != nil || json.Unmarshal([]byte(out), &created) != nil || !strings.HasPrefix(created.Key, "sbx_") ||
+		created.Hash != session.HashAPIKey(created.Key) || created.Principal != "dave" {
+		t.Fatalf("create --json: %q %v", out, err)
+	}
+	var errOut bytes.Buffer
+	var revoked bytes.Buffer
+	err = runKeys(context.Background(), []string{"revoke", created.Prefix, "--table", "sessionbox-acme", "--endpoint", endpoint, "--json"}, noEnv, &revoked, &errOut)
+	if err != nil || !strings.Contains(revoked.String(), `"revoked": "`+created.Hash+`"`) {
+		t.Fatalf("revoke PREFIX --flags: %q %v %s", revoked.String(), err, errOut.String())
+	}
+	out, _, err = keys(t, endpoint, "list", "--json")
+	var list struct {
+		Keys []struct {
+			Hash      string
+			RevokedAt *time.Time
+		}
+	}
+	if err != nil || json.Unmarshal([]byte(out), &list) != nil || len(list.Keys) != 1 || list.Keys[0].Hash != created.Hash ||
+		list.Keys[0].RevokedAt == nil || strings.Contains(out, created.Key) {
+		t.Fatalf("list --json: %q %v", out, err)
 	}
 }
