@@ -197,6 +197,10 @@ func TestRemoteCallsPerOperation(t *testing.T) {
 	measure("execute, first of a new session", func() { s.exec(s.alice, "calls-new", "1") })
 	s.exec(s.alice, "calls", "x = 1")
 	measure("execute, steady state", func() { s.exec(s.alice, "calls", "x + 1") })
+	var cc contextView
+	measure("create context", func() { cc = s.createContext("calls", map[string]any{"cwd": "/tmp"}) })
+	measure("execute in a context", func() { s.execIn("calls", cc.ContextID, "1") })
+	measure("sandbox metrics", func() { s.json(s.alice, "GET", "/v1/sessions/calls/sandbox/metrics", nil, nil) })
 
 	base := "/v1/sessions/calls"
 	measure("write file", func() { s.req(s.alice, "PUT", base+"/files/content?path=data/a.txt", strings.NewReader("hello")) })
@@ -262,7 +266,7 @@ func TestRemoteCallsPerOperation(t *testing.T) {
 
 // callOps lists the measured operations in the table's order.
 func callOps(got map[string]map[string]int) []string {
-	order := []string{"first start of a tenant", "start", "execute, first of a new session", "execute, steady state", "write file", "list files",
+	order := []string{"first start of a tenant", "start", "execute, first of a new session", "execute, steady state", "create context", "execute in a context", "sandbox metrics", "write file", "list files",
 		"read file", "download url", "delete file", "presigned upload + import", "upload from URLs, 3 files", "install", "run (request and execution)", "stop"}
 	for op := range got {
 		if strings.HasPrefix(op, "reaper tick") {
