@@ -19,6 +19,7 @@ import type {
   Run,
   RunAccepted,
   RunRequest,
+  SandboxMetrics,
   Session,
   SessionList,
   StartRequest,
@@ -117,6 +118,11 @@ export class Sessionbox {
   /** The session's state and deadlines. */
   status(sessionId: string, options?: CallOptions): Promise<Session> {
     return this.http.json({ method: "GET", path: `${sid(sessionId)}/sandbox`, idempotent: true, options });
+  }
+
+  /** The sandbox's resource use now and over the last 5 minutes; starts nothing. */
+  metrics(sessionId: string, options?: CallOptions): Promise<SandboxMetrics> {
+    return this.http.json({ method: "GET", path: `${sid(sessionId)}/sandbox/metrics`, idempotent: true, options });
   }
 
   /** Restarts the session's kernel: variables go, files stay. */

@@ -62,3 +62,7 @@ export type ContextRequest = Schemas["ContextRequest"];
 export type CodeContext = Schemas["CodeContext"];
 /** A session's contexts. */
 export type ContextList = Schemas["ContextList"];
+/** The newest sample of a sandbox's resource use, with the samples of the last 5 minutes. */
+export type SandboxMetrics = Schemas["SandboxMetrics"];
+/** One sample of a sandbox's resource use. */
+export type SandboxMetric = Schemas["SandboxMetric"];

@@ -195,16 +195,25 @@ describe("files", () => {
 
 describe("sessions and runs", () => {
   it("status, sessions, reset, stop", async () => {
+    await sb.execute(sid, { code: "kept = 1" });
     const st = await sb.status(sid);
     assert.equal(st.sessionId, sid);
     assert.equal(st.state, "running");
     const ids = [];
     for await (const s of sb.sessions({ limit: 1 })) ids.push(s.sessionId);
     assert.ok(ids.includes(sid), `${sid} listed among ${ids.join(", ")}`);
-    await sb.execute(sid, { code: "kept = 1" });
     await sb.reset(sid);
     const after = await sb.execute(sid, { code: "'kept' in globals()" });
     assert.equal(after.results[0]?.text, "False", "reset cleared the kernel");
+    const m = await sb.metrics(sid).catch((e: unknown) => {
+      // A sandbox seconds old may have no sample yet: 502 with Retry-After, as documented.
+      assert.ok(e instanceof SessionboxError && e.status === 502, String(e));
+      return undefined;
+    });
+    if (m) {
+      assert.ok(m.memTotalBytes > 0, JSON.stringify(m));
+      assert.ok(m.samples.length > 0);
+    }
     const stopped = await sb.stop(sid);
     assert.equal(stopped.state, "stopped");
   });

@@ -11,6 +11,7 @@ const methods: Record<string, (keyof Sessionbox)[]> = {
   startSandbox: ["start"],
   stopSandbox: ["stop"],
   sandboxStatus: ["status"],
+  sandboxMetrics: ["metrics"],
   execute: ["execute", "executeStream"],
   executeOnce: ["executeOnce", "executeOnceStream"],
   reset: ["reset"],
