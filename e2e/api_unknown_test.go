@@ -18,6 +18,7 @@ var creatingRoutes = map[string]bool{
 	"POST /v1/sessions/{id}/files/import":      true,
 	"POST /v1/sessions/{id}/files/upload-urls": true,
 	"POST /v1/sessions/{id}/contexts":          true,
+	"POST /v1/sessions/{id}/commands":          true,
 }
 
 // unknownSessionCalls are the other session routes, each with a valid
@@ -36,7 +37,13 @@ var unknownSessionCalls = map[string]struct{ query, body string }{
 	"GET /v1/sessions/{id}/sandbox/metrics":             {},
 	"DELETE /v1/sessions/{id}/contexts/{contextId}":     {},
 	"POST /v1/sessions/{id}/contexts/{contextId}/reset": {},
+	"GET /v1/sessions/{id}/commands":                    {},
+	"GET /v1/sessions/{id}/commands/{commandId}":        {},
+	"POST /v1/sessions/{id}/commands/{commandId}/kill":  {},
 }
+
+// sampleCommandID is a well-formed command id for routes that take one.
+const sampleCommandID = "cmd-0123abcd-mhx2k1c0-00ff00ff"
 
 // TestEndToEndUnknownSessions holds every session route of the OpenAPI
 // document to one rule: a route that does not put work or data in a
@@ -67,7 +74,7 @@ func TestEndToEndUnknownSessions(t *testing.T) {
 			if c.body != "" {
 				body = strings.NewReader(c.body)
 			}
-			target := strings.NewReplacer("{id}", sid, "{contextId}", "ctx-1").Replace(path) + c.query
+			target := strings.NewReplacer("{id}", sid, "{contextId}", "ctx-1", "{commandId}", sampleCommandID).Replace(path) + c.query
 			var resp *http.Response
 			var raw []byte
 			if body != nil {

@@ -29,6 +29,12 @@ type Manager interface {
 	ListContexts(ctx context.Context, key session.Key) ([]session.CodeContext, error)
 	DeleteContext(ctx context.Context, key session.Key, id string) error
 	ResetContext(ctx context.Context, key session.Key, id string) error
+	RunCommand(ctx context.Context, key session.Key, req session.CommandRequest, onEvent func(session.Event)) (*session.CommandResult, error)
+	StartCommand(ctx context.Context, key session.Key, req session.CommandRequest) (*session.CommandStarted, error)
+	ListCommands(ctx context.Context, key session.Key) ([]session.CommandInfo, error)
+	CommandStatus(ctx context.Context, key session.Key, commandID string) (*session.CommandInfo, error)
+	AttachCommand(ctx context.Context, key session.Key, commandID string, onEvent func(session.Event)) (*session.CommandResult, error)
+	KillCommand(ctx context.Context, key session.Key, commandID string) error
 
 	ListFiles(ctx context.Context, key session.Key, dir string, depth int) ([]session.FileEntry, error)
 	ReadFile(ctx context.Context, key session.Key, path string) (io.ReadCloser, session.FileEntry, error)

@@ -30,6 +30,10 @@ func (s *Server) routeTable() []route {
 		{method: http.MethodPost, path: "/v1/sessions/{id}/execute", grows: true, handle: (*Server).execute},
 		{method: http.MethodPost, path: "/v1/sessions/{id}/reset", handle: (*Server).reset},
 		{method: http.MethodPost, path: "/v1/sessions/{id}/install", grows: true, handle: (*Server).install},
+		{method: http.MethodPost, path: "/v1/sessions/{id}/commands", grows: true, handle: (*Server).runCommand},
+		{method: http.MethodGet, path: "/v1/sessions/{id}/commands", handle: (*Server).listCommands},
+		{method: http.MethodGet, path: "/v1/sessions/{id}/commands/{commandId}", handle: (*Server).getCommand},
+		{method: http.MethodPost, path: "/v1/sessions/{id}/commands/{commandId}/kill", handle: (*Server).killCommand},
 
 		{method: http.MethodPost, path: "/v1/sessions/{id}/contexts", grows: true, handle: (*Server).createContext},
 		{method: http.MethodGet, path: "/v1/sessions/{id}/contexts", handle: (*Server).listContexts},

@@ -123,9 +123,20 @@ type ConnectOptions struct {
 // Connect attaches to a running (or recently finished) process by pid and
 // streams its remaining output.
 func (c *Commands) Connect(ctx context.Context, pid uint32, opts ConnectOptions) (*CommandHandle, error) {
+	return c.connect(ctx, pidSelector(pid), opts)
+}
+
+// ConnectTag is Connect for the process started with Tag tag: envd resolves
+// the tag, so a pid reused by another process cannot be mistaken for it.
+// A process with that tag still running wins over finished ones.
+func (c *Commands) ConnectTag(ctx context.Context, tag string, opts ConnectOptions) (*CommandHandle, error) {
+	return c.connect(ctx, tagSelector(tag), opts)
+}
+
+func (c *Commands) connect(ctx context.Context, sel *process.ProcessSelector, opts ConnectOptions) (*CommandHandle, error) {
 	const op = "commands.connect"
 	streamCtx, cancel := c.sb.client.streamContext(ctx, commandTimeout(opts.Timeout))
-	req := connect.NewRequest(&process.ConnectRequest{Process: pidSelector(pid)})
+	req := connect.NewRequest(&process.ConnectRequest{Process: sel})
 	req.Header().Set("Keepalive-Ping-Interval", keepaliveSeconds)
 	timer := c.sb.client.startStreamTimer(cancel)
 	stream, err := c.sb.envd.proc.Connect(streamCtx, req)
@@ -169,8 +180,18 @@ func (c *Commands) CloseStdin(ctx context.Context, pid uint32) error {
 
 // Kill sends SIGKILL to a process. It reports false when no such process exists.
 func (c *Commands) Kill(ctx context.Context, pid uint32) (bool, error) {
+	return c.kill(ctx, pidSelector(pid))
+}
+
+// KillTag sends SIGKILL to the running process started with Tag tag. It
+// reports false when no running process has that tag.
+func (c *Commands) KillTag(ctx context.Context, tag string) (bool, error) {
+	return c.kill(ctx, tagSelector(tag))
+}
+
+func (c *Commands) kill(ctx context.Context, sel *process.ProcessSelector) (bool, error) {
 	_, err := c.sb.envd.proc.SendSignal(ctx, connect.NewRequest(&process.SendSignalRequest{
-		Process: pidSelector(pid), Signal: process.Signal_SIGNAL_SIGKILL}))
+		Process: sel, Signal: process.Signal_SIGNAL_SIGKILL}))
 	if err != nil {
 		if connect.CodeOf(err) == connect.CodeNotFound {
 			return false, nil
@@ -182,6 +203,10 @@ func (c *Commands) Kill(ctx context.Context, pid uint32) (bool, error) {
 
 func pidSelector(pid uint32) *process.ProcessSelector {
 	return &process.ProcessSelector{Selector: &process.ProcessSelector_Pid{Pid: pid}}
+}
+
+func tagSelector(tag string) *process.ProcessSelector {
+	return &process.ProcessSelector{Selector: &process.ProcessSelector_Tag{Tag: tag}}
 }
 
 func optString(s string) *string {

@@ -107,10 +107,10 @@ func (a *E2B) ResetKernel(ctx context.Context, id string) error {
 }
 
 // RunCommand runs a shell command; a non-zero exit is a result, not an error.
-func (a *E2B) RunCommand(ctx context.Context, id string, cmd string, timeout time.Duration, onEvent func(session.Event)) (session.CommandResult, error) {
+func (a *E2B) RunCommand(ctx context.Context, id string, cmd string, timeout time.Duration, onEvent func(session.Event)) (session.ShellOutcome, error) {
 	sb, err := a.handle(ctx, id)
 	if err != nil {
-		return session.CommandResult{}, err
+		return session.ShellOutcome{}, err
 	}
 	opts := e2b.CommandOptions{Timeout: timeout}
 	if onEvent != nil {
@@ -120,12 +120,12 @@ func (a *E2B) RunCommand(ctx context.Context, id string, cmd string, timeout tim
 	res, err := sb.Commands().Run(ctx, cmd, opts)
 	var exit *e2b.CommandExitError
 	if err != nil && !errors.As(err, &exit) {
-		return session.CommandResult{}, domainError("run command", err)
+		return session.ShellOutcome{}, domainError("run command", err)
 	}
 	if res == nil {
-		return session.CommandResult{}, domainError("run command", err)
+		return session.ShellOutcome{}, domainError("run command", err)
 	}
-	return session.CommandResult{ExitCode: res.ExitCode, Stdout: res.Stdout, Stderr: res.Stderr}, nil
+	return session.ShellOutcome{ExitCode: res.ExitCode, Stdout: res.Stdout, Stderr: res.Stderr}, nil
 }
 
 // ListFiles lists dir to the given depth.

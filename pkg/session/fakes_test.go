@@ -352,10 +352,14 @@ type fakeSandboxes struct {
 	fail    func(op, id string) error
 	execFn  func(ctx context.Context, id string, req ExecRequest, onEvent func(Event)) (*ExecResult, error)
 	lastCmd []string
-	cmdFn   func(ctx context.Context, cmd string) (CommandResult, error)
+	cmdFn   func(ctx context.Context, cmd string) (ShellOutcome, error)
 	specs   []SandboxSpec
 	timeout map[string]time.Duration
 	samples map[string][]SandboxMetric // Metrics' answers by sandbox
+	// shells are the background processes per sandbox, by tag; shellFn,
+	// when set, runs foreground commands (fakes_commands_test.go).
+	shells  map[string]map[string]*fakeShell
+	shellFn func(ctx context.Context, c ShellCommand, onEvent func(Event)) (ShellResult, error)
 }
 
 func newFakeSandboxes(clock Clock) *fakeSandboxes {
@@ -609,21 +613,21 @@ func (f *fakeSandboxes) ResetKernel(ctx context.Context, id string) error {
 	return nil
 }
 
-func (f *fakeSandboxes) RunCommand(ctx context.Context, id, cmd string, timeout time.Duration, onEvent func(Event)) (CommandResult, error) {
+func (f *fakeSandboxes) RunCommand(ctx context.Context, id, cmd string, timeout time.Duration, onEvent func(Event)) (ShellOutcome, error) {
 	if err := f.enter(ctx, "RunCommand", id); err != nil {
-		return CommandResult{}, err
+		return ShellOutcome{}, err
 	}
 	f.mu.Lock()
 	if _, err := f.box(id); err != nil {
 		f.mu.Unlock()
-		return CommandResult{}, err
+		return ShellOutcome{}, err
 	}
 	f.lastCmd = append(f.lastCmd, cmd)
 	fn := f.cmdFn
 	f.mu.Unlock()
 	if fn == nil {
-		fn = func(context.Context, string) (CommandResult, error) {
-			return CommandResult{Stdout: "Successfully installed\n"}, nil
+		fn = func(context.Context, string) (ShellOutcome, error) {
+			return ShellOutcome{Stdout: "Successfully installed\n"}, nil
 		}
 	}
 	res, err := fn(ctx, cmd)

@@ -87,7 +87,7 @@ func (m *Manager) Install(ctx context.Context, key Key, req InstallRequest, onEv
 // runPip runs one pip command. The provider enforces the time limit
 // itself; the context's deadline is the backstop for a provider that stops
 // answering.
-func (m *Manager) runPip(ctx context.Context, id, cmd string, onEvent func(Event)) (CommandResult, error) {
+func (m *Manager) runPip(ctx context.Context, id, cmd string, onEvent func(Event)) (ShellOutcome, error) {
 	cctx, cancel := context.WithTimeout(ctx, m.cfg.ExecTimeout+m.cfg.CallBackstopSlack)
 	defer cancel()
 	res, err := m.sandboxes.RunCommand(cctx, id, cmd, m.cfg.ExecTimeout, onEvent)

@@ -70,11 +70,11 @@ func TestInstall(t *testing.T) {
 	})
 	t.Run("externally managed falls back to a user install", func(t *testing.T) {
 		r := newRig(t, Config{})
-		r.sbx.cmdFn = func(_ context.Context, cmd string) (CommandResult, error) {
+		r.sbx.cmdFn = func(_ context.Context, cmd string) (ShellOutcome, error) {
 			if !strings.Contains(cmd, "--user") {
-				return CommandResult{ExitCode: 1, Stderr: "error: externally-managed-environment\n"}, nil
+				return ShellOutcome{ExitCode: 1, Stderr: "error: externally-managed-environment\n"}, nil
 			}
-			return CommandResult{Stdout: "ok\n"}, nil
+			return ShellOutcome{Stdout: "ok\n"}, nil
 		}
 		res, err := r.m.Install(ctx, testKey, InstallRequest{Packages: []string{"x"}}, nil)
 		if err != nil || !res.Success || len(r.sbx.lastCmd) != 2 {
@@ -86,11 +86,11 @@ func TestInstall(t *testing.T) {
 		refusal := "error: externally-managed-environment\n\n× This environment is externally managed\n" +
 			strings.Repeat("╰─> To install Python packages system-wide, try apt install\n", 20)
 		warning := "WARNING: The script tiny is installed in '/home/user/.local/bin'\n"
-		r.sbx.cmdFn = func(_ context.Context, cmd string) (CommandResult, error) {
+		r.sbx.cmdFn = func(_ context.Context, cmd string) (ShellOutcome, error) {
 			if !strings.Contains(cmd, "--user") {
-				return CommandResult{ExitCode: 1, Stderr: refusal}, nil
+				return ShellOutcome{ExitCode: 1, Stderr: refusal}, nil
 			}
-			return CommandResult{Stdout: "ok\n", Stderr: warning}, nil
+			return ShellOutcome{Stdout: "ok\n", Stderr: warning}, nil
 		}
 		var mu sync.Mutex
 		var streamed strings.Builder
@@ -112,8 +112,8 @@ func TestInstall(t *testing.T) {
 	t.Run("other stderr of the first attempt is streamed", func(t *testing.T) {
 		r := newRig(t, Config{AllowInternetAccess: true})
 		msg := "ERROR: No matching distribution found for nope\n"
-		r.sbx.cmdFn = func(context.Context, string) (CommandResult, error) {
-			return CommandResult{ExitCode: 1, Stderr: msg}, nil
+		r.sbx.cmdFn = func(context.Context, string) (ShellOutcome, error) {
+			return ShellOutcome{ExitCode: 1, Stderr: msg}, nil
 		}
 		var streamed strings.Builder
 		if _, err := r.m.Install(ctx, testKey, InstallRequest{Packages: []string{"nope"}}, func(e Event) { streamed.WriteString(e.Stderr) }); err != nil {
@@ -139,8 +139,8 @@ func TestInstall(t *testing.T) {
 		} {
 			t.Run(c.name, func(t *testing.T) {
 				r := newRig(t, Config{AllowInternetAccess: c.internet})
-				r.sbx.cmdFn = func(context.Context, string) (CommandResult, error) {
-					return CommandResult{ExitCode: c.exit, Stderr: pipErr}, nil
+				r.sbx.cmdFn = func(context.Context, string) (ShellOutcome, error) {
+					return ShellOutcome{ExitCode: c.exit, Stderr: pipErr}, nil
 				}
 				var streamed strings.Builder
 				res, err := r.m.Install(ctx, testKey, InstallRequest{Packages: []string{"nope"}, IndexURL: c.index},
@@ -161,9 +161,9 @@ func TestInstall(t *testing.T) {
 	})
 	t.Run("a provider that stops answering times out", func(t *testing.T) {
 		r := newRig(t, Config{ExecTimeout: 20 * time.Millisecond, CallBackstopSlack: 10 * time.Millisecond})
-		r.sbx.cmdFn = func(ctx context.Context, cmd string) (CommandResult, error) {
+		r.sbx.cmdFn = func(ctx context.Context, cmd string) (ShellOutcome, error) {
 			<-ctx.Done() // never answers on its own
-			return CommandResult{}, ctx.Err()
+			return ShellOutcome{}, ctx.Err()
 		}
 		done := make(chan error, 1)
 		go func() {
@@ -181,8 +181,8 @@ func TestInstall(t *testing.T) {
 	})
 	t.Run("pip failure is a result", func(t *testing.T) {
 		r := newRig(t, Config{})
-		r.sbx.cmdFn = func(_ context.Context, cmd string) (CommandResult, error) {
-			return CommandResult{ExitCode: 1, Stderr: "ERROR: No matching distribution found for nope\n"}, nil
+		r.sbx.cmdFn = func(_ context.Context, cmd string) (ShellOutcome, error) {
+			return ShellOutcome{ExitCode: 1, Stderr: "ERROR: No matching distribution found for nope\n"}, nil
 		}
 		res, err := r.m.Install(ctx, testKey, InstallRequest{Packages: []string{"nope"}}, nil)
 		if err != nil || res.Success || res.ExitCode != 1 || !strings.Contains(res.Stderr, "No matching") {

@@ -108,8 +108,8 @@ type FileEntry struct {
 	ModifiedAt time.Time `json:"modifiedAt"`
 }
 
-// CommandResult is how a shell command ended.
-type CommandResult struct {
+// ShellOutcome is how one of the service's own shell commands ended.
+type ShellOutcome struct {
 	ExitCode int
 	Stdout   string
 	Stderr   string
@@ -147,7 +147,24 @@ type Sandboxes interface {
 	// provider kept since a time, in any order.
 	Metrics(ctx context.Context, id string, since time.Time) ([]SandboxMetric, error)
 	// RunCommand runs a shell command, calling onEvent with live output.
-	RunCommand(ctx context.Context, id string, cmd string, timeout time.Duration, onEvent func(Event)) (CommandResult, error)
+	RunCommand(ctx context.Context, id string, cmd string, timeout time.Duration, onEvent func(Event)) (ShellOutcome, error)
+
+	// RunShell runs a caller's command tagged c.Tag and waits for its end,
+	// calling onEvent with Event{Started: true} once the process runs and
+	// then with its output. Past c.Timeout the process is killed and the
+	// result, with the output so far, says TimedOut.
+	RunShell(ctx context.Context, id string, c ShellCommand, onEvent func(Event)) (ShellResult, error)
+	// StartShell starts c in the background and returns its pid once it
+	// runs; c.Timeout is its lifetime (0: none).
+	StartShell(ctx context.Context, id string, c ShellCommand) (pid uint32, err error)
+	// ListShells lists the sandbox's running processes.
+	ListShells(ctx context.Context, id string) ([]ShellProcess, error)
+	// AttachShell reconnects to the process tagged tag, running or recently
+	// ended, and waits for its end; ErrNotFound when there is none.
+	AttachShell(ctx context.Context, id, tag string, onEvent func(Event)) (ShellResult, error)
+	// KillShell sends SIGKILL to the running process tagged tag;
+	// ErrNotFound when none runs.
+	KillShell(ctx context.Context, id, tag string) error
 
 	ListFiles(ctx context.Context, id, dir string, depth int) ([]FileEntry, error)
 	StatFile(ctx context.Context, id, path string) (FileEntry, error)

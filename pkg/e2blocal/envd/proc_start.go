@@ -56,6 +56,11 @@ func (s *Server) buildSpec(ctx context.Context, req *process.StartRequest, timeo
 		if err != nil {
 			return nil, connect.NewError(connect.CodeInvalidArgument, err)
 		}
+		// Said here, since exec reports a missing working directory as a
+		// missing program.
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("cwd %s is not a directory in the sandbox", d))
+		}
 		dir = d
 	}
 	return &startSpec{req: req, dir: dir, env: s.processEnv(user, home, cfg.GetEnvs()), timeout: timeout, cred: cred}, nil

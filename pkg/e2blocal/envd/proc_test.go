@@ -93,6 +93,9 @@ func TestStartBadInput(t *testing.T) {
 			t.Run(codec.name+"/"+tc.name, func(t *testing.T) {
 				_, err := runStart(t, testCtx(t), c, connect.NewRequest(tc.req))
 				wantCode(t, err, tc.code)
+				if tc.name == "missing cwd" && !strings.Contains(err.Error(), "cwd "+filepath.Join(e.home, missingCwd)+" is not a directory") {
+					t.Errorf("missing cwd: %v", err)
+				}
 			})
 		}
 	}

@@ -1,0 +1,134 @@
+package api
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/sessionbox/sessionbox/pkg/session"
+)
+
+// maxCommandAttach is how long one reattachment may stream: as long as
+// API Gateway streams a response. A longer command is attached to again.
+const maxCommandAttach = 15 * time.Minute
+
+type commandBody struct {
+	Cmd         *string           `json:"cmd"`
+	Cwd         string            `json:"cwd"`
+	Envs        map[string]string `json:"envs"`
+	TimeoutSecs int               `json:"timeoutSecs"`
+	Background  bool              `json:"background"`
+	User        string            `json:"user"`
+}
+
+// validate checks what only the JSON shows; the Manager judges the values.
+func (b *commandBody) validate() *Problem {
+	if b.Cmd == nil {
+		return newProblem(kindInvalid, `"cmd" is required: a shell command line, run by bash -l -c`)
+	}
+	return nil
+}
+
+func (b *commandBody) request() session.CommandRequest {
+	return session.CommandRequest{Cmd: *b.Cmd, Cwd: b.Cwd, Envs: b.Envs, TimeoutSecs: b.TimeoutSecs, Background: b.Background, User: b.User}
+}
+
+// logCommand notes a command in the access log by hash and size only, as
+// code is: a command line may hold secrets.
+func logCommand(r *http.Request, cmd string) {
+	sum := sha256.Sum256([]byte(cmd))
+	logAttrs(r.Context(), slog.String("cmdSha256", hex.EncodeToString(sum[:8])), slog.Int("cmdBytes", len(cmd)))
+}
+
+// runCommand runs a command to its end (JSON, or NDJSON live), or starts
+// it in the background (202 with its id).
+func (s *Server) runCommand(w http.ResponseWriter, r *http.Request, id identity) {
+	if !negotiate(w, r, "commands") {
+		return
+	}
+	var b commandBody
+	key, ok := s.sessionBody(w, r, id, &b, true, b.validate)
+	if !ok {
+		return
+	}
+	logCommand(r, *b.Cmd)
+	req := b.request()
+	if req.Background {
+		started, err := s.mgr.StartCommand(r.Context(), key, req)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		w.Header().Set("Location", r.URL.Path+"/"+started.CommandID)
+		writeJSON(w, http.StatusAccepted, started)
+		return
+	}
+	s.allowLongResponse(w, b.TimeoutSecs)
+	if wantsNDJSON(r) {
+		s.stream(w, r, func(onEvent func(session.Event)) (any, error) {
+			return s.mgr.RunCommand(r.Context(), key, req, onEvent)
+		})
+		return
+	}
+	s.longJSON(w, r, func() (any, error) {
+		return s.mgr.RunCommand(r.Context(), key, req, nil)
+	})
+}
+
+func (s *Server) listCommands(w http.ResponseWriter, r *http.Request, id identity) {
+	key, p := sessionKey(r, id)
+	if p != nil {
+		writeProblem(w, r, p)
+		return
+	}
+	list, err := s.mgr.ListCommands(r.Context(), key)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Commands []session.CommandInfo `json:"commands"`
+	}{list})
+}
+
+// getCommand reattaches to a command's output (NDJSON: what it printed
+// while nobody listened, then live output, then its end) or answers its
+// status (JSON) without waiting.
+func (s *Server) getCommand(w http.ResponseWriter, r *http.Request, id identity) {
+	if !negotiate(w, r, "commands/{commandId}") {
+		return
+	}
+	key, p := sessionKey(r, id)
+	if p != nil {
+		writeProblem(w, r, p)
+		return
+	}
+	cid := r.PathValue("commandId")
+	if wantsNDJSON(r) {
+		s.allowLongResponse(w, int(maxCommandAttach.Seconds()))
+		s.stream(w, r, func(onEvent func(session.Event)) (any, error) {
+			return s.mgr.AttachCommand(r.Context(), key, cid, onEvent)
+		})
+		return
+	}
+	info, err := s.mgr.CommandStatus(r.Context(), key, cid)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, info)
+}
+
+func (s *Server) killCommand(w http.ResponseWriter, r *http.Request, id identity) {
+	key, ok := s.sessionBody(w, r, id, &struct{}{}, false, nil)
+	if !ok {
+		return
+	}
+	if err := s.mgr.KillCommand(r.Context(), key, r.PathValue("commandId")); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}

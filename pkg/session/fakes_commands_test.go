@@ -1,0 +1,116 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// fakeShell is a background process of a fake sandbox.
+type fakeShell struct {
+	pid     uint32
+	cmd     ShellCommand
+	running bool
+	output  string // printed and not yet read
+}
+
+// RunShell runs shellFn, or echoes the command's words after "echo ".
+func (f *fakeSandboxes) RunShell(ctx context.Context, id string, c ShellCommand, onEvent func(Event)) (ShellResult, error) {
+	if err := f.enter(ctx, "RunShell", id); err != nil {
+		return ShellResult{}, err
+	}
+	f.mu.Lock()
+	_, err := f.box(id)
+	fn := f.shellFn
+	f.lastCmd = append(f.lastCmd, c.Cmd)
+	f.mu.Unlock()
+	if err != nil {
+		return ShellResult{}, err
+	}
+	if fn != nil {
+		return fn(ctx, c, onEvent)
+	}
+	onEvent(Event{Started: true})
+	out := strings.TrimPrefix(c.Cmd, "echo ") + "\n"
+	onEvent(Event{Stdout: out})
+	return ShellResult{Stdout: out}, nil
+}
+
+func (f *fakeSandboxes) StartShell(ctx context.Context, id string, c ShellCommand) (uint32, error) {
+	if err := f.enter(ctx, "StartShell", id); err != nil {
+		return 0, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, err := f.box(id); err != nil {
+		return 0, err
+	}
+	if f.shells == nil {
+		f.shells = map[string]map[string]*fakeShell{}
+	}
+	if f.shells[id] == nil {
+		f.shells[id] = map[string]*fakeShell{}
+	}
+	pid := uint32(100 + len(f.shells[id]))
+	f.shells[id][c.Tag] = &fakeShell{pid: pid, cmd: c, running: true, output: strings.TrimPrefix(c.Cmd, "echo ") + "\n"}
+	return pid, nil
+}
+
+func (f *fakeSandboxes) ListShells(ctx context.Context, id string) ([]ShellProcess, error) {
+	if err := f.enter(ctx, "ListShells", id); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, err := f.box(id); err != nil {
+		return nil, err
+	}
+	// The sandbox's own processes have no tag of ours.
+	out := []ShellProcess{{PID: 1, Tag: "startCmd", Cmd: "jupyter"}}
+	for tag, p := range f.shells[id] {
+		if p.running {
+			out = append(out, ShellProcess{PID: p.pid, Tag: tag, Cmd: p.cmd.Cmd, Cwd: p.cmd.Cwd})
+		}
+	}
+	return out, nil
+}
+
+// AttachShell hands over the unread output; a running process then ends
+// with exit code 0.
+func (f *fakeSandboxes) AttachShell(ctx context.Context, id, tag string, onEvent func(Event)) (ShellResult, error) {
+	if err := f.enter(ctx, "AttachShell", id); err != nil {
+		return ShellResult{}, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, err := f.box(id); err != nil {
+		return ShellResult{}, err
+	}
+	p, ok := f.shells[id][tag]
+	if !ok {
+		return ShellResult{}, Errorf(ErrNotFound, "no process %s", tag)
+	}
+	out := p.output
+	p.output, p.running = "", false
+	if out != "" {
+		onEvent(Event{Stdout: out})
+	}
+	return ShellResult{Stdout: out}, nil
+}
+
+func (f *fakeSandboxes) KillShell(ctx context.Context, id, tag string) error {
+	if err := f.enter(ctx, "KillShell", id); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, err := f.box(id); err != nil {
+		return err
+	}
+	p, ok := f.shells[id][tag]
+	if !ok || !p.running {
+		return fmt.Errorf("kill %s: %w", tag, ErrNotFound)
+	}
+	p.running = false
+	return nil
+}
