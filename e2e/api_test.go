@@ -303,9 +303,15 @@ func streamLive(t *testing.T, s *stack, sid string) {
 		t.Fatalf("never saw the first line live: %v", lines)
 	}
 	last := lines[len(lines)-1]
-	result, _ := last["result"].(map[string]any)
-	if last["type"] != "done" || !strings.Contains(fmt.Sprint(result["stdout"]), "released") {
-		t.Fatalf("last line %v", last)
+	var stdout strings.Builder
+	for _, l := range lines {
+		if l["type"] == "stdout" {
+			stdout.WriteString(fmt.Sprint(l["text"]))
+		}
+	}
+	if summary, _ := last["summary"].(map[string]any); last["type"] != "done" || summary["success"] != true ||
+		!strings.Contains(stdout.String(), "released") {
+		t.Fatalf("last line %v after stdout %q", last, stdout.String())
 	}
 }
 
@@ -386,7 +392,7 @@ func installFromLocalIndex(t *testing.T, s *stack, sid string) {
 			outputLines++
 		}
 	}
-	result, _ := last["result"].(map[string]any)
+	result, _ := last["summary"].(map[string]any)
 	if last["type"] != "done" || result["success"] != true || outputLines == 0 {
 		t.Fatalf("install ended with %v after %d output lines", last, outputLines)
 	}

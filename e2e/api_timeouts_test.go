@@ -26,11 +26,11 @@ type timeoutView struct {
 func (s *stack) execTimed(sid, code string, timeoutSecs int, ndjson bool) timeoutView {
 	s.t.Helper()
 	body, _ := json.Marshal(map[string]any{"code": code, "timeoutSecs": timeoutSecs})
-	accept := "application/json"
+	accept, path := "application/json", "/execute"
 	if ndjson {
-		accept = "application/x-ndjson"
+		accept, path = "application/x-ndjson", "/execute/stream"
 	}
-	resp, raw := s.req(s.alice, "POST", "/v1/sessions/"+sid+"/execute", strings.NewReader(string(body)), "Accept", accept)
+	resp, raw := s.req(s.alice, "POST", "/v1/sessions/"+sid+path, strings.NewReader(string(body)), "Accept", accept)
 	if resp.StatusCode != http.StatusOK {
 		s.t.Fatalf("status %d: %s", resp.StatusCode, raw)
 	}
@@ -41,22 +41,37 @@ func (s *stack) execTimed(sid, code string, timeoutSecs int, ndjson bool) timeou
 		}
 		return v
 	}
+	// The lines carry the output and the exception; done, the summary.
 	sc := bufio.NewScanner(strings.NewReader(string(raw)))
+	var stdout strings.Builder
 	var last struct {
-		Type   string       `json:"type"`
-		Result *timeoutView `json:"result"`
+		Type    string           `json:"type"`
+		Text    string           `json:"text"`
+		Error   *json.RawMessage `json:"error"`
+		Summary *timeoutView     `json:"summary"`
 	}
-	sawError := false
+	var errLine *json.RawMessage
 	for sc.Scan() {
+		last.Text, last.Error = "", nil
 		if err := json.Unmarshal(sc.Bytes(), &last); err != nil {
 			s.t.Fatalf("line %q: %v", sc.Text(), err)
 		}
-		sawError = sawError || last.Type == "error"
+		switch last.Type {
+		case "stdout":
+			stdout.WriteString(last.Text)
+		case "error":
+			errLine = last.Error
+		}
 	}
-	if last.Type != "done" || last.Result == nil || !sawError {
+	if last.Type != "done" || last.Summary == nil || errLine == nil {
 		s.t.Fatalf("stream %s: want a live error line and a done line last", raw)
 	}
-	return *last.Result
+	v = *last.Summary
+	v.Stdout = stdout.String()
+	if err := json.Unmarshal(*errLine, &v.Error); err != nil {
+		s.t.Fatalf("error line %s: %v", *errLine, err)
+	}
+	return v
 }
 
 // TestEndToEndTimeoutIsAResult: code past its timeout answers 200 with a

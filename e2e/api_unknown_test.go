@@ -11,7 +11,9 @@ import (
 var creatingRoutes = map[string]bool{
 	"POST /v1/sessions/{id}/sandbox/start":     true,
 	"POST /v1/sessions/{id}/execute":           true,
+	"POST /v1/sessions/{id}/execute/stream":    true,
 	"POST /v1/sessions/{id}/install":           true,
+	"POST /v1/sessions/{id}/install/stream":    true,
 	"POST /v1/sessions/{id}/runs":              true,
 	"PUT /v1/sessions/{id}/files/content":      true,
 	"POST /v1/sessions/{id}/files/upload-url":  true,

@@ -279,7 +279,7 @@ func apiReplays() []apiReplay {
 			if first["type"] != "stdout" || first["text"] != "hello\n" || last["type"] != "done" {
 				t.Fatalf("stream: %s", a.body)
 			}
-			if res, _ := last["result"].(map[string]any); res["stdout"] != "hello\n" || res["success"] != true {
+			if res, _ := last["summary"].(map[string]any); res["success"] != true || res["stdout"] != nil {
 				t.Fatalf("last line: %v", last)
 			}
 		}},

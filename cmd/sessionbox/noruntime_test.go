@@ -85,24 +85,27 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return map[string]any{"name": filepath.Base(p), "path": p, "type": "file", "size": len(f.files[p]), "modifiedAt": time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)}
 	}
 	switch {
-	case r.Method == http.MethodPost && r.URL.Path == "/v1/sessions/demo/execute":
+	case r.Method == http.MethodPost && r.URL.Path == "/v1/sessions/demo/execute/stream":
 		var req struct{ Code string }
 		_ = json.NewDecoder(r.Body).Decode(&req)
 		f.code = append(f.code, req.Code)
 		w.Header().Set("Content-Type", "application/x-ndjson")
 		_, _ = io.WriteString(w, `{"type":"stdout","text":"hello\n"}`+"\n"+
-			`{"type":"done","result":{"success":true,"stdout":"hello\n","stderr":"","results":[{"text":"42","isMainResult":true}],"durationMs":3}}`+"\n")
-	case r.Method == http.MethodPost && r.URL.Path == "/v1/execute":
+			`{"type":"result","result":{"text":"42","isMainResult":true}}`+"\n"+
+			`{"type":"done","summary":{"success":true,"durationMs":3,"truncated":false,"restarted":false,"kernelRestarted":false,"timedOut":false}}`+"\n")
+	case r.Method == http.MethodPost && r.URL.Path == "/v1/execute/stream":
 		var req struct{ Code, Template string }
 		_ = json.NewDecoder(r.Body).Decode(&req)
 		f.code = append(f.code, "once["+req.Template+"]: "+req.Code)
 		w.Header().Set("Content-Type", "application/x-ndjson")
 		if req.Code == "slow()" {
 			_, _ = io.WriteString(w, `{"type":"stdout","text":"before\n"}`+"\n"+
-				`{"type":"done","result":{"success":false,"stdout":"before\n","stderr":"","results":[],"timedOut":true,"error":{"name":"TimeoutError","value":"execution exceeded its timeout of 1 s","traceback":""},"durationMs":1000}}`+"\n")
+				`{"type":"error","error":{"name":"TimeoutError","value":"execution exceeded its timeout of 1 s","traceback":""}}`+"\n"+
+				`{"type":"done","summary":{"success":false,"timedOut":true,"durationMs":1000,"truncated":false,"restarted":false,"kernelRestarted":false}}`+"\n")
 			return
 		}
-		_, _ = io.WriteString(w, `{"type":"done","result":{"success":true,"stdout":"","stderr":"","results":[{"text":"7","isMainResult":true}],"durationMs":3}}`+"\n")
+		_, _ = io.WriteString(w, `{"type":"result","result":{"text":"7","isMainResult":true}}`+"\n"+
+			`{"type":"done","summary":{"success":true,"durationMs":3,"truncated":false,"restarted":false,"kernelRestarted":false,"timedOut":false}}`+"\n")
 	case r.Method == http.MethodPut && r.URL.Path == "/v1/sessions/demo/files/content":
 		b, _ := io.ReadAll(r.Body)
 		p := r.URL.Query().Get("path")

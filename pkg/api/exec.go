@@ -36,10 +36,24 @@ func logCode(r *http.Request, code string) {
 	logAttrs(r.Context(), slog.String("codeSha256", hex.EncodeToString(sum[:8])), slog.Int("codeBytes", len(code)))
 }
 
+// execute answers JSON, or a stream when the client asks for NDJSON (the
+// older form of executeStream, kept for the clients that use it).
 func (s *Server) execute(w http.ResponseWriter, r *http.Request, id identity) {
 	if !negotiate(w, r, "execute") {
 		return
 	}
+	s.runExecute(w, r, id, wantsNDJSON(r))
+}
+
+// executeStream always answers a stream.
+func (s *Server) executeStream(w http.ResponseWriter, r *http.Request, id identity) {
+	if !negotiateStream(w, r, "execute/stream") {
+		return
+	}
+	s.runExecute(w, r, id, true)
+}
+
+func (s *Server) runExecute(w http.ResponseWriter, r *http.Request, id identity, streamed bool) {
 	var b execBody
 	key, ok := s.sessionBody(w, r, id, &b, true, b.validate)
 	if !ok {
@@ -48,10 +62,10 @@ func (s *Server) execute(w http.ResponseWriter, r *http.Request, id identity) {
 	logCode(r, *b.Code)
 	s.allowLongResponse(w, b.TimeoutSecs)
 	req := session.ExecRequest{Code: *b.Code, TimeoutSecs: b.TimeoutSecs, Envs: b.Envs, Context: b.Context}
-	if wantsNDJSON(r) {
-		s.stream(w, r, func(onEvent func(session.Event)) (any, error) {
+	if streamed {
+		s.stream(w, r, func(onEvent func(session.Event)) (streamOutcome, error) {
 			res, err := s.mgr.Execute(r.Context(), key, req, onEvent)
-			return normalizeResult(res), err
+			return execOutcome(res), err
 		})
 		return
 	}
@@ -124,10 +138,24 @@ func viewInstall(res *session.InstallResult) *installView {
 		DurationMs: res.DurationMs, Truncated: res.Truncated, Restarted: res.Restarted, Restored: res.Restored}
 }
 
+// install answers JSON, or a stream when the client asks for NDJSON (the
+// older form of installStream).
 func (s *Server) install(w http.ResponseWriter, r *http.Request, id identity) {
 	if !negotiate(w, r, "install") {
 		return
 	}
+	s.runInstall(w, r, id, wantsNDJSON(r))
+}
+
+// installStream always answers a stream.
+func (s *Server) installStream(w http.ResponseWriter, r *http.Request, id identity) {
+	if !negotiateStream(w, r, "install/stream") {
+		return
+	}
+	s.runInstall(w, r, id, true)
+}
+
+func (s *Server) runInstall(w http.ResponseWriter, r *http.Request, id identity, streamed bool) {
 	var b installBody
 	key, ok := s.sessionBody(w, r, id, &b, true, b.validate)
 	if !ok {
@@ -135,10 +163,10 @@ func (s *Server) install(w http.ResponseWriter, r *http.Request, id identity) {
 	}
 	s.allowLongResponse(w, 0)
 	req := session.InstallRequest{Packages: b.Packages, IndexURL: b.IndexURL}
-	if wantsNDJSON(r) {
-		s.stream(w, r, func(onEvent func(session.Event)) (any, error) {
+	if streamed {
+		s.stream(w, r, func(onEvent func(session.Event)) (streamOutcome, error) {
 			res, err := s.mgr.Install(r.Context(), key, req, onEvent)
-			return viewInstall(res), err
+			return installOutcome(res), err
 		})
 		return
 	}

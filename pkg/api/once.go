@@ -19,6 +19,18 @@ func (s *Server) executeOnce(w http.ResponseWriter, r *http.Request, id identity
 	if !negotiate(w, r, "execute") {
 		return
 	}
+	s.runOnce(w, r, id, wantsNDJSON(r))
+}
+
+// executeOnceStream is executeOnce answering a stream.
+func (s *Server) executeOnceStream(w http.ResponseWriter, r *http.Request, id identity) {
+	if !negotiateStream(w, r, "execute/stream") {
+		return
+	}
+	s.runOnce(w, r, id, true)
+}
+
+func (s *Server) runOnce(w http.ResponseWriter, r *http.Request, id identity, streamed bool) {
 	var b onceBody
 	if p := s.decodeJSON(w, r, &b, true); p != nil {
 		writeProblem(w, r, p)
@@ -31,10 +43,10 @@ func (s *Server) executeOnce(w http.ResponseWriter, r *http.Request, id identity
 	logCode(r, *b.Code)
 	s.allowLongResponse(w, b.TimeoutSecs)
 	req := session.OnceRequest{Code: *b.Code, TimeoutSecs: b.TimeoutSecs, Envs: b.Envs, Template: b.Template}
-	if wantsNDJSON(r) {
-		s.stream(w, r, func(onEvent func(session.Event)) (any, error) {
+	if streamed {
+		s.stream(w, r, func(onEvent func(session.Event)) (streamOutcome, error) {
 			res, err := s.mgr.ExecuteOnce(r.Context(), id.tenant, id.principal, req, onEvent)
-			return normalizeResult(res), err
+			return execOutcome(res), err
 		})
 		return
 	}

@@ -37,10 +37,16 @@ func TestExecuteOnceRoute(t *testing.T) {
 	if k := h.fake.keys[len(h.fake.keys)-1]; k.Tenant != "t1" || k.Principal != "alice" {
 		t.Errorf("identity %+v", k)
 	}
-	resp, body = h.do(call{method: "POST", path: "/v1/execute", body: `{"code":"1"}`, headers: map[string]string{"Accept": "application/x-ndjson"}})
-	lines := strings.Split(strings.TrimSpace(string(body)), "\n")
-	if resp.StatusCode != 200 || len(lines) != 3 || lines[0] != `{"type":"start"}` || !strings.HasPrefix(lines[2], `{"type":"done"`) {
-		t.Fatalf("ndjson: %d %q", resp.StatusCode, lines)
+	for _, stream := range []call{
+		{method: "POST", path: "/v1/execute/stream", body: `{"code":"1"}`},
+		{method: "POST", path: "/v1/execute", body: `{"code":"1"}`, headers: map[string]string{"Accept": "application/x-ndjson"}},
+	} {
+		resp, body = h.do(stream)
+		lines := strings.Split(strings.TrimSpace(string(body)), "\n")
+		if resp.StatusCode != 200 || len(lines) != 4 || lines[0] != `{"type":"start"}` || !strings.HasPrefix(lines[2], `{"type":"result"`) ||
+			!strings.HasPrefix(lines[3], `{"type":"done","summary":{`) {
+			t.Fatalf("%s ndjson: %d %q", stream.path, resp.StatusCode, lines)
+		}
 	}
 	bad := []struct {
 		name, body, detail string

@@ -271,8 +271,11 @@ func TestSchemaCheckerRejects(t *testing.T) {
 		{"ExecuteRequest", `{"code":"1","timeoutSecs":1.5}`},
 		{"ExecuteRequest", `{"code":"1","envs":{"1x":"a"}}`},
 		{"InstallRequest", `{"packages":[]}`},
-		{"StreamLine", `{"type":"stdout"}`},
-		{"StreamLine", `{"type":"done","result":{"success":true}}`},
+		{"ExecuteStreamLine", `{"type":"stdout"}`},
+		{"ExecuteStreamLine", `{"type":"done","result":{"success":true}}`},
+		{"ExecuteStreamLine", `{"type":"done","summary":{"success":true,"stdout":"x","durationMs":1,"truncated":false,"restarted":false,"kernelRestarted":false,"timedOut":false}}`},
+		{"ExecuteStreamLine", `{"type":"error","problem":{"type":"x","title":"t","status":502,"detail":"d"}}`},
+		{"InstallStreamLine", `{"type":"result","result":{"isMainResult":true}}`},
 		{"Problem", `{"type":"x","title":"t","status":200,"detail":"d"}`},
 	}
 	for _, tc := range cases {

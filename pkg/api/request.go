@@ -69,3 +69,13 @@ func negotiate(w http.ResponseWriter, r *http.Request, what string) bool {
 	}
 	return true
 }
+
+// negotiateStream answers 406 itself when the client of a streaming route
+// takes neither NDJSON nor problems (what names the route in the detail).
+func negotiateStream(w http.ResponseWriter, r *http.Request, what string) bool {
+	if !acceptsStream(r) {
+		writeProblem(w, r, newProblem(kindNotAccept, what+" answers "+contentTypeNDJSON))
+		return false
+	}
+	return true
+}

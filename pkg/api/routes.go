@@ -28,12 +28,14 @@ func (s *Server) routeTable() []route {
 		{method: http.MethodDelete, path: "/v1/sessions/{id}", handle: (*Server).deleteSession},
 
 		{method: http.MethodPost, path: "/v1/sessions/{id}/execute", grows: true, handle: (*Server).execute},
+		{method: http.MethodPost, path: "/v1/sessions/{id}/execute/stream", grows: true, handle: (*Server).executeStream},
 		{method: http.MethodPost, path: "/v1/sessions/{id}/reset", handle: (*Server).reset},
 		{method: http.MethodPost, path: "/v1/sessions/{id}/install", grows: true, handle: (*Server).install},
 		{method: http.MethodPost, path: "/v1/sessions/{id}/commands", grows: true, handle: (*Server).runCommand},
 		{method: http.MethodGet, path: "/v1/sessions/{id}/commands", handle: (*Server).listCommands},
 		{method: http.MethodGet, path: "/v1/sessions/{id}/commands/{commandId}", handle: (*Server).getCommand},
 		{method: http.MethodPost, path: "/v1/sessions/{id}/commands/{commandId}/kill", handle: (*Server).killCommand},
+		{method: http.MethodPost, path: "/v1/sessions/{id}/install/stream", grows: true, handle: (*Server).installStream},
 
 		{method: http.MethodPost, path: "/v1/sessions/{id}/contexts", grows: true, handle: (*Server).createContext},
 		{method: http.MethodGet, path: "/v1/sessions/{id}/contexts", handle: (*Server).listContexts},
@@ -51,6 +53,7 @@ func (s *Server) routeTable() []route {
 
 		{method: http.MethodPost, path: "/v1/sessions/{id}/runs", grows: true, handle: (*Server).submitRun},
 		{method: http.MethodPost, path: "/v1/execute", grows: true, handle: (*Server).executeOnce},
+		{method: http.MethodPost, path: "/v1/execute/stream", grows: true, handle: (*Server).executeOnceStream},
 		{method: http.MethodGet, path: "/v1/runs/{runId}", handle: (*Server).getRun},
 
 		{method: http.MethodPost, path: "/v1/mcp", grows: true, handle: (*Server).mcp},

@@ -14,7 +14,9 @@ import (
 
 const contentTypeNDJSON = "application/x-ndjson"
 
-// streamLine is one NDJSON line of a streamed execute or install:
+// streamLine is one NDJSON line of a streamed execute or install. Each
+// type has one shape, so a client (or a generated type) tells them apart by
+// "type" alone:
 //
 //	{"type":"start"}                          first line: the call reached its sandbox
 //	{"type":"stdout","text":"..."}            output as it happens
@@ -22,14 +24,36 @@ const contentTypeNDJSON = "application/x-ndjson"
 //	{"type":"result","result":{...}}          a rich result (execute)
 //	{"type":"error","error":{name,value,traceback}}  the code raised
 //	{"type":"keepalive"}                      nothing new; the call still runs
-//	{"type":"done","result":{...}}            last line: the whole result
-//	{"type":"error","problem":{...}}          last line: the call failed
+//	{"type":"done","summary":{...}}           last line: the outcome, without the output already streamed
+//	{"type":"failure","problem":{...}}        last line: the call failed
 type streamLine struct {
 	Type    string             `json:"type"`
 	Text    string             `json:"text,omitempty"`
-	Result  any                `json:"result,omitempty"`
+	Result  *session.Result    `json:"result,omitempty"`
 	Error   *session.ExecError `json:"error,omitempty"`
+	Summary any                `json:"summary,omitempty"`
 	Problem *Problem           `json:"problem,omitempty"`
+}
+
+// Stream line types.
+const (
+	lineStart     = "start"
+	lineStdout    = "stdout"
+	lineStderr    = "stderr"
+	lineResult    = "result"
+	lineError     = "error"
+	lineKeepalive = "keepalive"
+	lineDone      = "done"
+	lineFailure   = "failure"
+)
+
+// streamOutcome is a finished call as a stream ends it: the output the
+// lines must have carried, and the summary the done line carries.
+type streamOutcome struct {
+	stdout, stderr string
+	results        []session.Result
+	err            *session.ExecError
+	summary        any
 }
 
 // wantsNDJSON reports whether the client asked for a live stream.
@@ -62,6 +86,26 @@ func acceptable(r *http.Request) bool {
 	return false
 }
 
+// acceptsStream reports whether the client can take an NDJSON stream (or,
+// when the call fails before it starts, a problem).
+func acceptsStream(r *http.Request) bool {
+	accept := r.Header.Get("Accept")
+	if accept == "" {
+		return true
+	}
+	for _, part := range strings.Split(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil || params["q"] == "0" {
+			continue
+		}
+		switch mt {
+		case "*/*", "application/*", contentTypeNDJSON, contentTypeProblem:
+			return true
+		}
+	}
+	return false
+}
+
 // ndjsonStream writes lines as they come and flushes each. The response
 // starts with the start line, sent as soon as the call reaches its sandbox
 // so a client (a browser's fetch resolves at the first byte) knows it runs;
@@ -74,6 +118,10 @@ type ndjsonStream struct {
 	closed  bool
 	broken  bool
 	last    time.Time // when the last line went out
+	// What went out, so the end sends only what the lines lacked.
+	stdout, stderr strings.Builder
+	results        int
+	errSent        bool
 }
 
 // Keepalive timing: a silent call starts its stream after keepAliveFirst
@@ -92,7 +140,7 @@ func (st *ndjsonStream) keepAlive(first, every time.Duration) (stop func()) {
 		st.mu.Lock()
 		defer st.mu.Unlock()
 		if !st.started || time.Since(st.last) >= every {
-			st.sendLocked(streamLine{Type: "keepalive"})
+			st.sendLocked(streamLine{Type: lineKeepalive})
 		}
 	})
 }
@@ -131,6 +179,40 @@ func (st *ndjsonStream) send(line streamLine) {
 	st.sendLocked(line)
 }
 
+// sendOutputLocked sends a line of output and notes what it carried.
+func (st *ndjsonStream) sendOutputLocked(line streamLine) {
+	switch line.Type {
+	case lineStdout:
+		st.stdout.WriteString(line.Text)
+	case lineStderr:
+		st.stderr.WriteString(line.Text)
+	case lineResult:
+		st.results++
+	case lineError:
+		st.errSent = true
+	}
+	st.sendLocked(line)
+}
+
+// finishLocked sends what the outcome holds beyond what the lines carried
+// (a provider may report output only with its result), then the done line
+// with the summary: a client that joins the lines has the whole result.
+func (st *ndjsonStream) finishLocked(out streamOutcome) {
+	if rest, ok := strings.CutPrefix(out.stdout, st.stdout.String()); ok && rest != "" {
+		st.sendOutputLocked(streamLine{Type: lineStdout, Text: rest})
+	}
+	if rest, ok := strings.CutPrefix(out.stderr, st.stderr.String()); ok && rest != "" {
+		st.sendOutputLocked(streamLine{Type: lineStderr, Text: rest})
+	}
+	for i := st.results; i < len(out.results); i++ {
+		st.sendOutputLocked(streamLine{Type: lineResult, Result: &out.results[i]})
+	}
+	if out.err != nil && !st.errSent {
+		st.sendOutputLocked(streamLine{Type: lineError, Error: out.err})
+	}
+	st.sendLocked(streamLine{Type: lineDone, Summary: out.summary})
+}
+
 func (st *ndjsonStream) sendLocked(line streamLine) {
 	if st.closed || st.broken {
 		return
@@ -162,34 +244,32 @@ func (st *ndjsonStream) sendLocked(line streamLine) {
 
 // onEvent turns the Manager's live events into lines.
 func (st *ndjsonStream) onEvent(ev session.Event) {
-	if ev.Started {
-		st.mu.Lock()
-		if !st.started {
-			st.sendLocked(streamLine{Type: "start"})
-		}
-		st.mu.Unlock()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if ev.Started && !st.started {
+		st.sendLocked(streamLine{Type: lineStart})
 	}
 	if ev.Stdout != "" {
-		st.send(streamLine{Type: "stdout", Text: ev.Stdout})
+		st.sendOutputLocked(streamLine{Type: lineStdout, Text: ev.Stdout})
 	}
 	if ev.Stderr != "" {
-		st.send(streamLine{Type: "stderr", Text: ev.Stderr})
+		st.sendOutputLocked(streamLine{Type: lineStderr, Text: ev.Stderr})
 	}
 	if ev.Result != nil {
-		st.send(streamLine{Type: "result", Result: ev.Result})
+		st.sendOutputLocked(streamLine{Type: lineResult, Result: ev.Result})
 	}
 	if ev.Error != nil {
-		st.send(streamLine{Type: "error", Error: ev.Error})
+		st.sendOutputLocked(streamLine{Type: lineError, Error: ev.Error})
 	}
 }
 
 // stream runs call with live output to the client and ends the stream with
 // its result or its failure. A failure before any line went out is answered
 // as a plain problem with its own status.
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, call func(onEvent func(session.Event)) (any, error)) {
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, call func(onEvent func(session.Event)) (streamOutcome, error)) {
 	st := newNDJSONStream(w)
 	stop := st.keepAlive(s.keepAliveFirst, s.keepAliveEvery)
-	result, err := call(st.onEvent)
+	outcome, err := call(st.onEvent)
 	stop()
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -197,11 +277,11 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, call func(onEven
 	defer func() { st.closed = true }()
 	switch {
 	case err == nil:
-		st.sendLocked(streamLine{Type: "done", Result: result})
+		st.finishLocked(outcome)
 	case !st.started:
 		s.fail(w, r, err)
 	case !s.clientGone(r, err):
-		st.sendLocked(streamLine{Type: "error", Problem: s.streamProblem(r, err)})
+		st.sendLocked(streamLine{Type: lineFailure, Problem: s.streamProblem(r, err)})
 	}
 }
 

@@ -36,8 +36,8 @@ func (h *harness) open(path, body, accept string) *http.Response {
 }
 
 // nextLine reads one line of a stream and holds it to the OpenAPI
-// document's StreamLine, so every kind of line a test sees (keepalives
-// included) is documented.
+// document's stream lines (an execute's or an install's), so every kind of
+// line a test sees (keepalives included) is documented.
 func nextLine(t *testing.T, sc *bufio.Scanner) map[string]any {
 	t.Helper()
 	if !sc.Scan() {
@@ -48,8 +48,10 @@ func nextLine(t *testing.T, sc *bufio.Scanner) map[string]any {
 		t.Fatalf("line %q is not JSON: %v", sc.Text(), err)
 	}
 	c := schemaChecker{doc: loadDoc(t)}
-	if err := c.check(map[string]any{"$ref": "#/components/schemas/StreamLine"}, any(m), "stream line"); err != nil {
-		t.Fatalf("line %s is not a documented StreamLine: %v", sc.Text(), err)
+	execErr := c.check(map[string]any{"$ref": "#/components/schemas/ExecuteStreamLine"}, any(m), "stream line")
+	installErr := c.check(map[string]any{"$ref": "#/components/schemas/InstallStreamLine"}, any(m), "stream line")
+	if execErr != nil && installErr != nil {
+		t.Fatalf("line %s is not a documented stream line: %v; %v", sc.Text(), execErr, installErr)
 	}
 	return m
 }
@@ -79,7 +81,7 @@ func TestExecuteStreamsLive(t *testing.T) {
 		}
 		return &session.ExecResult{Stdout: "one\n", Stderr: "warn\n", Error: events[3].Error}, nil
 	}
-	resp := h.openStream("/v1/sessions/s1/execute", `{"code":"print('one')"}`)
+	resp := h.openStream("/v1/sessions/s1/execute/stream", `{"code":"print('one')"}`)
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/x-ndjson" {
 		t.Fatalf("status %d, Content-Type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
@@ -99,13 +101,16 @@ func TestExecuteStreamsLive(t *testing.T) {
 		}
 		read <- struct{}{}
 	}
+	// The done line is the summary: the output went out already.
 	done := nextLine(t, sc)
-	result, _ := done["result"].(map[string]any)
-	if done["type"] != "done" || result["stdout"] != "one\n" || result["success"] != false {
+	summary, _ := done["summary"].(map[string]any)
+	if done["type"] != "done" || summary["success"] != false || len(done) != 2 {
 		t.Fatalf("last line %v", done)
 	}
-	if results, ok := result["results"].([]any); !ok || len(results) != 0 {
-		t.Fatalf("results must be [] in the done line: %v", result)
+	for _, streamed := range []string{"stdout", "stderr", "results", "error"} {
+		if _, ok := summary[streamed]; ok {
+			t.Errorf("the done line repeats %s: %v", streamed, summary)
+		}
 	}
 	if sc.Scan() {
 		t.Fatalf("line after done: %s", sc.Text())
@@ -120,14 +125,14 @@ func TestStreamErrors(t *testing.T) {
 			onEvent(session.Event{Stdout: "partial"})
 			return nil, session.Errorf(session.ErrSandboxGone, "the sandbox died")
 		}
-		resp := h.openStream("/v1/sessions/s1/execute", `{"code":"x"}`)
+		resp := h.openStream("/v1/sessions/s1/execute/stream", `{"code":"x"}`)
 		sc := bufio.NewScanner(resp.Body)
 		if l := nextLine(t, sc); l["type"] != "stdout" {
 			t.Fatalf("first line %v", l)
 		}
 		last := nextLine(t, sc)
 		p, _ := last["problem"].(map[string]any)
-		if last["type"] != "error" || p["type"] != problemBase+"unavailable" || p["status"] != float64(502) ||
+		if last["type"] != "failure" || p["type"] != problemBase+"unavailable" || p["status"] != float64(502) ||
 			p["detail"] != "the sandbox died" || p["requestId"] != resp.Header.Get("X-Request-Id") {
 			t.Fatalf("last line %v", last)
 		}
@@ -140,7 +145,7 @@ func TestStreamErrors(t *testing.T) {
 		h.fake.execute = func(context.Context, session.Key, session.ExecRequest, func(session.Event)) (*session.ExecResult, error) {
 			return nil, &session.Error{Kind: session.ErrLimit, Detail: "too many sandboxes", RetryAfter: 30 * time.Second}
 		}
-		resp := h.openStream("/v1/sessions/s1/execute", `{"code":"x"}`)
+		resp := h.openStream("/v1/sessions/s1/execute/stream", `{"code":"x"}`)
 		body := readAll(t, resp)
 		checkProblem(t, resp, body, 429)
 		if resp.Header.Get("Retry-After") != "30" {
@@ -155,7 +160,7 @@ func TestStreamErrors(t *testing.T) {
 			late <- onEvent
 			return &session.ExecResult{Stdout: "a"}, nil
 		}
-		resp := h.openStream("/v1/sessions/s1/execute", `{"code":"x"}`)
+		resp := h.openStream("/v1/sessions/s1/execute/stream", `{"code":"x"}`)
 		body := readAll(t, resp)
 		// An event after Execute returned must neither panic nor write.
 		(<-late)(session.Event{Stdout: "too late"})
@@ -175,10 +180,10 @@ func TestInstallStreams(t *testing.T) {
 		onEvent(session.Event{Stdout: "Collecting tinylib\n"})
 		return &session.InstallResult{Success: true, Stdout: "Collecting tinylib\n", DurationMs: 5}, nil
 	}
-	resp := h.openStream("/v1/sessions/s1/install", `{"packages":["tinylib==1.0"],"indexUrl":"http://127.0.0.1:1/simple"}`)
+	resp := h.openStream("/v1/sessions/s1/install/stream", `{"packages":["tinylib==1.0"],"indexUrl":"http://127.0.0.1:1/simple"}`)
 	body := string(readAll(t, resp))
 	want := `{"type":"stdout","text":"Collecting tinylib\n"}` + "\n" +
-		`{"type":"done","result":{"success":true,"exitCode":0,"stdout":"Collecting tinylib\n","stderr":"","durationMs":5,"truncated":false,"restarted":false}}` + "\n"
+		`{"type":"done","summary":{"success":true,"exitCode":0,"durationMs":5,"truncated":false,"restarted":false}}` + "\n"
 	if body != want {
 		t.Fatalf("stream\n%s\nwant\n%s", body, want)
 	}
@@ -258,7 +263,7 @@ func TestStreamKeepAlive(t *testing.T) {
 		}
 		return &session.ExecResult{Success: true}, nil
 	}
-	resp := h.openStream("/v1/sessions/s1/execute", `{"code":"slow()"}`)
+	resp := h.openStream("/v1/sessions/s1/execute/stream", `{"code":"slow()"}`)
 	if resp.StatusCode != 200 {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
@@ -284,7 +289,7 @@ func TestStreamKeepAlive(t *testing.T) {
 	h.fake.execute = func(context.Context, session.Key, session.ExecRequest, func(session.Event)) (*session.ExecResult, error) {
 		return nil, session.Errorf(session.ErrNotFound, "no such context")
 	}
-	resp = h.openStream("/v1/sessions/s1/execute", `{"code":"x"}`)
+	resp = h.openStream("/v1/sessions/s1/execute/stream", `{"code":"x"}`)
 	checkProblem(t, resp, readAll(t, resp), 404)
 }
 
@@ -354,7 +359,7 @@ func TestStreamStartLine(t *testing.T) {
 		onEvent(session.Event{Stdout: "after\n"})
 		return &session.ExecResult{Success: true, Stdout: "after\n"}, nil
 	}
-	resp := h.openStream("/v1/sessions/s1/execute", `{"code":"print('after')"}`)
+	resp := h.openStream("/v1/sessions/s1/execute/stream", `{"code":"print('after')"}`)
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/x-ndjson" {
 		t.Fatalf("status %d, Content-Type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}

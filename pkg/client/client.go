@@ -123,7 +123,7 @@ func (c *Client) Execute(ctx context.Context, sessionID string, req ExecuteReque
 	if err != nil {
 		return nil, err
 	}
-	resp, err := c.do(ctx, http.MethodPost, path, bytes.NewReader(b),
+	resp, err := c.do(ctx, http.MethodPost, path+"/stream", bytes.NewReader(b),
 		http.Header{"Accept": {"application/x-ndjson"}, "Content-Type": {"application/json"}})
 	if err != nil {
 		return nil, err

@@ -33,7 +33,7 @@ func (c *Client) ExecuteOnce(ctx context.Context, req OnceRequest, onEvent func(
 	if err != nil {
 		return nil, err
 	}
-	resp, err := c.do(ctx, http.MethodPost, path, bytes.NewReader(b),
+	resp, err := c.do(ctx, http.MethodPost, path+"/stream", bytes.NewReader(b),
 		http.Header{"Accept": {"application/x-ndjson"}, "Content-Type": {"application/json"}})
 	if err != nil {
 		return nil, err
