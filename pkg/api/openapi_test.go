@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sessionbox/sessionbox/pkg/session"
 )
 
 func parseRFC3339(s string) (time.Time, error) { return time.Parse(time.RFC3339Nano, s) }
@@ -98,17 +100,22 @@ func operationHasParam(doc map[string]any, op map[string]any, name, in string) b
 	return false
 }
 
-// TestOpenAPIProblemTypes checks the document names every problem type the
-// API can send, and every documented error response is a Problem.
+// TestOpenAPIProblemTypes checks Problem.type is an enum of exactly the
+// problem types the API can send (problemKinds), and every documented
+// error response is a Problem.
 func TestOpenAPIProblemTypes(t *testing.T) {
 	t.Parallel()
 	doc := loadDoc(t)
 	problem := doc["components"].(map[string]any)["schemas"].(map[string]any)["Problem"].(map[string]any)
-	examples := asStringsAny(problem["properties"].(map[string]any)["type"].(map[string]any)["examples"])
+	documented := asStringsAny(problem["properties"].(map[string]any)["type"].(map[string]any)["enum"])
+	var sent []string
 	for _, k := range problemKinds {
-		if !slices.Contains(examples, problemBase+k.slug) {
-			t.Errorf("problem type %s is not in the document", k.slug)
-		}
+		sent = append(sent, problemBase+k.slug)
+	}
+	slices.Sort(documented)
+	slices.Sort(sent)
+	if !slices.Equal(documented, sent) {
+		t.Errorf("Problem.type enum %v, but the API sends %v", documented, sent)
 	}
 	c := schemaChecker{doc: doc}
 	for path, item := range doc["paths"].(map[string]any) {
@@ -225,7 +232,7 @@ func checkAgainstDoc(t *testing.T, c schemaChecker, doc map[string]any, cl call,
 	ct := strings.SplitN(resp.Header.Get("Content-Type"), ";", 2)[0]
 	media, ok := content[ct].(map[string]any)
 	if !ok {
-		if _, binary := content["application/octet-stream"]; binary {
+		if _, any := content["*/*"]; any {
 			return
 		}
 		t.Fatalf("%s %s %d: Content-Type %s not documented", cl.method, route, resp.StatusCode, ct)
@@ -285,6 +292,102 @@ func TestSchemaCheckerRejects(t *testing.T) {
 		}
 		if err := c.check(ref(tc.schema), v, tc.schema); err == nil {
 			t.Errorf("%s accepted %s", tc.schema, tc.value)
+		}
+	}
+}
+
+// TestOpenAPILimits holds the limits the document states to the constants
+// the code enforces: a metadata or env map's size, names and values.
+func TestOpenAPILimits(t *testing.T) {
+	t.Parallel()
+	schemas := loadDoc(t)["components"].(map[string]any)["schemas"].(map[string]any)
+	for name, pattern := range map[string]string{"Metadata": session.MetadataKeyPattern, "Envs": session.EnvNamePattern} {
+		s := schemas[name].(map[string]any)
+		if got := s["maxProperties"]; got != float64(session.MaxMapEntries) {
+			t.Errorf("%s.maxProperties %v, want %d", name, got, session.MaxMapEntries)
+		}
+		if got := s["propertyNames"].(map[string]any)["pattern"]; got != pattern {
+			t.Errorf("%s.propertyNames.pattern %v, want %s", name, got, pattern)
+		}
+		if got := s["additionalProperties"].(map[string]any)["maxLength"]; got != float64(session.MaxMapValueBytes) {
+			t.Errorf("%s values' maxLength %v, want %d", name, got, session.MaxMapValueBytes)
+		}
+		desc, _ := s["description"].(string)
+		for _, n := range []int{session.MaxMapEntries, session.MaxMapValueBytes} {
+			if !strings.Contains(desc, strconv.Itoa(n)) {
+				t.Errorf("%s's description does not state %d: %q", name, n, desc)
+			}
+		}
+	}
+	// Every map of strings with a bound uses one of the two.
+	var walk func(at string, v any)
+	walk = func(at string, v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if _, ok := x["maxProperties"]; ok && at != "Metadata" && at != "Envs" {
+				t.Errorf("%s: a bounded map that is neither Metadata nor Envs", at)
+			}
+			for k, e := range x {
+				walk(at+"."+k, e)
+			}
+		case []any:
+			for i, e := range x {
+				walk(fmt.Sprintf("%s[%d]", at, i), e)
+			}
+		}
+	}
+	for name, s := range schemas {
+		if name == "Metadata" || name == "Envs" {
+			continue
+		}
+		walk(name, s)
+	}
+}
+
+// TestOpenAPITagsAndMethods checks every operation has a declared tag and
+// declares the 405 a path answers to the methods it lacks, and that the
+// served 405 is the documented one.
+func TestOpenAPITagsAndMethods(t *testing.T) {
+	t.Parallel()
+	doc := loadDoc(t)
+	declared := map[string]bool{}
+	for _, tag := range doc["tags"].([]any) {
+		declared[tag.(map[string]any)["name"].(string)] = true
+	}
+	used := map[string]bool{}
+	c := schemaChecker{doc: doc}
+	h := newHarness(t)
+	for path, item := range doc["paths"].(map[string]any) {
+		for method, op := range item.(map[string]any) {
+			o := op.(map[string]any)
+			tags, _ := o["tags"].([]any)
+			if len(tags) != 1 || !declared[fmt.Sprint(tags[0])] {
+				t.Errorf("%s %s: tags %v, want one of %v", method, path, tags, declared)
+			}
+			for _, tag := range tags {
+				used[fmt.Sprint(tag)] = true
+			}
+			resp, ok := o["responses"].(map[string]any)["405"].(map[string]any)
+			if !ok {
+				t.Errorf("%s %s: no 405 declared", method, path)
+				continue
+			}
+			if headers := c.resolve(resp)["headers"].(map[string]any); headers["Allow"] == nil {
+				t.Errorf("%s %s: the 405 has no Allow header", method, path)
+			}
+		}
+		// A method the path lacks gets the documented 405.
+		wrong := "PATCH"
+		target := strings.NewReplacer("{id}", "s1", "{runId}", "run_0").Replace(path)
+		resp, body := h.do(call{method: wrong, path: target})
+		p := checkProblem(t, resp, body, http.StatusMethodNotAllowed)
+		if resp.Header.Get("Allow") == "" || p.Type != problemBase+kindMethod.slug {
+			t.Errorf("%s %s: Allow %q, problem %+v", wrong, path, resp.Header.Get("Allow"), p)
+		}
+	}
+	for tag := range declared {
+		if !used[tag] {
+			t.Errorf("tag %s is declared but no operation uses it", tag)
 		}
 	}
 }

@@ -12,8 +12,8 @@ var (
 	sessionIDRE   = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
 	templateRE    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
 	contextRE     = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
-	envNameRE     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
-	metaKeyRE     = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
+	envNameRE     = regexp.MustCompile(EnvNamePattern)
+	metaKeyRE     = regexp.MustCompile(MetadataKeyPattern)
 	contentTypeRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*(;\s?[A-Za-z0-9._-]+=[A-Za-z0-9._"-]+)*$`)
 
 	// packageSpecRE is a PEP 508 name, optional extras and optional version
@@ -28,13 +28,21 @@ const (
 	shellChars = "`$;&|<>(){}[]\\\"'!*?~#"
 )
 
-// Limits on what a caller may attach to a session or execution.
+// Limits on what a caller may attach to a session or execution. The
+// exported ones are stated in the API's OpenAPI document, whose tests hold
+// it to them.
 const (
-	maxMapEntries    = 50
-	maxMapValueBytes = 4096
-	maxPathBytes     = 4096
-	maxPackageSpec   = 200
-	maxNameBytes     = 256
+	// MaxMapEntries bounds envs and metadata: at most this many names.
+	MaxMapEntries = 50
+	// MaxMapValueBytes bounds each env or metadata value.
+	MaxMapValueBytes = 4096
+	// EnvNamePattern is what an environment variable's name must match.
+	EnvNamePattern = `^[A-Za-z_][A-Za-z0-9_]{0,127}$`
+	// MetadataKeyPattern is what a metadata key must match.
+	MetadataKeyPattern = `^[A-Za-z0-9._:-]{1,64}$`
+	maxPathBytes       = 4096
+	maxPackageSpec     = 200
+	maxNameBytes       = 256
 )
 
 // ValidateSessionID accepts [A-Za-z0-9._-]{1,128}, except "." and "..".
@@ -100,15 +108,15 @@ func validateName(what, v string) error {
 
 // validateStringMap checks envs or metadata: names by re, bounded values.
 func validateStringMap(what string, m map[string]string, re *regexp.Regexp) error {
-	if len(m) > maxMapEntries {
-		return Errorf(ErrInvalid, "%s has more than %d entries", what, maxMapEntries)
+	if len(m) > MaxMapEntries {
+		return Errorf(ErrInvalid, "%s has more than %d entries", what, MaxMapEntries)
 	}
 	for k, v := range m {
 		if !re.MatchString(k) {
 			return Errorf(ErrInvalid, "%s name %q must match %s", what, truncateForDetail(k), re)
 		}
-		if len(v) > maxMapValueBytes || strings.ContainsRune(v, 0) || !utf8.ValidString(v) {
-			return Errorf(ErrInvalid, "%s value of %q must be valid UTF-8 of at most %d bytes without NUL", what, k, maxMapValueBytes)
+		if len(v) > MaxMapValueBytes || strings.ContainsRune(v, 0) || !utf8.ValidString(v) {
+			return Errorf(ErrInvalid, "%s value of %q must be valid UTF-8 of at most %d bytes without NUL", what, k, MaxMapValueBytes)
 		}
 	}
 	return nil
