@@ -189,14 +189,14 @@ func TestMisuse(t *testing.T) {
 // TestFlagsAfterArguments: flags may follow or sit between arguments and
 // mean the same as before them; "--" ends the flags.
 func TestFlagsAfterArguments(t *testing.T) {
-	done := `{"type":"done","result":{"success":true,"stdout":"","stderr":"","results":[],"durationMs":1}}` + "\n"
+	done := `{"type":"done","summary":{"success":true,"durationMs":1,"truncated":false,"restarted":false,"kernelRestarted":false,"timedOut":false}}` + "\n"
 	api := newAPIFake(t, map[string]http.HandlerFunc{
-		"POST /v1/sessions/x/execute":       reply(200, done),
-		"GET /v1/sessions/x/files":          reply(200, `{"entries":[]}`),
-		"DELETE /v1/sessions/a":             reply(204, ""),
-		"DELETE /v1/sessions/b":             reply(204, ""),
-		"POST /v1/sessions/x/install":       reply(200, `{"success":true,"exitCode":0,"stdout":"","stderr":"","durationMs":5,"truncated":false,"restarted":false}`),
-		"POST /v1/sessions/default/execute": reply(200, done),
+		"POST /v1/sessions/x/execute/stream":       reply(200, done),
+		"GET /v1/sessions/x/files":                 reply(200, `{"entries":[]}`),
+		"DELETE /v1/sessions/a":                    reply(204, ""),
+		"DELETE /v1/sessions/b":                    reply(204, ""),
+		"POST /v1/sessions/x/install":              reply(200, `{"success":true,"exitCode":0,"stdout":"","stderr":"","durationMs":5,"truncated":false,"restarted":false}`),
+		"POST /v1/sessions/default/execute/stream": reply(200, done),
 	})
 	cases := []struct {
 		args     []string
@@ -204,10 +204,10 @@ func TestFlagsAfterArguments(t *testing.T) {
 		bodyHas  string
 		stdoutJS bool
 	}{
-		{[]string{"exec", "1+1", "--session", "x"}, "POST /v1/sessions/x/execute", `"code":"1+1"`, false},
-		{[]string{"exec", "print(1)", "--session=x", "--timeout", "9"}, "POST /v1/sessions/x/execute", `"timeoutSecs":9`, false},
-		{[]string{"exec", "a", "--session", "x", "b"}, "POST /v1/sessions/x/execute", `"code":"a b"`, false},
-		{[]string{"exec", "--", "-1 + 3", "--session", "x"}, "POST /v1/sessions/default/execute", `"code":"-1 + 3 --session x"`, false},
+		{[]string{"exec", "1+1", "--session", "x"}, "POST /v1/sessions/x/execute/stream", `"code":"1+1"`, false},
+		{[]string{"exec", "print(1)", "--session=x", "--timeout", "9"}, "POST /v1/sessions/x/execute/stream", `"timeoutSecs":9`, false},
+		{[]string{"exec", "a", "--session", "x", "b"}, "POST /v1/sessions/x/execute/stream", `"code":"a b"`, false},
+		{[]string{"exec", "--", "-1 + 3", "--session", "x"}, "POST /v1/sessions/default/execute/stream", `"code":"-1 + 3 --session x"`, false},
 		{[]string{"files", "ls", "data", "--session", "x", "--json"}, "GET /v1/sessions/x/files?depth=1&path=data", "", true},
 		{[]string{"install", "pandas", "--session", "x", "numpy>=2"}, "POST /v1/sessions/x/install", `"packages":["pandas","numpy\u003e=2"]`, false},
 		{[]string{"rm", "a", "--json", "b"}, "DELETE /v1/sessions/b", "", true},

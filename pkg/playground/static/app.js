@@ -628,7 +628,7 @@ async function runCell(cell) {
   let final = null;
   let failed = null;
   try {
-    const res = await call('POST', sessionPath('/execute'), { json: { code }, accept: 'application/x-ndjson' });
+    const res = await call('POST', sessionPath('/execute/stream'), { json: { code }, accept: 'application/x-ndjson' });
     status.textContent = 'running…';
     await readLines(res, (line) => {
       switch (line.type) {
@@ -639,12 +639,14 @@ async function runCell(cell) {
         case 'result':
           out.result(line.result);
           break;
-        case 'error':
-          if (line.error) out.fail(line.error);
-          else failed = new ApiError(line.problem && line.problem.status, line.problem);
+        case 'error': // the code raised
+          out.fail(line.error);
           break;
-        case 'done':
-          final = line.result;
+        case 'failure': // the call failed midway
+          failed = new ApiError(line.problem && line.problem.status, line.problem);
+          break;
+        case 'done': // the summary: the output came as lines
+          final = line.summary;
           break;
         default: // start, keepalive
       }
@@ -678,18 +680,17 @@ async function install(ev) {
   statusEl.textContent = `Installing ${packages.join(' ')}…`;
   btn.disabled = true;
   try {
-    const res = await call('POST', sessionPath('/install'), { json: { packages }, accept: 'application/x-ndjson' });
+    const res = await call('POST', sessionPath('/install/stream'), { json: { packages }, accept: 'application/x-ndjson' });
     let result = null;
     let problem = null;
     await readLines(res, (line) => {
       if (line.type === 'stdout' || line.type === 'stderr') {
         outEl.append(stripAnsi(line.text));
         outEl.scrollTop = outEl.scrollHeight;
-      } else if (line.type === 'done') result = line.result;
-      else if (line.type === 'error' && line.problem) problem = new ApiError(line.problem.status, line.problem);
+      } else if (line.type === 'done') result = line.summary;
+      else if (line.type === 'failure') problem = new ApiError(line.problem.status, line.problem);
     });
     if (problem) throw problem;
-    if (result && !outEl.textContent) outEl.textContent = stripAnsi(`${result.stdout || ''}${result.stderr || ''}`);
     statusEl.textContent = result && result.success
       ? `Installed ${packages.join(' ')} in ${formatDuration(result.durationMs)}`
       : `pip failed${result ? ` (exit ${result.exitCode})` : ''}`;

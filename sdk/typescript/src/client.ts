@@ -10,18 +10,22 @@ import type {
   DownloadTicket,
   ExecuteOnceRequest,
   ExecuteRequest,
+  ExecuteOutputLine,
   ExecutionResult,
   FileEntry,
   FileList,
   InstallRequest,
+  InstallOutputLine,
   InstallResult,
-  OutputLine,
   Run,
   RunAccepted,
   RunRequest,
   SandboxMetrics,
   Session,
   SessionList,
+  ExecuteStreamLine,
+  FailureLine,
+  InstallStreamLine,
   StartRequest,
   StreamLine,
   UploadTicket,
@@ -172,11 +176,11 @@ export class Sessionbox {
    * Runs Python in the session's kernel and yields its output as it happens:
    * `start`, `stdout`/`stderr` chunks, `result`s, an `error` with the
    * exception when the code raised, `keepalive`s (ignore them), then `done`
-   * with the result. A call that fails, before or during the stream, throws
+   * with the summary (the output is not repeated in it). A call that fails, before or during the stream, throws
    * SessionboxError. Breaking out of the loop or aborting closes the stream.
    */
-  executeStream(sessionId: string, req: ExecuteRequest, options?: CallOptions): AsyncGenerator<OutputLine, void, undefined> {
-    return this.stream({ method: "POST", path: `${sid(sessionId)}/execute`, json: req, idempotent: false, options });
+  executeStream(sessionId: string, req: ExecuteRequest, options?: CallOptions): AsyncGenerator<ExecuteOutputLine, void, undefined> {
+    return this.stream<ExecuteStreamLine>({ method: "POST", path: `${sid(sessionId)}/execute/stream`, json: req, idempotent: false, options });
   }
 
   /** Runs Python once in a sandbox of its own, killed afterwards; no session is kept. */
@@ -185,8 +189,8 @@ export class Sessionbox {
   }
 
   /** executeOnce with live output, as executeStream. */
-  executeOnceStream(req: ExecuteOnceRequest, options?: CallOptions): AsyncGenerator<OutputLine, void, undefined> {
-    return this.stream({ method: "POST", path: "/v1/execute", json: req, idempotent: false, options });
+  executeOnceStream(req: ExecuteOnceRequest, options?: CallOptions): AsyncGenerator<ExecuteOutputLine, void, undefined> {
+    return this.stream<ExecuteStreamLine>({ method: "POST", path: "/v1/execute/stream", json: req, idempotent: false, options });
   }
 
   /** Installs packages with pip in the session's sandbox. */
@@ -195,8 +199,8 @@ export class Sessionbox {
   }
 
   /** install with pip's output as it happens, as executeStream. */
-  installStream(sessionId: string, req: InstallRequest, options?: CallOptions): AsyncGenerator<OutputLine, void, undefined> {
-    return this.stream({ method: "POST", path: `${sid(sessionId)}/install`, json: req, idempotent: false, options });
+  installStream(sessionId: string, req: InstallRequest, options?: CallOptions): AsyncGenerator<InstallOutputLine, void, undefined> {
+    return this.stream<InstallStreamLine>({ method: "POST", path: `${sid(sessionId)}/install/stream`, json: req, idempotent: false, options });
   }
 
   // Runs.
@@ -361,12 +365,13 @@ export class Sessionbox {
     return body as T;
   }
 
-  private async *stream(req: Request): AsyncGenerator<OutputLine, void, undefined> {
+  private async *stream<L extends StreamLine>(req: Request): AsyncGenerator<Exclude<L, FailureLine>, void, undefined> {
     const res = await this.http.send({ ...req, accept: "application/x-ndjson" });
     if (!res.body) return;
-    for await (const line of readNDJSON<StreamLine>(res.body)) {
-      if ("problem" in line) throw SessionboxError.fromProblem(line.problem);
-      yield line;
+    for await (const line of readNDJSON<L>(res.body)) {
+      if (isFailure(line)) throw SessionboxError.fromProblem(line.problem);
+      // isFailure ruled out the one line that is not an output line.
+      yield line as Exclude<L, FailureLine>;
     }
   }
 
@@ -374,4 +379,9 @@ export class Sessionbox {
     const res = await this.http.send(req);
     await res.body?.cancel().catch(() => {});
   }
+}
+
+/** Whether a stream line is the failure line that ends a call failed midway. */
+function isFailure(line: StreamLine): line is FailureLine {
+  return line.type === "failure";
 }

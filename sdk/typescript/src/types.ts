@@ -29,13 +29,24 @@ export type ExecError = Schemas["ExecError"];
 export type InstallRequest = Schemas["InstallRequest"];
 /** An install's result. */
 export type InstallResult = Schemas["InstallResult"];
-/** Any line of an application/x-ndjson stream, as the document declares it. */
-export type StreamLine = Schemas["StreamLine"];
-/**
- * The lines executeStream and installStream yield: every stream line except a
- * failed call's problem line, which they throw as a SessionboxError instead.
- */
-export type OutputLine = Exclude<StreamLine, { problem: unknown }>;
+/** An execution's outcome without its output: what a stream's done line carries. */
+export type ExecutionSummary = Schemas["ExecutionSummary"];
+/** An install's outcome without pip's output: what a stream's done line carries. */
+export type InstallSummary = Schemas["InstallSummary"];
+/** A line of an execute's application/x-ndjson stream, as the document declares it. */
+export type ExecuteStreamLine = Schemas["ExecuteStreamLine"];
+/** A line of an install's application/x-ndjson stream, as the document declares it. */
+export type InstallStreamLine = Schemas["InstallStreamLine"];
+/** Any line of an application/x-ndjson stream. */
+export type StreamLine = ExecuteStreamLine | InstallStreamLine;
+/** The last line of a call that failed midway; the SDK throws it as a SessionboxError. */
+export type FailureLine = Schemas["FailureLine"];
+/** The lines executeStream and executeOnceStream yield: all but the failure line, which they throw. */
+export type ExecuteOutputLine = Exclude<ExecuteStreamLine, FailureLine>;
+/** The lines installStream yields: all but the failure line, which it throws. */
+export type InstallOutputLine = Exclude<InstallStreamLine, FailureLine>;
+/** Any line a stream method yields. */
+export type OutputLine = ExecuteOutputLine | InstallOutputLine;
 /** One entry of a directory listing, or the file a write produced. */
 export type FileEntry = Schemas["FileEntry"];
 /** A directory listing. */

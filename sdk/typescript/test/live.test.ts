@@ -6,7 +6,7 @@ import { Readable } from "node:stream";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { Sessionbox, SessionboxError, type OutputLine, type UploadProgress } from "@sessionbox/sdk";
+import { Sessionbox, SessionboxError, type ExecuteOutputLine, type UploadProgress } from "@sessionbox/sdk";
 import { chromiumPath, runPage } from "./browser.js";
 import { sessionId, startApi, type Api } from "./harness.js";
 
@@ -47,7 +47,7 @@ describe("executeStream", () => {
   it("yields start, output in order, the exception as a typed error line, then done", async () => {
     const code = "import sys, time\nfor i in range(5):\n    print(i, flush=True)\n    time.sleep(0.05)\n" +
       "sys.stderr.write('warn\\n')\n1/0";
-    const lines: OutputLine[] = [];
+    const lines: ExecuteOutputLine[] = [];
     for await (const line of sb.executeStream(sid, { code })) lines.push(line);
     const kinds = lines.map((l) => l.type).filter((t) => t !== "keepalive");
     assert.equal(kinds[0], "start");
@@ -61,7 +61,8 @@ describe("executeStream", () => {
     assert.ok(lines.indexOf(err) > lines.findLastIndex((l) => l.type === "stdout"), "the error comes after the output");
     const done = lines.at(-1);
     assert.ok(done?.type === "done");
-    assert.equal(done.result.success, false);
+    assert.equal(done.summary.success, false);
+    assert.ok(!("stdout" in done.summary), "the done line does not repeat the output");
   });
 
   it("yields rich results as result lines", async () => {

@@ -155,7 +155,7 @@ export interface paths {
         put?: never;
         /**
          * Run Python in the session's kernel
-         * @description Runs code in the session's stateful kernel, starting or resuming the sandbox when needed. The last expression's value comes back like a REPL. With `Accept: application/x-ndjson` the answer is a stream of newline-delimited JSON objects (StreamLine), each flushed as it happens: first `{"type":"start"}` as soon as the call reaches its sandbox (the response and its headers go out then), `{"type":"stdout","text":...}` and `{"type":"stderr","text":...}` for output chunks, `{"type":"result","result":Result}` for a rich result (execute only), `{"type":"error","error":ExecError}` when the code raised (execute only), `{"type":"keepalive"}` when the call has been silent for a while (the first after 10 s, then every 30 s of silence; ignore it), then exactly one last line: `{"type":"done","result":...whole result...}` on success, or `{"type":"error","problem":Problem}` when the call failed after the stream began. A call that fails before its start line (bad input, a limit, an unknown context, a sandbox that cannot start) answers with a plain problem+json and its status. In JSON mode (`Accept: application/json`) a call that ends within 10 s is answered as usual, its status and then its JSON; a longer one gets status 200 and its headers after 10 s, then a space every 30 s while it runs (whitespace before a JSON value, so the body still parses as one value) to keep gateways from closing the connection. A failure after that start cannot change the status: the body is then a Problem object (its `type` and `status` say what failed) instead of the result.
+         * @description Runs code in the session's stateful kernel, starting or resuming the sandbox when needed. The last expression's value comes back like a REPL. A call that ends within 10 s is answered as usual, its status and then its JSON; a longer one gets status 200 and its headers after 10 s, then a space every 30 s while it runs (whitespace before a JSON value, so the body still parses as one value) to keep gateways from closing the connection. A failure after that start cannot change the status: the body is then a Problem object (its `type` and `status` say what failed) instead of the result. For live output use `POST /v1/sessions/{id}/execute/stream`, which answers the same call as an application/x-ndjson stream. (This path also streams when `Accept` asks for application/x-ndjson, the older form of that call, kept for the clients that use it; its lines are the stream operation's.)
          */
         post: operations["execute"];
         delete?: never;
@@ -195,7 +195,7 @@ export interface paths {
         put?: never;
         /**
          * pip install packages
-         * @description Installs packages with pip in the session's sandbox. Package specs are names with optional extras and version specifiers only; options, URLs, paths and shell characters are refused. With `Accept: application/x-ndjson` the answer is a stream of newline-delimited JSON objects (StreamLine), each flushed as it happens: first `{"type":"start"}` as soon as the call reaches its sandbox (the response and its headers go out then), `{"type":"stdout","text":...}` and `{"type":"stderr","text":...}` for output chunks, `{"type":"result","result":Result}` for a rich result (execute only), `{"type":"error","error":ExecError}` when the code raised (execute only), `{"type":"keepalive"}` when the call has been silent for a while (the first after 10 s, then every 30 s of silence; ignore it), then exactly one last line: `{"type":"done","result":...whole result...}` on success, or `{"type":"error","problem":Problem}` when the call failed after the stream began. A call that fails before its start line (bad input, a limit, an unknown context, a sandbox that cannot start) answers with a plain problem+json and its status. In JSON mode (`Accept: application/json`) a call that ends within 10 s is answered as usual, its status and then its JSON; a longer one gets status 200 and its headers after 10 s, then a space every 30 s while it runs (whitespace before a JSON value, so the body still parses as one value) to keep gateways from closing the connection. A failure after that start cannot change the status: the body is then a Problem object (its `type` and `status` say what failed) instead of the result.
+         * @description Installs packages with pip in the session's sandbox. Package specs are names with optional extras and version specifiers only; options, URLs, paths and shell characters are refused. A call that ends within 10 s is answered as usual, its status and then its JSON; a longer one gets status 200 and its headers after 10 s, then a space every 30 s while it runs (whitespace before a JSON value, so the body still parses as one value) to keep gateways from closing the connection. A failure after that start cannot change the status: the body is then a Problem object (its `type` and `status` say what failed) instead of the result. For live output use `POST /v1/sessions/{id}/install/stream`, which answers the same call as an application/x-ndjson stream. (This path also streams when `Accept` asks for application/x-ndjson, the older form of that call, kept for the clients that use it; its lines are the stream operation's.)
          */
         post: operations["install"];
         delete?: never;
@@ -383,7 +383,7 @@ export interface paths {
         put?: never;
         /**
          * Run Python once in a sandbox of its own
-         * @description Runs code in a fresh sandbox that no session owns and kills the sandbox afterwards, whatever happened: an error, a timeout, the client hanging up. Nothing is kept: no session is created, listed or billed beyond this call, but the sandbox counts against the caller's live-sandbox cap while it runs (429 at the cap). The result is the same as a session's execute, artifacts included (copied to storage before the kill, so their download URLs work afterwards); restarted and kernelRestarted concern only this call. A timeout is a result (`timedOut`). JSON, NDJSON streaming and keepalives work exactly as for `POST /v1/sessions/{id}/execute`.
+         * @description Runs code in a fresh sandbox that no session owns and kills the sandbox afterwards, whatever happened: an error, a timeout, the client hanging up. Nothing is kept: no session is created, listed or billed beyond this call, but the sandbox counts against the caller's live-sandbox cap while it runs (429 at the cap). The result is the same as a session's execute, artifacts included (copied to storage before the kill, so their download URLs work afterwards); restarted and kernelRestarted concern only this call. A timeout is a result (`timedOut`). JSON answers and keepalives work exactly as for `POST /v1/sessions/{id}/execute`. For live output use `POST /v1/execute/stream`, which answers the same call as an application/x-ndjson stream. (This path also streams when `Accept` asks for application/x-ndjson, the older form of that call, kept for the clients that use it; its lines are the stream operation's.)
          */
         post: operations["executeOnce"];
         delete?: never;
@@ -516,103 +516,143 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sessions/{id}/execute/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run Python in the session's kernel, streaming its output
+         * @description Runs code in the session's stateful kernel as `POST /v1/sessions/{id}/execute` does, with its output streamed live. The answer is a stream of newline-delimited JSON objects (ExecuteStreamLine), each flushed as it happens: first `{"type":"start"}` as soon as the call reaches its sandbox (the response and its headers go out then), `{"type":"stdout","text":...}` and `{"type":"stderr","text":...}` for output chunks, `{"type":"result","result":Result}` for each rich result, `{"type":"error","error":ExecError}` when the code raised (the call still succeeds: done follows), `{"type":"keepalive"}` when the call has been silent for a while (the first after 10 s, then every 30 s of silence; ignore it), then exactly one last line: `{"type":"done","summary":ExecutionSummary}` on success (the output is not repeated in it: join the lines for the whole result), or `{"type":"failure","problem":Problem}` when the call failed after the stream began. A call that fails before its start line (bad input, a limit, an unknown context, a sandbox that cannot start) answers with a plain problem+json and its status.
+         */
+        post: operations["executeStream"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{id}/install/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * pip install packages, streaming its output
+         * @description Installs packages with pip as `POST /v1/sessions/{id}/install` does, with pip's output streamed live. The answer is a stream of newline-delimited JSON objects (InstallStreamLine), each flushed as it happens: first `{"type":"start"}` as soon as the call reaches its sandbox (the response and its headers go out then), `{"type":"stdout","text":...}` and `{"type":"stderr","text":...}` for pip's output chunks, `{"type":"keepalive"}` when the call has been silent for a while (the first after 10 s, then every 30 s of silence; ignore it), then exactly one last line: `{"type":"done","summary":InstallSummary}` on success (the output is not repeated in it: join the lines for the whole result), or `{"type":"failure","problem":Problem}` when the call failed after the stream began. A call that fails before its start line (bad input, a limit, an unknown context, a sandbox that cannot start) answers with a plain problem+json and its status.
+         */
+        post: operations["installStream"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/execute/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run Python once in a sandbox of its own, streaming its output
+         * @description Runs code in a fresh sandbox of its own as `POST /v1/execute` does (nothing is kept; the sandbox is killed afterwards), with its output streamed live. The answer is a stream of newline-delimited JSON objects (ExecuteStreamLine), each flushed as it happens: first `{"type":"start"}` as soon as the call reaches its sandbox (the response and its headers go out then), `{"type":"stdout","text":...}` and `{"type":"stderr","text":...}` for output chunks, `{"type":"result","result":Result}` for each rich result, `{"type":"error","error":ExecError}` when the code raised (the call still succeeds: done follows), `{"type":"keepalive"}` when the call has been silent for a while (the first after 10 s, then every 30 s of silence; ignore it), then exactly one last line: `{"type":"done","summary":ExecutionSummary}` on success (the output is not repeated in it: join the lines for the whole result), or `{"type":"failure","problem":Problem}` when the call failed after the stream began. A call that fails before its start line (bad input, a limit, an unknown context, a sandbox that cannot start) answers with a plain problem+json and its status.
+         */
+        post: operations["executeOnceStream"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description RFC 9457 problem details, sent as application/problem+json. */
-        Problem: {
-            /**
-             * Format: uri
-             * @description Stable problem type; clients switch on it.
-             * @example https://sessionbox.dev/problems/invalid-input
-             * @example https://sessionbox.dev/problems/unauthorized
-             * @example https://sessionbox.dev/problems/forbidden
-             * @example https://sessionbox.dev/problems/not-found
-             * @example https://sessionbox.dev/problems/method-not-allowed
-             * @example https://sessionbox.dev/problems/not-acceptable
-             * @example https://sessionbox.dev/problems/conflict
-             * @example https://sessionbox.dev/problems/gone
-             * @example https://sessionbox.dev/problems/too-large
-             * @example https://sessionbox.dev/problems/unsupported-media-type
-             * @example https://sessionbox.dev/problems/limit-reached
-             * @example https://sessionbox.dev/problems/internal
-             * @example https://sessionbox.dev/problems/unavailable
-             * @example https://sessionbox.dev/problems/timeout
-             * @example https://sessionbox.dev/problems/insufficient-storage
-             */
-            type: string;
-            title: string;
-            status: number;
-            /** @description What went wrong, in words a user can act on */
-            detail: string;
-            /** @description The request path */
-            instance?: string;
-            /** @description The request's id (also in X-Request-Id) */
-            requestId?: string;
+        /** @description A file the execution created or changed in the working directory */
+        Artifact: {
+            path: string;
+            sizeBytes: number;
+            mimeType?: string;
+            downloadUrl?: string;
         };
-        /** @description A session and its sandbox. Times are RFC 3339 UTC; absent when not applicable. */
-        Session: {
-            sessionId: string;
-            /** @enum {unknown} */
-            state: "starting" | "running" | "paused" | "stopping" | "stopped" | "error";
-            /** @enum {unknown} */
-            type?: "code_interpreter" | "custom";
-            sandboxId?: string;
-            template?: string;
-            /** @description The metadata given at start */
-            metadata?: {
-                [key: string]: string;
-            };
-            pauseOnIdle: boolean;
-            idleTimeoutSecs?: number;
+        /** @description One checkpoint of the session's workspace (/home/user, caches excluded): when it was taken, its files and their bytes. */
+        CheckpointInfo: {
             /** Format: date-time */
-            createdAt?: string;
-            /** Format: date-time */
-            lastActivityAt?: string;
-            /** Format: date-time */
-            idleDeadline?: string;
-            /** Format: date-time */
-            lifetimeDeadline?: string;
-            /** @description false when the session was started with `persist: false` and keeps no workspace; absent otherwise. */
-            persist?: boolean;
-            lastCheckpoint?: components["schemas"]["CheckpointInfo"];
-            /** @description Why the last checkpoint could not be taken, e.g. the workspace is past the size cap; absent after a good one. */
-            checkpointProblem?: string;
-            restored?: components["schemas"]["RestoreInfo"];
+            at: string;
+            files: number;
+            bytes: number;
         };
-        SessionList: {
-            sessions: components["schemas"]["Session"][];
-            /** @description Present when more sessions follow */
-            nextCursor?: string;
+        CodeContext: {
+            /** @description Pass it as `context` to execute */
+            contextId: string;
+            language: string;
+            cwd: string;
+            /** Format: date-time */
+            createdAt: string;
         };
-        StartRequest: {
+        ContextList: {
+            contexts: components["schemas"]["CodeContext"][];
+        };
+        ContextRequest: {
             /**
-             * @default code_interpreter
-             * @enum {unknown}
+             * @description The context's language; which ones exist is the sandbox's to say (the local runtime: python and bash; E2B's code interpreter also r, javascript, typescript, java). An unsupported one is 400.
+             * @default python
              */
-            type?: "code_interpreter" | "custom";
-            /** @description A template name or id of at most 128 letters, digits and ._:- (no '/'); required for custom */
-            template?: string;
-            /** @description Environment of this sandbox's processes and kernel. Not stored: a sandbox that replaces it (restarted: true) starts without them; send them again, or per execute. */
-            envs?: components["schemas"]["Envs"];
-            /** @description Up to 50 keys of 1-64 of [A-Za-z0-9._:-]; values of valid UTF-8 up to 4096 bytes without NUL */
-            metadata?: {
-                [key: string]: string;
-            };
-            /** @description 0: the service's default (30 min). At most the sandbox's lifetime: 7200 (2 h) unless the deployment configures another lifetime */
-            idleTimeoutSecs?: number;
-            /** @description Pause instead of kill when idle */
-            pause?: boolean;
+            language?: string;
             /**
-             * @description Keep /home/user in a durable workspace: checkpointed on stop, before the reaper pauses or kills the sandbox, on demand and every few minutes after activity, and restored into the session's next sandbox. Default true.
-             * @default true
+             * @description The context's working directory, absolute or relative to /home/user; it must exist in the sandbox (400 otherwise).
+             * @default /home/user
              */
-            persist?: boolean;
+            cwd?: string;
+        };
+        DownloadTicket: {
+            downloadUrl: string;
+            /** Format: date-time */
+            expiresAt: string;
+            sizeBytes: number;
+        };
+        DownloadURLRequest: {
+            path: string;
         };
         /** @description Environment variables: up to 50, names of letters, digits and _ not starting with a digit (at most 128), values of valid UTF-8 up to 4096 bytes without NUL */
         Envs: {
             [key: string]: string;
+        };
+        /** @description The exception the code raised (a Python error, a timeout's TimeoutError). The call itself succeeded: a done line follows. */
+        ErrorLine: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "error";
+            error: components["schemas"]["ExecError"];
+        };
+        /** @description An exception the code raised */
+        ExecError: {
+            name: string;
+            value: string;
+            traceback: string;
+        };
+        ExecuteOnceRequest: {
+            /** @description Python source; the body is limited to 1 MiB */
+            code: string;
+            /** @description 0: the service's default */
+            timeoutSecs?: number;
+            envs?: components["schemas"]["Envs"];
+            /** @description The sandbox's template; the service's code interpreter template when absent */
+            template?: string;
         };
         ExecuteRequest: {
             /** @description Python source; the body is limited to 1 MiB */
@@ -623,6 +663,17 @@ export interface components {
             /** @description Run in this context (a contextId from POST /v1/sessions/{id}/contexts) instead of the default one: 404 when the session has no such context, 410 when it lived in a sandbox the session no longer has (stopped or replaced), and neither starts a sandbox */
             context?: string;
         };
+        /** @description One line of an execute's application/x-ndjson stream. `type` tells the shapes apart: start first, then output (stdout, stderr, result, error) and keepalives as they happen, and exactly one of done or failure last. Joining the stdout texts, the stderr texts, the results and the error gives the whole ExecutionResult; done adds the rest. */
+        ExecuteStreamLine: components["schemas"]["StartLine"] | components["schemas"]["StdoutLine"] | components["schemas"]["StderrLine"] | components["schemas"]["ResultLine"] | components["schemas"]["ErrorLine"] | components["schemas"]["KeepaliveLine"] | components["schemas"]["ExecutionDoneLine"] | components["schemas"]["FailureLine"];
+        /** @description Last line of a successful execution: its summary. The output, results and exception went out as lines before it and are not repeated. */
+        ExecutionDoneLine: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "done";
+            summary: components["schemas"]["ExecutionSummary"];
+        };
         ExecutionResult: {
             success: boolean;
             stdout: string;
@@ -631,7 +682,7 @@ export interface components {
             error?: components["schemas"]["ExecError"];
             executionCount?: number;
             durationMs: number;
-            /** @description stdout or stderr went past the output limit and was cut */
+            /** @description Output was cut: stdout and stderr keep at most 204800 bytes each (200 KiB, the default of `--max-output-bytes` / SESSIONBOX_MAX_OUTPUT_BYTES), an exception's value at most 16 KiB, and the rich results together at most 1048576 bytes JSON-encoded (`--max-result-bytes`), the largest cut to their text first. */
             truncated: boolean;
             /** @description The sandbox was gone and a fresh one was started: kernel state from before is lost */
             restarted: boolean;
@@ -642,36 +693,55 @@ export interface components {
             artifacts?: components["schemas"]["Artifact"][];
             restored?: components["schemas"]["RestoreInfo"];
         };
-        /** @description A rich output, with every representation the kernel produced */
-        Result: {
-            text?: string;
-            html?: string;
-            markdown?: string;
-            svg?: string;
-            png?: string;
-            jpeg?: string;
-            pdf?: string;
-            latex?: string;
-            json?: Record<string, never>;
-            javascript?: string;
-            data?: Record<string, never>;
-            chart?: Record<string, never>;
-            extra?: Record<string, never>;
-            /** @description The value of the last expression */
-            isMainResult: boolean;
+        /** @description An execution's outcome without its output: what a stream's done line carries. */
+        ExecutionSummary: {
+            success: boolean;
+            executionCount?: number;
+            durationMs: number;
+            /** @description Output was cut: stdout and stderr keep at most 204800 bytes each (200 KiB, the default of `--max-output-bytes` / SESSIONBOX_MAX_OUTPUT_BYTES), an exception's value at most 16 KiB, and the rich results together at most 1048576 bytes JSON-encoded (`--max-result-bytes`), the largest cut to their text first. */
+            truncated: boolean;
+            /** @description The sandbox was gone and a fresh one was started: kernel state from before is lost */
+            restarted: boolean;
+            /** @description Kernel state from before this call is gone: the sandbox was replaced (restarted), or the kernel died or was replaced during this execution (e.g. it would not stop at a timeout), or (local runtime) it was found dead since the last call, killed behind the service's back, and replaced for this one. Variables must be set again; files are kept unless restarted is also true */
+            kernelRestarted: boolean;
+            /** @description The code ran past timeoutSecs and was stopped. A timeout is a result, not an error: the status is 200, `error` is a TimeoutError whose value names the limit and says whether the kernel's state was kept (the code obeyed the interrupt) or is gone (the kernel was restarted; kernelRestarted is then true), and stdout, stderr and results hold every byte that arrived before. A run that timed out is failed with this result */
+            timedOut: boolean;
+            artifacts?: components["schemas"]["Artifact"][];
+            restored?: components["schemas"]["RestoreInfo"];
         };
-        /** @description An exception the code raised */
-        ExecError: {
+        /** @description Last line of a call that failed after its stream began (the sandbox died, a timeout of the request, ...): the problem, as a failing non-streamed call would answer it. */
+        FailureLine: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "failure";
+            problem: components["schemas"]["Problem"];
+        };
+        FileEntry: {
             name: string;
-            value: string;
-            traceback: string;
-        };
-        /** @description A file the execution created or changed in the working directory */
-        Artifact: {
             path: string;
-            sizeBytes: number;
-            mimeType?: string;
-            downloadUrl?: string;
+            /** @enum {unknown} */
+            type: "file" | "dir" | "symlink";
+            size: number;
+            /** Format: date-time */
+            modifiedAt: string;
+        };
+        FileList: {
+            entries: components["schemas"]["FileEntry"][];
+        };
+        ImportRequest: {
+            /** @description The transferId files/upload-url returned */
+            transferId: string;
+        };
+        /** @description Last line of a successful install: its summary. pip's output went out as lines before it and is not repeated. */
+        InstallDoneLine: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "done";
+            summary: components["schemas"]["InstallSummary"];
         };
         InstallRequest: {
             packages: string[];
@@ -687,93 +757,99 @@ export interface components {
             stdout: string;
             stderr: string;
             durationMs: number;
+            /** @description pip's stdout or stderr went past 204800 bytes (the default output limit) and was cut */
             truncated: boolean;
             restarted: boolean;
             restored?: components["schemas"]["RestoreInfo"];
         };
-        /** @description One line of an application/x-ndjson stream. */
-        StreamLine: {
-            /** @enum {unknown} */
-            type: "stdout" | "stderr";
-            text: string;
-        } | {
-            /** @constant */
+        /** @description One line of an install's application/x-ndjson stream: start first, then pip's stdout and stderr and keepalives as they happen, and exactly one of done or failure last. */
+        InstallStreamLine: components["schemas"]["StartLine"] | components["schemas"]["StdoutLine"] | components["schemas"]["StderrLine"] | components["schemas"]["KeepaliveLine"] | components["schemas"]["InstallDoneLine"] | components["schemas"]["FailureLine"];
+        /** @description An install's outcome without pip's output: what a stream's done line carries. */
+        InstallSummary: {
+            success: boolean;
+            exitCode: number;
+            durationMs: number;
+            /** @description pip's stdout or stderr went past 204800 bytes (the default output limit) and was cut */
+            truncated: boolean;
+            restarted: boolean;
+            restored?: components["schemas"]["RestoreInfo"];
+        };
+        /** @description Nothing new; the call still runs. Sent after 10 s of silence, then every 30 s of silence. Ignore it. */
+        KeepaliveLine: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "keepalive";
+        };
+        /** @description Labels of the caller's own: up to 50 keys of 1-64 of [A-Za-z0-9._:-]; values of valid UTF-8 up to 4096 bytes without NUL */
+        Metadata: {
+            [key: string]: string;
+        };
+        /** @description RFC 9457 problem details, sent as application/problem+json. */
+        Problem: {
+            /**
+             * @description Stable problem type; clients switch on it. The list is closed: a new type is a new version of this document.
+             * @enum {string}
+             */
+            type: "https://sessionbox.dev/problems/invalid-input" | "https://sessionbox.dev/problems/unauthorized" | "https://sessionbox.dev/problems/forbidden" | "https://sessionbox.dev/problems/not-found" | "https://sessionbox.dev/problems/method-not-allowed" | "https://sessionbox.dev/problems/not-acceptable" | "https://sessionbox.dev/problems/conflict" | "https://sessionbox.dev/problems/gone" | "https://sessionbox.dev/problems/too-large" | "https://sessionbox.dev/problems/unsupported-media-type" | "https://sessionbox.dev/problems/limit-reached" | "https://sessionbox.dev/problems/internal" | "https://sessionbox.dev/problems/unavailable" | "https://sessionbox.dev/problems/timeout" | "https://sessionbox.dev/problems/insufficient-storage";
+            title: string;
+            status: number;
+            /** @description What went wrong, in words a user can act on */
+            detail: string;
+            /** @description The request path */
+            instance?: string;
+            /** @description The request's id (also in X-Request-Id) */
+            requestId?: string;
+        };
+        /** @description What a fresh sandbox got back from the session's workspace before this call ran: files, bytes and the checkpoint they came from. Kernel state is not restored (restarted is true). */
+        RestoreInfo: {
+            files: number;
+            bytes: number;
+            /** Format: date-time */
+            checkpointAt: string;
+        };
+        /** @description A rich output, with every representation the kernel produced */
+        Result: {
+            text?: string;
+            html?: string;
+            markdown?: string;
+            svg?: string;
+            png?: string;
+            jpeg?: string;
+            pdf?: string;
+            latex?: string;
+            /** @description The application/json representation (an object's `_repr_json_`). A value that is not an object (a list, a number, a string) comes wrapped as `{"value": ...}`, so `json` is always an object. */
+            json?: {
+                [key: string]: unknown;
+            };
+            javascript?: string;
+            /** @description A data representation the kernel produced (e.g. a DataFrame's), as E2B's code interpreter gives it */
+            data?: {
+                [key: string]: unknown;
+            };
+            /** @description A chart's data extracted from a matplotlib figure, as E2B's code interpreter gives it */
+            chart?: {
+                [key: string]: unknown;
+            };
+            /** @description Other MIME representations, keyed by MIME type */
+            extra?: {
+                [key: string]: unknown;
+            };
+            /** @description The value of the last expression */
+            isMainResult: boolean;
+        };
+        /** @description A rich result (a display or the last expression's value), as it happens. */
+        ResultLine: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "result";
             result: components["schemas"]["Result"];
-        } | {
-            /** @constant */
-            type: "error";
-            error: components["schemas"]["ExecError"];
-        } | {
-            /** @constant */
-            type: "start";
-        } | {
-            /** @constant */
-            type: "keepalive";
-        } | {
-            /** @constant */
-            type: "done";
-            result: components["schemas"]["ExecutionResult"] | components["schemas"]["InstallResult"];
-        } | {
-            /** @constant */
-            type: "error";
-            problem: components["schemas"]["Problem"];
-        };
-        FileEntry: {
-            name: string;
-            path: string;
-            /** @enum {unknown} */
-            type: "file" | "dir" | "symlink";
-            size: number;
-            /** Format: date-time */
-            modifiedAt: string;
-        };
-        FileList: {
-            entries: components["schemas"]["FileEntry"][];
-        };
-        UploadURLRequest: {
-            /** @description Sandbox path; relative ones resolve in /home/user */
-            path: string;
-            /** @description Exactly the bytes the upload will send; at least 1 (write empty files inline). Past the deployment's limit (5 GiB, S3's single PUT, by default) the answer is 413 */
-            sizeBytes: number;
-            /** @description A media type such as text/csv; default: guessed from the path's extension */
-            contentType?: string;
-        };
-        UploadTicket: {
-            uploadUrl: string;
-            method: string;
-            /** @description Headers to send with the upload, as given */
-            headers: {
-                [key: string]: string;
-            };
-            /** Format: date-time */
-            expiresAt: string;
-            transferId: string;
-        };
-        ImportRequest: {
-            /** @description The transferId files/upload-url returned */
-            transferId: string;
-        };
-        DownloadURLRequest: {
-            path: string;
-        };
-        DownloadTicket: {
-            downloadUrl: string;
-            /** Format: date-time */
-            expiresAt: string;
-            sizeBytes: number;
-        };
-        RunRequest: {
-            /** @description Python source of at most 128 KiB (it travels in an event); more is 413 */
-            code: string;
-            timeoutSecs?: number;
-        };
-        RunAccepted: {
-            runId: string;
-            /** @enum {unknown} */
-            status: "queued" | "running" | "succeeded" | "failed";
         };
         Run: {
+            /** @description The run's id: `run_` and 32 hex digits */
             runId: string;
             sessionId: string;
             /** @enum {unknown} */
@@ -789,7 +865,7 @@ export interface components {
              * @description When resultUrl stops working; GET the run again for a fresh one.
              */
             resultExpiresAt?: string;
-            /** @description Why a run failed without a result */
+            /** @description Why the run failed, in one line. When the code raised (or timed out), `result` is there too, holding the output and the whole exception (`result.error`, with its traceback), and `error` is its `Name: value`; when the run failed without running to the end (its sandbox was lost, its outcome too large to record), `error` is the reason and there is no result. */
             error?: string;
             /** Format: date-time */
             createdAt?: string;
@@ -798,78 +874,16 @@ export interface components {
             /** Format: date-time */
             finishedAt?: string;
         };
-        UploadUrlsRequest: {
-            urls: string[];
-            /** @description The sandbox directory the files go to, absolute or relative to /home/user (default /home/user); created when missing */
-            destDir?: string;
+        RunAccepted: {
+            /** @description The run's id: `run_` and 32 hex digits */
+            runId: string;
+            /** @enum {unknown} */
+            status: "queued" | "running" | "succeeded" | "failed";
         };
-        UploadUrlsResult: {
-            /**
-             * @description success: every URL landed; failure: none did
-             * @enum {unknown}
-             */
-            status: "success" | "partial_success" | "failure";
-            /** @description The files that landed, in the order of urls */
-            uploaded: {
-                sourceUrl: string;
-                /** @description Where the file landed */
-                path: string;
-                sizeBytes: number;
-            }[];
-            /** @description The URLs that did not land, in the order of urls */
-            errors: {
-                sourceUrl: string;
-                /** @description Why, in words: the refused address and its class, the server's status, the limit passed */
-                error: string;
-            }[];
-            /** @description A fresh sandbox replaced one the session had */
-            restarted: boolean;
-        };
-        ExecuteOnceRequest: {
-            /** @description Python source; the body is limited to 1 MiB */
+        RunRequest: {
+            /** @description Python source of at most 128 KiB (it travels in an event); more is 413 */
             code: string;
-            /** @description 0: the service's default */
             timeoutSecs?: number;
-            envs?: components["schemas"]["Envs"];
-            /** @description The sandbox's template; the service's code interpreter template when absent */
-            template?: string;
-        };
-        /** @description One checkpoint of the session's workspace (/home/user, caches excluded): when it was taken, its files and their bytes. */
-        CheckpointInfo: {
-            /** Format: date-time */
-            at: string;
-            files: number;
-            bytes: number;
-        };
-        /** @description What a fresh sandbox got back from the session's workspace before this call ran: files, bytes and the checkpoint they came from. Kernel state is not restored (restarted is true). */
-        RestoreInfo: {
-            files: number;
-            bytes: number;
-            /** Format: date-time */
-            checkpointAt: string;
-        };
-        ContextRequest: {
-            /**
-             * @description The context's language; which ones exist is the sandbox's to say (the local runtime: python and bash; E2B's code interpreter also r, javascript, typescript, java). An unsupported one is 400.
-             * @default python
-             */
-            language?: string;
-            /**
-             * @description The context's working directory, absolute or relative to /home/user; it must exist in the sandbox (400 otherwise).
-             * @default /home/user
-             */
-            cwd?: string;
-        };
-        CodeContext: {
-            /** @description Pass it as `context` to execute */
-            contextId: string;
-            language: string;
-            cwd: string;
-            /** Format: date-time */
-            createdAt: string;
-        };
-        ContextList: {
-            contexts: components["schemas"]["CodeContext"][];
         };
         SandboxMetric: {
             /**
@@ -906,6 +920,129 @@ export interface components {
             diskTotalBytes: number;
             /** @description The samples of the last 5 minutes, oldest first (E2B and the local runtime take one every 5 s while the sandbox runs); the last is the one the top-level fields repeat */
             samples: components["schemas"]["SandboxMetric"][];
+        };
+        /** @description A session and its sandbox. Times are RFC 3339 UTC; absent when not applicable. */
+        Session: {
+            sessionId: string;
+            /** @enum {unknown} */
+            state: "starting" | "running" | "paused" | "stopping" | "stopped" | "error";
+            /** @enum {unknown} */
+            type?: "code_interpreter" | "custom";
+            sandboxId?: string;
+            template?: string;
+            /** @description The metadata given at start */
+            metadata?: components["schemas"]["Metadata"];
+            pauseOnIdle: boolean;
+            idleTimeoutSecs?: number;
+            /** Format: date-time */
+            createdAt?: string;
+            /** Format: date-time */
+            lastActivityAt?: string;
+            /** Format: date-time */
+            idleDeadline?: string;
+            /** Format: date-time */
+            lifetimeDeadline?: string;
+            /** @description false when the session was started with `persist: false` and keeps no workspace; absent otherwise. */
+            persist?: boolean;
+            lastCheckpoint?: components["schemas"]["CheckpointInfo"];
+            /** @description Why the last checkpoint could not be taken, e.g. the workspace is past the size cap; absent after a good one. */
+            checkpointProblem?: string;
+            restored?: components["schemas"]["RestoreInfo"];
+        };
+        SessionList: {
+            sessions: components["schemas"]["Session"][];
+            /** @description Present when more sessions follow */
+            nextCursor?: string;
+        };
+        /** @description First line, sent as soon as the call reaches its sandbox (before any output), so a client knows it runs. */
+        StartLine: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "start";
+        };
+        StartRequest: {
+            /**
+             * @description The sandbox kind; `code_interpreter` when left out
+             * @enum {unknown}
+             */
+            type?: "code_interpreter" | "custom";
+            /** @description A template name or id of at most 128 letters, digits and ._:- (no '/'); required for custom */
+            template?: string;
+            /** @description Environment of this sandbox's processes and kernel. Not stored: a sandbox that replaces it (restarted: true) starts without them; send them again, or per execute. */
+            envs?: components["schemas"]["Envs"];
+            metadata?: components["schemas"]["Metadata"];
+            /** @description 0: the service's default (30 min). At most the sandbox's lifetime: 7200 (2 h) unless the deployment configures another lifetime */
+            idleTimeoutSecs?: number;
+            /** @description Pause instead of kill when idle */
+            pause?: boolean;
+            /** @description Keep /home/user in a durable workspace: checkpointed on stop, before the reaper pauses or kills the sandbox, on demand and every few minutes after activity, and restored into the session's next sandbox. Default true. */
+            persist?: boolean;
+        };
+        /** @description A chunk of standard error, as it happens. */
+        StderrLine: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "stderr";
+            text: string;
+        };
+        /** @description A chunk of standard output, as it happens. */
+        StdoutLine: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "stdout";
+            text: string;
+        };
+        UploadTicket: {
+            uploadUrl: string;
+            method: string;
+            /** @description Headers to send with the upload, as given */
+            headers: {
+                [key: string]: string;
+            };
+            /** Format: date-time */
+            expiresAt: string;
+            transferId: string;
+        };
+        UploadURLRequest: {
+            /** @description Sandbox path; relative ones resolve in /home/user */
+            path: string;
+            /** @description Exactly the bytes the upload will send; at least 1 (write empty files inline). Past the deployment's limit (5 GiB, S3's single PUT, by default) the answer is 413 */
+            sizeBytes: number;
+            /** @description A media type such as text/csv; default: guessed from the path's extension */
+            contentType?: string;
+        };
+        UploadUrlsRequest: {
+            urls: string[];
+            /** @description The sandbox directory the files go to, absolute or relative to /home/user (default /home/user); created when missing */
+            destDir?: string;
+        };
+        UploadUrlsResult: {
+            /**
+             * @description success: every URL landed; failure: none did
+             * @enum {unknown}
+             */
+            status: "success" | "partial_success" | "failure";
+            /** @description The files that landed, in the order of urls */
+            uploaded: {
+                sourceUrl: string;
+                /** @description Where the file landed */
+                path: string;
+                sizeBytes: number;
+            }[];
+            /** @description The URLs that did not land, in the order of urls */
+            errors: {
+                sourceUrl: string;
+                /** @description Why, in words: the refused address and its class, the server's status, the limit passed */
+                error: string;
+            }[];
+            /** @description A fresh sandbox replaced one the session had */
+            restarted: boolean;
         };
     };
     responses: {
@@ -1052,6 +1189,28 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The path exists, but not with this method. `Allow` lists the methods it has. */
+        MethodNotAllowed: {
+            headers: {
+                /** @description The methods the path answers */
+                Allow?: string;
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "https://sessionbox.dev/problems/method-not-allowed",
+                 *       "title": "Method not allowed",
+                 *       "status": 405,
+                 *       "detail": "GET is not allowed on /v1/sessions/chat-42/execute; use POST",
+                 *       "instance": "/v1/sessions/chat-42/execute",
+                 *       "requestId": "4f2b8c1d9e7a6b5c4d3e2f1a0b9c8d7e"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
     };
     parameters: {
         /** @description The session id, chosen by the caller; scoped to the caller's tenant and principal. Calls that put work or data in a session create it; every other call on an unknown session is 404 naming it */
@@ -1111,6 +1270,7 @@ export interface operations {
                     };
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
         };
     };
     openapi: {
@@ -1135,6 +1295,7 @@ export interface operations {
                     "application/json": Record<string, never>;
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
         };
     };
     mcp: {
@@ -1200,6 +1361,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
             406: components["responses"]["NotAcceptable"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -1237,7 +1399,7 @@ export interface operations {
                      *           "sessionId": "chat-42",
                      *           "state": "running",
                      *           "type": "code_interpreter",
-                     *           "sandboxId": "sbx_abc123",
+                     *           "sandboxId": "ixk3q9d7r2m8v5t1w4y6z",
                      *           "template": "code-interpreter-v1",
                      *           "pauseOnIdle": false,
                      *           "createdAt": "2026-01-02T03:04:05Z",
@@ -1254,6 +1416,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
             500: components["responses"]["Internal"];
             502: components["responses"]["BadGateway"];
             504: components["responses"]["GatewayTimeout"];
@@ -1303,7 +1466,7 @@ export interface operations {
                      *       "sessionId": "chat-42",
                      *       "state": "running",
                      *       "type": "code_interpreter",
-                     *       "sandboxId": "sbx_abc123",
+                     *       "sandboxId": "ixk3q9d7r2m8v5t1w4y6z",
                      *       "template": "code-interpreter-v1",
                      *       "pauseOnIdle": false,
                      *       "createdAt": "2026-01-02T03:04:05Z",
@@ -1318,6 +1481,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -1367,6 +1531,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -1403,7 +1568,7 @@ export interface operations {
                      *       "sessionId": "chat-42",
                      *       "state": "running",
                      *       "type": "code_interpreter",
-                     *       "sandboxId": "sbx_abc123",
+                     *       "sandboxId": "ixk3q9d7r2m8v5t1w4y6z",
                      *       "template": "code-interpreter-v1",
                      *       "pauseOnIdle": false,
                      *       "createdAt": "2026-01-02T03:04:05Z",
@@ -1418,6 +1583,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             500: components["responses"]["Internal"];
             502: components["responses"]["BadGateway"];
             504: components["responses"]["GatewayTimeout"];
@@ -1448,7 +1614,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The execution's result, or its live stream */
+            /** @description The execution's result */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1475,18 +1641,12 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["ExecutionResult"];
-                    /**
-                     * @example {
-                     *       "type": "stdout",
-                     *       "text": "hello\n"
-                     *     }
-                     */
-                    "application/x-ndjson": components["schemas"]["StreamLine"];
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             406: components["responses"]["NotAcceptable"];
             409: components["responses"]["Conflict"];
             410: components["responses"]["Gone"];
@@ -1525,6 +1685,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -1561,7 +1722,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The install's outcome, or its live stream */
+            /** @description The install's outcome */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1580,26 +1741,12 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["InstallResult"];
-                    /**
-                     * @example {
-                     *       "type": "done",
-                     *       "result": {
-                     *         "success": true,
-                     *         "exitCode": 0,
-                     *         "stdout": "Successfully installed tinylib-1.0\n",
-                     *         "stderr": "",
-                     *         "durationMs": 900,
-                     *         "truncated": false,
-                     *         "restarted": false
-                     *       }
-                     *     }
-                     */
-                    "application/x-ndjson": components["schemas"]["StreamLine"];
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             406: components["responses"]["NotAcceptable"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
@@ -1656,6 +1803,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["Internal"];
@@ -1693,6 +1841,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["Internal"];
@@ -1718,7 +1867,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The file's bytes */
+            /** @description The file's bytes. `Content-Type` follows the file's extension (`text/csv; charset=utf-8`, `image/png`, `application/json`, ...) and is application/octet-stream when none is known; `X-Content-Type-Options: nosniff` and `Content-Security-Policy: sandbox` keep a browser from running it. Read it as bytes (a Blob or an ArrayBuffer), whatever the type. */
             200: {
                 headers: {
                     /** @description The file's size, when known */
@@ -1727,12 +1876,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/octet-stream": string;
+                    "*/*": string;
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
@@ -1786,6 +1936,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["TooManyRequests"];
@@ -1830,7 +1981,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "uploadUrl": "http://127.0.0.1:8080/s3/transfers/abc?X-Amz-Signature=...",
+                     *       "uploadUrl": "https://sessionbox-acme-transfers-123456789012.s3.us-east-1.amazonaws.com/transfers/0123456789abcdef0123456789abcdef0123456789abcdef/data?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=ASIAQX2EXAMPLE7KZ4MB%2F20260102%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20260102T030405Z&X-Amz-Expires=900&X-Amz-Security-Token=IQoJb3JpZ2luX2VjEXAMPLE%2F%2F%2F%2F%2Fwo&X-Amz-SignedHeaders=content-length%3Bcontent-type%3Bhost&X-Amz-Signature=3f1c9a0d6e2b7c48a5f9e1d3b6c2a7f0e4d8b1c5a9f3e7d2b6c0a4f8e1d5b9c3",
                      *       "method": "PUT",
                      *       "headers": {
                      *         "Content-Length": "25165824",
@@ -1846,6 +1997,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -1903,6 +2055,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -1946,7 +2099,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "downloadUrl": "http://127.0.0.1:8080/s3/transfers/def?X-Amz-Signature=...",
+                     *       "downloadUrl": "https://sessionbox-acme-transfers-123456789012.s3.us-east-1.amazonaws.com/downloads/9d3e1b7c5a2f4e8d0c6b1a9f7e3d5c2b/big.parquet?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=ASIAQX2EXAMPLE7KZ4MB%2F20260102%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20260102T030405Z&X-Amz-Expires=900&X-Amz-Security-Token=IQoJb3JpZ2luX2VjEXAMPLE%2F%2F%2F%2F%2Fwo&X-Amz-SignedHeaders=host&X-Amz-Signature=3f1c9a0d6e2b7c48a5f9e1d3b6c2a7f0e4d8b1c5a9f3e7d2b6c0a4f8e1d5b9c3",
                      *       "expiresAt": "2026-01-02T03:19:05Z",
                      *       "sizeBytes": 25165824
                      *     }
@@ -1957,6 +2110,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -2004,7 +2158,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "runId": "0123456789abcdef0123456789abcdef",
+                     *       "runId": "run_5f0c2a9e8b7d4c1f9a3e6b2d8c4f7a10",
                      *       "status": "queued"
                      *     }
                      */
@@ -2014,6 +2168,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -2047,7 +2202,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "runId": "0123456789abcdef0123456789abcdef",
+                     *       "runId": "run_5f0c2a9e8b7d4c1f9a3e6b2d8c4f7a10",
                      *       "sessionId": "chat-42",
                      *       "status": "succeeded",
                      *       "result": {
@@ -2078,6 +2233,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             500: components["responses"]["Internal"];
             502: components["responses"]["BadGateway"];
             504: components["responses"]["GatewayTimeout"];
@@ -2144,6 +2300,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             406: components["responses"]["NotAcceptable"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
@@ -2177,7 +2334,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The execution's result, or its live stream */
+            /** @description The execution's result */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2204,17 +2361,11 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["ExecutionResult"];
-                    /**
-                     * @example {
-                     *       "type": "stdout",
-                     *       "text": "hello\n"
-                     *     }
-                     */
-                    "application/x-ndjson": components["schemas"]["StreamLine"];
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
             406: components["responses"]["NotAcceptable"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -2260,6 +2411,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -2295,6 +2447,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["Internal"];
@@ -2342,6 +2495,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             500: components["responses"]["Internal"];
             502: components["responses"]["BadGateway"];
             504: components["responses"]["GatewayTimeout"];
@@ -2392,6 +2546,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -2430,6 +2585,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             500: components["responses"]["Internal"];
             502: components["responses"]["BadGateway"];
@@ -2464,6 +2620,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             410: components["responses"]["Gone"];
             413: components["responses"]["TooLarge"];
@@ -2532,9 +2689,176 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             500: components["responses"]["Internal"];
             502: components["responses"]["BadGateway"];
             504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    executeStream: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id for this request, echoed back and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The session id, chosen by the caller; scoped to the caller's tenant and principal. Calls that put work or data in a session create it; every other call on an unknown session is 404 naming it */
+                id: components["parameters"]["SessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "code": "print('hello')\n1 + 1",
+                 *       "timeoutSecs": 30
+                 *     }
+                 */
+                "application/json": components["schemas"]["ExecuteRequest"];
+            };
+        };
+        responses: {
+            /** @description The live stream of the call */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "stdout",
+                     *       "text": "hello\n"
+                     *     }
+                     */
+                    "application/x-ndjson": components["schemas"]["ExecuteStreamLine"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            410: components["responses"]["Gone"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            502: components["responses"]["BadGateway"];
+            504: components["responses"]["GatewayTimeout"];
+            507: components["responses"]["InsufficientStorage"];
+        };
+    };
+    installStream: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id for this request, echoed back and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The session id, chosen by the caller; scoped to the caller's tenant and principal. Calls that put work or data in a session create it; every other call on an unknown session is 404 naming it */
+                id: components["parameters"]["SessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "packages": [
+                 *         "tinylib==1.0"
+                 *       ],
+                 *       "indexUrl": "http://127.0.0.1:8081/simple"
+                 *     }
+                 */
+                "application/json": components["schemas"]["InstallRequest"];
+            };
+        };
+        responses: {
+            /** @description The live stream of the call */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "stdout",
+                     *       "text": "Successfully installed tinylib-1.0\n"
+                     *     }
+                     */
+                    "application/x-ndjson": components["schemas"]["InstallStreamLine"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            502: components["responses"]["BadGateway"];
+            504: components["responses"]["GatewayTimeout"];
+            507: components["responses"]["InsufficientStorage"];
+        };
+    };
+    executeOnceStream: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id for this request, echoed back and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "code": "import sys\nsys.version",
+                 *       "timeoutSecs": 30
+                 *     }
+                 */
+                "application/json": components["schemas"]["ExecuteOnceRequest"];
+            };
+        };
+        responses: {
+            /** @description The live stream of the call */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "stdout",
+                     *       "text": "hello\n"
+                     *     }
+                     */
+                    "application/x-ndjson": components["schemas"]["ExecuteStreamLine"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            406: components["responses"]["NotAcceptable"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            502: components["responses"]["BadGateway"];
+            504: components["responses"]["GatewayTimeout"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
 }
