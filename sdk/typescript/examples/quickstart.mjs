@@ -35,7 +35,7 @@ for await (const line of sb.executeStream(session, { code })) {
       console.error(`${line.error.name}: ${line.error.value}`);
       break;
     case "done":
-      console.log(`done in ${line.result.durationMs} ms`);
+      console.log(`done in ${line.summary.durationMs} ms`);
       break;
   }
 }

@@ -48,7 +48,7 @@ try {
       for await (const _ of sb.executeStream(sid, { code })) { /* drain */ }
     }));
     rawStream.push(await time(async () => {
-      const res = await fetch(url, { method: "POST", headers: { ...headers, Accept: "application/x-ndjson" }, body: JSON.stringify({ code }) });
+      const res = await fetch(`${url}/stream`, { method: "POST", headers: { ...headers, Accept: "application/x-ndjson" }, body: JSON.stringify({ code }) });
       (await res.text()).split("\n").filter(Boolean).map((l) => JSON.parse(l));
     }));
   }

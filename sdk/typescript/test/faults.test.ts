@@ -122,11 +122,11 @@ describe("errors", () => {
     await assert.rejects(sb.execute("s", { code: "1" }), (e: unknown) => e instanceof SessionboxError && e.status === 502 && /went away/.test(e.detail));
   });
 
-  it("throws a problem line of a stream that failed midway, after the lines before it", async () => {
+  it("throws the failure line of a stream that failed midway, after the lines before it", async () => {
     const { sb } = await serve((_, res) => {
       res.writeHead(200, { "Content-Type": "application/x-ndjson" });
       res.write('{"type":"start"}\n{"type":"stdout","text":"a\\n"}\n');
-      res.end(JSON.stringify({ type: "error", problem: { type: "https://sessionbox.dev/problems/timeout", title: "Timeout", status: 504, detail: "gone" } }) + "\n");
+      res.end(JSON.stringify({ type: "failure", problem: { type: "https://sessionbox.dev/problems/timeout", title: "Timeout", status: 504, detail: "gone" } }) + "\n");
     });
     const got: string[] = [];
     await assert.rejects(

@@ -26,7 +26,7 @@ describe("readNDJSON", () => {
     { type: "start" },
     { type: "stdout", text: "h\u00e9llo \u20ac \u{1F600}\n" },
     { type: "result", result: { text: "\u4e2d\u6587", isMainResult: true } },
-    { type: "done", result: { success: true } },
+    { type: "done", summary: { success: true } },
   ];
   const bytes = enc.encode(lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
 
