@@ -108,28 +108,39 @@ type ExecuteRequest struct {
 	Context     string            `json:"context,omitempty"`
 }
 
-// Execute runs code in the session's kernel. With onEvent it streams: each
-// piece of output reaches onEvent as it happens.
+// Execute runs code in the session's kernel. With onEvent it streams, as
+// ExecuteStream.
 func (c *Client) Execute(ctx context.Context, sessionID string, req ExecuteRequest, onEvent func(session.Event)) (*session.ExecResult, error) {
-	path := c.sessionPath(sessionID, "/execute")
-	if onEvent == nil {
-		var out session.ExecResult
-		if err := c.doJSON(ctx, http.MethodPost, path, req, &out); err != nil {
-			return nil, err
-		}
-		return &out, nil
+	if onEvent != nil {
+		return c.ExecuteStream(ctx, sessionID, req, onEvent)
 	}
-	b, err := json.Marshal(req)
-	if err != nil {
+	var out session.ExecResult
+	if err := c.doJSON(ctx, http.MethodPost, c.sessionPath(sessionID, "/execute"), req, &out); err != nil {
 		return nil, err
 	}
-	resp, err := c.do(ctx, http.MethodPost, path+"/stream", bytes.NewReader(b),
-		http.Header{"Accept": {"application/x-ndjson"}, "Content-Type": {"application/json"}})
+	return &out, nil
+}
+
+// ExecuteStream runs code in the session's kernel with its output streamed:
+// each piece reaches onEvent (which may be nil) as it happens, and the
+// result joins them.
+func (c *Client) ExecuteStream(ctx context.Context, sessionID string, req ExecuteRequest, onEvent func(session.Event)) (*session.ExecResult, error) {
+	resp, err := c.postStream(ctx, c.sessionPath(sessionID, "/execute/stream"), req)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
 	return readStream(resp.Body, onEvent)
+}
+
+// postStream posts a JSON body to a streaming operation.
+func (c *Client) postStream(ctx context.Context, path string, in any) (*http.Response, error) {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return nil, err
+	}
+	return c.do(ctx, http.MethodPost, path, bytes.NewReader(b),
+		http.Header{"Accept": {"application/x-ndjson"}, "Content-Type": {"application/json"}})
 }
 
 func jsonDecode(r io.Reader, v any) error {

@@ -31,6 +31,21 @@ func (c *Client) Install(ctx context.Context, sessionID string, packages []strin
 		DurationMs: out.DurationMs, Truncated: out.Truncated, Restarted: out.Restarted, Restored: out.Restored}, nil
 }
 
+// InstallStream is Install with pip's output streamed to onEvent (which
+// may be nil) as it happens.
+func (c *Client) InstallStream(ctx context.Context, sessionID string, packages []string, indexURL string, onEvent func(session.Event)) (*session.InstallResult, error) {
+	in := struct {
+		Packages []string `json:"packages"`
+		IndexURL string   `json:"indexUrl,omitempty"`
+	}{packages, indexURL}
+	resp, err := c.postStream(ctx, c.sessionPath(sessionID, "/install/stream"), in)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	return readInstallStream(resp.Body, onEvent)
+}
+
 // Reset restarts the session's Python kernel: variables and imports are
 // gone, files stay.
 func (c *Client) Reset(ctx context.Context, sessionID string) error {

@@ -155,6 +155,45 @@ func TestMethods(t *testing.T) {
 					t.Fatalf("accepted %+v", a)
 				}
 			}},
+		{"ExecuteStream", exchange{method: "POST", path: "/v1/sessions/s1/execute/stream", status: 200, body: `{"code":"print(1)"}`,
+			header:       map[string]string{"Accept": "application/x-ndjson"},
+			answerHeader: map[string]string{"Content-Type": "application/x-ndjson"},
+			answer: `{"type":"start"}` + "\n" + `{"type":"stdout","text":"1\n"}` + "\n" +
+				`{"type":"done","summary":{"success":true,"executionCount":2,"durationMs":3,"truncated":false,"restarted":false,"kernelRestarted":false,"timedOut":false}}` + "\n"},
+			func(c *client.Client) (any, error) {
+				return c.ExecuteStream(ctx, "s1", client.ExecuteRequest{Code: "print(1)"}, nil)
+			},
+			func(t *testing.T, v any) {
+				if r := v.(*session.ExecResult); !r.Success || r.Stdout != "1\n" || r.ExecutionCount != 2 || r.Results == nil {
+					t.Fatalf("result %+v", r)
+				}
+			}},
+		{"ExecuteOnceStream", exchange{method: "POST", path: "/v1/execute/stream", status: 200, body: `{"code":"1","template":"base"}`,
+			header:       map[string]string{"Accept": "application/x-ndjson"},
+			answerHeader: map[string]string{"Content-Type": "application/x-ndjson"},
+			answer: `{"type":"result","result":{"text":"1","isMainResult":true}}` + "\n" +
+				`{"type":"done","summary":{"success":true,"durationMs":3,"truncated":false,"restarted":false,"kernelRestarted":false,"timedOut":false}}` + "\n"},
+			func(c *client.Client) (any, error) {
+				return c.ExecuteOnceStream(ctx, client.OnceRequest{Code: "1", Template: "base"}, nil)
+			},
+			func(t *testing.T, v any) {
+				if r := v.(*session.ExecResult); !r.Success || len(r.Results) != 1 || r.Results[0].Text != "1" {
+					t.Fatalf("result %+v", r)
+				}
+			}},
+		{"InstallStream", exchange{method: "POST", path: "/v1/sessions/s1/install/stream", status: 200, body: `{"packages":["tinylib==1.0"]}`,
+			header:       map[string]string{"Accept": "application/x-ndjson"},
+			answerHeader: map[string]string{"Content-Type": "application/x-ndjson"},
+			answer: `{"type":"stdout","text":"Collecting tinylib\n"}` + "\n" + `{"type":"stderr","text":"warn\n"}` + "\n" +
+				`{"type":"done","summary":{"success":true,"exitCode":0,"durationMs":5,"truncated":false,"restarted":true}}` + "\n"},
+			func(c *client.Client) (any, error) {
+				return c.InstallStream(ctx, "s1", []string{"tinylib==1.0"}, "", nil)
+			},
+			func(t *testing.T, v any) {
+				if r := v.(*session.InstallResult); !r.Success || r.Stdout != "Collecting tinylib\n" || r.Stderr != "warn\n" || !r.Restarted || r.DurationMs != 5 {
+					t.Fatalf("result %+v", r)
+				}
+			}},
 		{"GetRun", exchange{method: "GET", path: "/v1/runs/r%2F1", status: 200,
 			answer: `{"runId":"r/1","sessionId":"s1","status":"succeeded","result":{"success":true,"stdout":"2\n","stderr":"","results":[],"durationMs":3},"finishedAt":"2026-11-26T10:00:00Z"}`},
 			func(c *client.Client) (any, error) { return c.GetRun(ctx, "r/1") },

@@ -1,9 +1,7 @@
 package client
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"net/http"
 
 	"github.com/sessionbox/sessionbox/pkg/session"
@@ -19,22 +17,23 @@ type OnceRequest struct {
 }
 
 // ExecuteOnce runs code in a fresh sandbox that the service kills
-// afterwards; no session is involved. With onEvent it streams, as Execute.
+// afterwards; no session is involved. With onEvent it streams, as
+// ExecuteOnceStream.
 func (c *Client) ExecuteOnce(ctx context.Context, req OnceRequest, onEvent func(session.Event)) (*session.ExecResult, error) {
-	const path = "/v1/execute"
-	if onEvent == nil {
-		var out session.ExecResult
-		if err := c.doJSON(ctx, http.MethodPost, path, req, &out); err != nil {
-			return nil, err
-		}
-		return &out, nil
+	if onEvent != nil {
+		return c.ExecuteOnceStream(ctx, req, onEvent)
 	}
-	b, err := json.Marshal(req)
-	if err != nil {
+	var out session.ExecResult
+	if err := c.doJSON(ctx, http.MethodPost, "/v1/execute", req, &out); err != nil {
 		return nil, err
 	}
-	resp, err := c.do(ctx, http.MethodPost, path+"/stream", bytes.NewReader(b),
-		http.Header{"Accept": {"application/x-ndjson"}, "Content-Type": {"application/json"}})
+	return &out, nil
+}
+
+// ExecuteOnceStream is ExecuteOnce with its output streamed to onEvent
+// (which may be nil), as ExecuteStream.
+func (c *Client) ExecuteOnceStream(ctx context.Context, req OnceRequest, onEvent func(session.Event)) (*session.ExecResult, error) {
+	resp, err := c.postStream(ctx, "/v1/execute/stream", req)
 	if err != nil {
 		return nil, err
 	}

@@ -25,56 +25,98 @@ type streamLine struct {
 // broke or the server gave up midway.
 var errNoEnd = errors.New("the stream ended before the execution did")
 
-// readStream passes each line's output to onEvent and joins them into the
-// whole result: the done line carries only the summary.
-func readStream(r io.Reader, onEvent func(session.Event)) (*session.ExecResult, error) {
+// streamed is what a stream's lines carried before its done line.
+type streamed struct {
+	stdout, stderr strings.Builder
+	results        []session.Result
+	err            *session.ExecError
+}
+
+// readLines passes each line's output to onEvent and gathers it, until the
+// done line, whose summary it returns, or the failure line, which it
+// returns as a *Problem.
+func readLines(r io.Reader, onEvent func(session.Event)) (*streamed, json.RawMessage, error) {
+	if onEvent == nil {
+		onEvent = func(session.Event) {}
+	}
 	sc := bufio.NewScanner(r)
 	// A line can hold a rich result with images: allow large lines.
 	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
-	var stdout, stderr strings.Builder
-	var results []session.Result
-	var execErr *session.ExecError
+	var got streamed
 	for sc.Scan() {
 		var line streamLine
 		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
-			return nil, fmt.Errorf("read stream: %w", err)
+			return nil, nil, fmt.Errorf("read stream: %w", err)
 		}
 		switch line.Type {
 		case "stdout":
-			stdout.WriteString(line.Text)
+			got.stdout.WriteString(line.Text)
 			onEvent(session.Event{Stdout: line.Text})
 		case "stderr":
-			stderr.WriteString(line.Text)
+			got.stderr.WriteString(line.Text)
 			onEvent(session.Event{Stderr: line.Text})
 		case "result":
 			if line.Result == nil {
-				return nil, errors.New("read stream: a result line without its result")
+				return nil, nil, errors.New("read stream: a result line without its result")
 			}
-			results = append(results, *line.Result)
+			got.results = append(got.results, *line.Result)
 			onEvent(session.Event{Result: line.Result})
 		case "error":
-			execErr = line.Error
+			got.err = line.Error
 			onEvent(session.Event{Error: line.Error})
 		case "failure":
 			if line.Problem == nil {
-				return nil, errors.New("read stream: a failure line without its problem")
+				return nil, nil, errors.New("read stream: a failure line without its problem")
 			}
-			return nil, line.Problem
+			return nil, nil, line.Problem
 		case "done":
-			var res session.ExecResult
-			if err := json.Unmarshal(line.Summary, &res); err != nil {
-				return nil, fmt.Errorf("read stream end: %w", err)
-			}
-			res.Stdout, res.Stderr, res.Error = stdout.String(), stderr.String(), execErr
-			res.Results = results
-			if res.Results == nil {
-				res.Results = []session.Result{}
-			}
-			return &res, nil
+			return &got, line.Summary, nil
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read stream: %w", err)
+		return nil, nil, fmt.Errorf("read stream: %w", err)
 	}
-	return nil, errNoEnd
+	return nil, nil, errNoEnd
+}
+
+// readStream reads an execution's stream and joins its lines into the
+// whole result: the done line carries only the summary.
+func readStream(r io.Reader, onEvent func(session.Event)) (*session.ExecResult, error) {
+	got, summary, err := readLines(r, onEvent)
+	if err != nil {
+		return nil, err
+	}
+	var res session.ExecResult
+	if err := json.Unmarshal(summary, &res); err != nil {
+		return nil, fmt.Errorf("read stream end: %w", err)
+	}
+	res.Stdout, res.Stderr, res.Error = got.stdout.String(), got.stderr.String(), got.err
+	res.Results = got.results
+	if res.Results == nil {
+		res.Results = []session.Result{}
+	}
+	return &res, nil
+}
+
+// readInstallStream reads an install's stream: pip's output, then the
+// summary.
+func readInstallStream(r io.Reader, onEvent func(session.Event)) (*session.InstallResult, error) {
+	got, summary, err := readLines(r, onEvent)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Success    bool                 `json:"success"`
+		ExitCode   int                  `json:"exitCode"`
+		DurationMs int64                `json:"durationMs"`
+		Truncated  bool                 `json:"truncated"`
+		Restarted  bool                 `json:"restarted"`
+		Restored   *session.RestoreInfo `json:"restored"`
+	}
+	if err := json.Unmarshal(summary, &out); err != nil {
+		return nil, fmt.Errorf("read stream end: %w", err)
+	}
+	return &session.InstallResult{Success: out.Success, ExitCode: out.ExitCode, Stdout: got.stdout.String(),
+		Stderr: got.stderr.String(), DurationMs: out.DurationMs, Truncated: out.Truncated, Restarted: out.Restarted,
+		Restored: out.Restored}, nil
 }
