@@ -18,7 +18,8 @@ const (
 	sessionJSON = `{"sessionId":"s1","state":"running","sandboxId":"sbx1","pauseOnIdle":false,"idleTimeoutSecs":1800,` +
 		`"createdAt":"2026-11-26T09:00:00.123456789Z","lastActivityAt":"2026-11-26T09:30:00.5Z","idleDeadline":"2099-01-01T00:00:00Z"}`
 	entryJSON = `{"name":"a.txt","path":"/home/user/a.txt","type":"file","size":5,"modifiedAt":"2026-11-26T09:00:00Z"}`
-	doneJSON  = `{"type":"done","result":{"success":true,"stdout":"","stderr":"","results":[{"text":"2","isMainResult":true}],"durationMs":1}}` + "\n"
+	doneJSON  = `{"type":"result","result":{"text":"2","isMainResult":true}}` + "\n" +
+		`{"type":"done","summary":{"success":true,"durationMs":1,"truncated":false,"restarted":false,"kernelRestarted":false,"timedOut":false}}` + "\n"
 )
 
 // TestJSONEverywhere: every client command takes --json and prints one
@@ -161,16 +162,13 @@ func TestSaveImages(t *testing.T) {
 	stream := `{"type":"stdout","text":"drawing\n"}` + "\n" +
 		`{"type":"result","result":{"png":"` + b64(png) + `","text":"<Figure>"}}` + "\n" +
 		`{"type":"result","result":{"jpeg":"` + b64(jpeg) + `","isMainResult":true}}` + "\n" +
-		`{"type":"done","result":{"success":true,"stdout":"drawing\n","stderr":"","results":[],"durationMs":1}}` + "\n"
+		`{"type":"done","summary":{"success":true,"durationMs":1,"truncated":false,"restarted":false,"kernelRestarted":false,"timedOut":false}}` + "\n"
 	api := newAPIFake(t, map[string]http.HandlerFunc{
-		"POST /v1/sessions/default/execute": func(w http.ResponseWriter, r *http.Request) {
-			if r.Header.Get("Accept") == "application/x-ndjson" {
-				w.Header().Set("Content-Type", "application/x-ndjson")
-				_, _ = io.WriteString(w, stream)
-				return
-			}
-			reply(200, `{"success":true,"stdout":"","stderr":"","results":[{"png":"`+b64(png)+`","isMainResult":true}],"durationMs":1}`)(w, r)
+		"POST /v1/sessions/default/execute/stream": func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/x-ndjson")
+			_, _ = io.WriteString(w, stream)
 		},
+		"POST /v1/sessions/default/execute": reply(200, `{"success":true,"stdout":"","stderr":"","results":[{"png":"`+b64(png)+`","isMainResult":true}],"durationMs":1}`),
 	})
 	dir := filepath.Join(t.TempDir(), "out")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -249,7 +247,7 @@ func TestRunsWait(t *testing.T) {
 
 // TestExecFromStdin: "-" reads the code from stdin.
 func TestExecFromStdin(t *testing.T) {
-	api := newAPIFake(t, map[string]http.HandlerFunc{"POST /v1/sessions/default/execute": reply(200, doneJSON)})
+	api := newAPIFake(t, map[string]http.HandlerFunc{"POST /v1/sessions/default/execute/stream": reply(200, doneJSON)})
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
