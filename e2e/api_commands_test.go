@@ -58,8 +58,33 @@ func (s *stack) listCommands(sid string) []commandInfo {
 type ndjsonLine struct {
 	Type   string          `json:"type"`
 	Text   string          `json:"text"`
-	Result *commandResult  `json:"result"`
 	Error  json.RawMessage `json:"error"`
+	// Summary is the done line's; Result joins it with the lines before.
+	Summary *commandResult `json:"summary"`
+	Result  *commandResult `json:"-"`
+}
+
+// joined is the whole result a done line ends: its summary with the
+// output and the error the lines before it carried.
+func joined(t *testing.T, seen []ndjsonLine, done ndjsonLine) *commandResult {
+	t.Helper()
+	if done.Summary == nil {
+		return nil
+	}
+	r := *done.Summary
+	for _, l := range seen {
+		switch l.Type {
+		case "stdout":
+			r.Stdout += l.Text
+		case "stderr":
+			r.Stderr += l.Text
+		case "error":
+			if err := json.Unmarshal(l.Error, &r.Error); err != nil {
+				t.Fatalf("error line %s: %v", l.Error, err)
+			}
+		}
+	}
+	return &r
 }
 
 // openStream sends a request asking for NDJSON and returns a scanner over
@@ -98,6 +123,9 @@ func readUntil(t *testing.T, sc *bufio.Scanner, seen *[]ndjsonLine, stop func(nd
 			t.Fatalf("line %q: %v", sc.Text(), err)
 		}
 		*seen = append(*seen, l)
+		if l.Type == "done" {
+			l.Result = joined(t, *seen, l)
+		}
 		if stop(l) {
 			return &l
 		}

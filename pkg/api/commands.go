@@ -67,8 +67,9 @@ func (s *Server) runCommand(w http.ResponseWriter, r *http.Request, id identity)
 	}
 	s.allowLongResponse(w, b.TimeoutSecs)
 	if wantsNDJSON(r) {
-		s.stream(w, r, func(onEvent func(session.Event)) (any, error) {
-			return s.mgr.RunCommand(r.Context(), key, req, onEvent)
+		s.stream(w, r, func(onEvent func(session.Event)) (streamOutcome, error) {
+			res, err := s.mgr.RunCommand(r.Context(), key, req, onEvent)
+			return commandOutcome(res), err
 		})
 		return
 	}
@@ -108,8 +109,9 @@ func (s *Server) getCommand(w http.ResponseWriter, r *http.Request, id identity)
 	cid := r.PathValue("commandId")
 	if wantsNDJSON(r) {
 		s.allowLongResponse(w, int(maxCommandAttach.Seconds()))
-		s.stream(w, r, func(onEvent func(session.Event)) (any, error) {
-			return s.mgr.AttachCommand(r.Context(), key, cid, onEvent)
+		s.stream(w, r, func(onEvent func(session.Event)) (streamOutcome, error) {
+			res, err := s.mgr.AttachCommand(r.Context(), key, cid, onEvent)
+			return commandOutcome(res), err
 		})
 		return
 	}

@@ -87,7 +87,7 @@ func TestCommandRoutes(t *testing.T) {
 	resp, body = h.do(call{method: "POST", path: base, body: `{"cmd":"ls"}`, headers: map[string]string{"Accept": "application/x-ndjson"}})
 	lines := strings.Split(strings.TrimSpace(string(body)), "\n")
 	if resp.StatusCode != 200 || len(lines) != 4 || lines[0] != `{"type":"start"}` || lines[1] != `{"type":"stdout","text":"out\n"}` ||
-		lines[2] != `{"type":"stderr","text":"err\n"}` || !strings.HasPrefix(lines[3], `{"type":"done","result":{"exitCode":2`) {
+		lines[2] != `{"type":"stderr","text":"err\n"}` || !strings.HasPrefix(lines[3], `{"type":"done","summary":{"exitCode":2`) {
 		t.Fatalf("ndjson: %d %q", resp.StatusCode, lines)
 	}
 

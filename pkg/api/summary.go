@@ -54,3 +54,27 @@ func installOutcome(res *session.InstallResult) streamOutcome {
 			Truncated: res.Truncated, Restarted: res.Restarted, Restored: res.Restored},
 	}
 }
+
+// commandSummary is a shell command's outcome as a stream's done line
+// carries it: its output and a timeout's error went out as lines before it.
+type commandSummary struct {
+	CommandID  string               `json:"commandId,omitempty"`
+	ExitCode   int                  `json:"exitCode"`
+	DurationMs int64                `json:"durationMs"`
+	Truncated  bool                 `json:"truncated"`
+	TimedOut   bool                 `json:"timedOut"`
+	Restarted  bool                 `json:"restarted"`
+	Restored   *session.RestoreInfo `json:"restored,omitempty"`
+}
+
+// commandOutcome is how a stream ends a shell command.
+func commandOutcome(res *session.CommandResult) streamOutcome {
+	if res == nil {
+		return streamOutcome{}
+	}
+	return streamOutcome{
+		stdout: res.Stdout, stderr: res.Stderr, err: res.Error,
+		summary: commandSummary{CommandID: res.CommandID, ExitCode: res.ExitCode, DurationMs: res.DurationMs,
+			Truncated: res.Truncated, TimedOut: res.TimedOut, Restarted: res.Restarted, Restored: res.Restored},
+	}
+}
