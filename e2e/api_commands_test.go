@@ -56,9 +56,9 @@ func (s *stack) listCommands(sid string) []commandInfo {
 
 // ndjsonLine is one line of a command's stream.
 type ndjsonLine struct {
-	Type   string          `json:"type"`
-	Text   string          `json:"text"`
-	Error  json.RawMessage `json:"error"`
+	Type  string          `json:"type"`
+	Text  string          `json:"text"`
+	Error json.RawMessage `json:"error"`
 	// Summary is the done line's; Result joins it with the lines before.
 	Summary *commandResult `json:"summary"`
 	Result  *commandResult `json:"-"`
