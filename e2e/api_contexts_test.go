@@ -130,6 +130,17 @@ func TestEndToEndContexts(t *testing.T) {
 		}
 	})
 
+	t.Run("the session's reset clears every context", func(t *testing.T) {
+		s.execIn(sid, c.ContextID, "z = 3")
+		s.json(s.alice, "POST", base+"/reset", nil, nil)
+		if r := s.execIn(sid, c.ContextID, "import os\nprint('z' in globals(), os.getcwd())"); r.Stdout != "False /home/user/work\n" {
+			t.Fatalf("after the session's reset the context sees %+v", r)
+		}
+		if r := s.exec(s.alice, sid, "'x' in globals()"); r.text() != "False" {
+			t.Fatalf("after the session's reset the default context sees %+v", r)
+		}
+	})
+
 	t.Run("delete then execute is 404", func(t *testing.T) {
 		resp, _ := s.req(s.alice, "DELETE", base+"/contexts/"+c.ContextID, nil)
 		if resp.StatusCode != http.StatusNoContent {

@@ -316,3 +316,38 @@ func TestContextLimitUnderRace(t *testing.T) {
 	_, err := r.m.CreateContext(ctx, testKey, ContextRequest{})
 	wantKind(t, "one past the limit", err, ErrLimit, fmt.Sprintf("already has %d contexts", MaxContexts))
 }
+
+// TestContextRecordBounded: across many replaced sandboxes the record keeps
+// the live contexts and at most maxStaleContexts of earlier ones, newest
+// first kept, so it cannot grow without bound.
+func TestContextRecordBounded(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, Config{})
+	ctx := t.Context()
+	var all []string
+	for range 3 * maxStaleContexts {
+		c, err := r.m.CreateContext(ctx, testKey, ContextRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, c.ID)
+		r.sbx.vanish(r.store.session(testKey).SandboxID)
+	}
+	live, err := r.m.CreateContext(ctx, testKey, ContextRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.store.session(testKey)
+	var kept []string
+	for _, c := range s.Contexts {
+		kept = append(kept, c.ID)
+	}
+	want := append(slices.Clone(all[len(all)-maxStaleContexts+1:]), live.ID)
+	if !slices.Equal(kept, want) {
+		t.Fatalf("record keeps %v, want the newest stale ones and the live one %v", kept, want)
+	}
+	_, err = r.m.Execute(ctx, testKey, ExecRequest{Code: "x", Context: all[len(all)-1]}, nil)
+	wantKind(t, "the newest stale context", err, ErrGone, "replaced at")
+	_, err = r.m.Execute(ctx, testKey, ExecRequest{Code: "x", Context: all[0]}, nil)
+	wantKind(t, "a pruned context", err, ErrNotFound, "not found")
+}

@@ -175,7 +175,7 @@ export interface paths {
         put?: never;
         /**
          * Restart the kernel
-         * @description Restarts the session's kernel: variables are gone, files are kept. No body (or `{}`). It never starts a sandbox: an unknown session is 404, and a session without a sandbox (stopped, or its sandbox gone) answers 204 with nothing to do, since its next sandbox starts with a fresh kernel.
+         * @description Restarts the session's kernels, the default context's and every context created with POST /v1/sessions/{id}/contexts (each keeps its id and working directory): variables are gone, files are kept. No body (or `{}`). It never starts a sandbox: an unknown session is 404, and a session without a sandbox (stopped, or its sandbox gone) answers 204 with nothing to do, since its next sandbox starts with a fresh kernel.
          */
         post: operations["reset"];
         delete?: never;
@@ -516,6 +516,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sessions/{id}/commands": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Background commands running
+         * @description The background commands running in the session's sandbox, oldest first (the sandbox's own processes are left out). It never starts a sandbox: an unknown session is 404, and a session without a sandbox has none running (an empty list).
+         */
+        get: operations["listCommands"];
+        put?: never;
+        /**
+         * Run a shell command
+         * @description Runs a shell command in the session's sandbox, starting or resuming it first (this creates the session). The answer is how it ended: exit code, stdout and stderr (each cut at the output limit, as for execute), duration. A non-zero exit is a 200 result, not an error. A command past its `timeoutSecs` is killed and answered as a 200 result with `timedOut: true`, `error` a TimeoutError naming the limit, and all output that arrived before. With `Accept: application/x-ndjson` the answer is a stream of CommandStreamLine objects: `{"type":"start"}` once the process runs, `stdout`/`stderr` lines as output arrives, a `{"type":"error","error":{"name":"TimeoutError",...}}` line when it times out, keepalives while it is silent, then `{"type":"done","summary":CommandSummary}` (the output is not repeated in it), or `{"type":"failure","problem":Problem}` when the call failed after the stream began. In JSON mode a long command is kept alive with spaces as execute is. With `background: true` it answers 202 with the command's id as soon as the process runs; its output waits in the sandbox for GET .../commands/{commandId}. A command that reached its sandbox is never run twice; a sandbox found gone before that is replaced (`restarted`).
+         */
+        post: operations["runCommand"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{id}/commands/{commandId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A background command's status, or its output
+         * @description In JSON, the command's status at once: running, or ended with its exit code and the output nobody had read, while the sandbox remembers it. With `Accept: application/x-ndjson` it reattaches: the output printed while nobody was attached (up to the sandbox's buffer), then live output, then `done` with a CommandSummary once it ends; one reattachment streams at most 15 minutes, then ends with a failure line, and may be made again. Output is delivered once: a later reattachment gets what came after. An unknown id is 404 naming it; an id from a sandbox the session has replaced since is 404 saying so. It never starts a sandbox.
+         */
+        get: operations["getCommand"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{id}/commands/{commandId}/kill": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Kill a background command
+         * @description Sends SIGKILL to the command's process group. No body (or `{}`). A command that is not running (ended, unknown, or from a replaced sandbox) is 404 saying which. It never starts a sandbox.
+         */
+        post: operations["killCommand"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sessions/{id}/execute/stream": {
         parameters: {
             query?: never;
@@ -601,6 +665,89 @@ export interface components {
             cwd: string;
             /** Format: date-time */
             createdAt: string;
+        };
+        /** @description Last line of a command that ended: its summary. Its output and a timeout's error went out as lines before it and are not repeated. */
+        CommandDoneLine: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "done";
+            summary: components["schemas"]["CommandSummary"];
+        };
+        /** @description A background command: running, or ended (running false, with `result`: its exit and the output nobody had read) while the sandbox still remembers it */
+        CommandInfo: {
+            commandId: string;
+            pid: number;
+            cmd: string;
+            cwd: string;
+            /** Format: date-time */
+            startedAt: string;
+            running: boolean;
+            result?: components["schemas"]["CommandResult"];
+        };
+        CommandList: {
+            commands: components["schemas"]["CommandInfo"][];
+        };
+        CommandRequest: {
+            /** @description A shell command line, run by `bash -l -c` (as E2B's commands.run runs it); at most 1 MiB */
+            cmd: string;
+            /** @description The working directory; a relative path resolves in /home/user, the default */
+            cwd?: string;
+            envs?: components["schemas"]["Envs"];
+            /** @description Foreground: 0 is the service's default, at most 900; past it the process is killed and the answer is a result with timedOut. Background: the process's lifetime, 0 for as long as the sandbox lives, at most 86400 */
+            timeoutSecs?: number;
+            /** @description Start the command and answer 202 with its id at once */
+            background?: boolean;
+            /**
+             * @description Who runs it; `user` by default. `root` exists where the sandbox has it (E2B's templates; the local runtime only when it runs as root)
+             * @enum {unknown}
+             */
+            user?: "user" | "root";
+        };
+        /** @description How a command ended. A non-zero exit is a result, not an error; so is a timeout. */
+        CommandResult: {
+            /** @description Set on a background command's result read back by its id */
+            commandId?: string;
+            /** @description The exit status; -1 when a signal ended the process */
+            exitCode: number;
+            stdout: string;
+            stderr: string;
+            durationMs: number;
+            /** @description stdout or stderr went past the output limit (as for execute) and was cut */
+            truncated: boolean;
+            /** @description The command ran past its timeout and was killed; `error` is then a TimeoutError naming the limit, and the output is all that arrived before */
+            timedOut: boolean;
+            error?: components["schemas"]["ExecError"];
+            /** @description This call started a fresh sandbox in place of the session's previous one */
+            restarted: boolean;
+            restored?: components["schemas"]["RestoreInfo"];
+        };
+        CommandStarted: {
+            /** @description The command's id for GET, reattach and kill: it names the sandbox it runs in, so after the sandbox is replaced it answers 404 saying so */
+            commandId: string;
+            /** @description The process id inside the sandbox */
+            pid: number;
+            /** Format: date-time */
+            startedAt: string;
+            restarted: boolean;
+        };
+        /** @description One line of a shell command's application/x-ndjson stream: start once the process runs, stdout and stderr as output arrives, an error line (a TimeoutError) when it timed out, keepalives while it is silent, and exactly one of done or failure last. */
+        CommandStreamLine: components["schemas"]["StartLine"] | components["schemas"]["StdoutLine"] | components["schemas"]["StderrLine"] | components["schemas"]["ErrorLine"] | components["schemas"]["KeepaliveLine"] | components["schemas"]["CommandDoneLine"] | components["schemas"]["FailureLine"];
+        /** @description A shell command's outcome without its output: what a command stream's done line carries. */
+        CommandSummary: {
+            /** @description Set on a background command's result read back by its id */
+            commandId?: string;
+            /** @description The exit status; -1 when a signal ended the process */
+            exitCode: number;
+            durationMs: number;
+            /** @description stdout or stderr went past the output limit (as for execute) and was cut */
+            truncated: boolean;
+            /** @description The command ran past its timeout and was killed; `error` is then a TimeoutError naming the limit, and the output is all that arrived before */
+            timedOut: boolean;
+            /** @description This call started a fresh sandbox in place of the session's previous one */
+            restarted: boolean;
+            restored?: components["schemas"]["RestoreInfo"];
         };
         ContextList: {
             contexts: components["schemas"]["CodeContext"][];
@@ -1230,6 +1377,8 @@ export interface components {
         RequestId: string;
         /** @description A context id returned by POST /v1/sessions/{id}/contexts */
         ContextId: string;
+        /** @description A background command's id, as POST .../commands with background: true answered it */
+        CommandId: string;
     };
     requestBodies: never;
     headers: {
@@ -2690,6 +2839,245 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            500: components["responses"]["Internal"];
+            502: components["responses"]["BadGateway"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    listCommands: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id for this request, echoed back and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The session id, chosen by the caller; scoped to the caller's tenant and principal. Calls that put work or data in a session create it; every other call on an unknown session is 404 naming it */
+                id: components["parameters"]["SessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The running commands */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "commands": [
+                     *         {
+                     *           "commandId": "cmd-0123abcd-mhx2k1c0-00ff00ff",
+                     *           "pid": 412,
+                     *           "cmd": "python3 -m http.server 8000",
+                     *           "cwd": "/home/user",
+                     *           "startedAt": "2026-01-02T03:04:05.123Z",
+                     *           "running": true
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CommandList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            502: components["responses"]["BadGateway"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    runCommand: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id for this request, echoed back and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The session id, chosen by the caller; scoped to the caller's tenant and principal. Calls that put work or data in a session create it; every other call on an unknown session is 404 naming it */
+                id: components["parameters"]["SessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "cmd": "ls -la data && echo done",
+                 *       "cwd": "/home/user",
+                 *       "envs": {
+                 *         "LC_ALL": "C"
+                 *       },
+                 *       "timeoutSecs": 30
+                 *     }
+                 */
+                "application/json": components["schemas"]["CommandRequest"];
+            };
+        };
+        responses: {
+            /** @description How the command ended, or its live stream */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "exitCode": 1,
+                     *       "stdout": "",
+                     *       "stderr": "ls: cannot access 'nope': No such file or directory\n",
+                     *       "durationMs": 12,
+                     *       "truncated": false,
+                     *       "timedOut": false,
+                     *       "restarted": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CommandResult"];
+                    /**
+                     * @example {
+                     *       "type": "done",
+                     *       "summary": {
+                     *         "exitCode": 1,
+                     *         "durationMs": 12,
+                     *         "truncated": false,
+                     *         "timedOut": false,
+                     *         "restarted": false
+                     *       }
+                     *     }
+                     */
+                    "application/x-ndjson": components["schemas"]["CommandStreamLine"];
+                };
+            };
+            /** @description A background command runs; its id */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description The command's URL */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "commandId": "cmd-0123abcd-mhx2k1c0-00ff00ff",
+                     *       "pid": 412,
+                     *       "startedAt": "2026-01-02T03:04:05.123Z",
+                     *       "restarted": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CommandStarted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            502: components["responses"]["BadGateway"];
+            504: components["responses"]["GatewayTimeout"];
+            507: components["responses"]["InsufficientStorage"];
+        };
+    };
+    getCommand: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id for this request, echoed back and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The session id, chosen by the caller; scoped to the caller's tenant and principal. Calls that put work or data in a session create it; every other call on an unknown session is 404 naming it */
+                id: components["parameters"]["SessionId"];
+                /** @description A background command's id, as POST .../commands with background: true answered it */
+                commandId: components["parameters"]["CommandId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The command's status, or its stream */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "commandId": "cmd-0123abcd-mhx2k1c0-00ff00ff",
+                     *       "pid": 412,
+                     *       "cmd": "python3 -m http.server 8000",
+                     *       "cwd": "/home/user",
+                     *       "startedAt": "2026-01-02T03:04:05.123Z",
+                     *       "running": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CommandInfo"];
+                    /**
+                     * @example {
+                     *       "type": "stdout",
+                     *       "text": "Serving HTTP on 0.0.0.0 port 8000\n"
+                     *     }
+                     */
+                    "application/x-ndjson": components["schemas"]["CommandStreamLine"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            502: components["responses"]["BadGateway"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    killCommand: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id for this request, echoed back and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The session id, chosen by the caller; scoped to the caller's tenant and principal. Calls that put work or data in a session create it; every other call on an unknown session is 404 naming it */
+                id: components["parameters"]["SessionId"];
+                /** @description A background command's id, as POST .../commands with background: true answered it */
+                commandId: components["parameters"]["CommandId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Killed */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["Internal"];
             502: components["responses"]["BadGateway"];
             504: components["responses"]["GatewayTimeout"];
