@@ -165,6 +165,8 @@ func TestMisuse(t *testing.T) {
 		{[]string{"exec"}, "no code given"},
 		{[]string{"exec", "--nosuch", "1"}, "flag provided but not defined: -nosuch"},
 		{[]string{"exec", "--timeout", "soon", "1"}, `invalid value "soon" for flag -timeout`},
+		{[]string{"exec", "--once", "--session", "s", "1"}, "--session and --once do not go together"},
+		{[]string{"exec", "--template", "base", "1"}, "--template goes with --once"},
 		{[]string{"runs", "get"}, "get takes one run id"},
 		{[]string{"runs", "cancel", "r1"}, `unknown subcommand "cancel"`},
 		{[]string{"status", "extra"}, `unexpected argument "extra"`},
@@ -249,7 +251,9 @@ func TestUnreachable(t *testing.T) {
 		}
 	}
 	code, _, stderr := cli(t, "http://no-such-host.invalid:8080", "sessions")
-	if code != 1 || !strings.Contains(stderr, "cannot reach sessionbox at http://no-such-host.invalid:8080: no such host") {
+	// The resolver says the name does not exist, or cannot be asked at all.
+	if code != 1 || !strings.Contains(stderr, "cannot reach sessionbox at http://no-such-host.invalid:8080: ") ||
+		!strings.Contains(stderr, "no-such-host.invalid") || !strings.Contains(stderr, "set SESSIONBOX_URL") {
 		t.Errorf("unknown host: exit %d stderr %q", code, stderr)
 	}
 }

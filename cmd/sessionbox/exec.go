@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -33,6 +34,9 @@ func runExec(ctx context.Context, args []string, getenv func(string) string) err
 	execCtx := fl.String("context", "", "run in the interpreter context `ID` (sessionbox contexts create) instead of the default one")
 	args, err := fl.parse(args)
 	if err != nil {
+		return err
+	}
+	if err := execFlagsAgree(fl, *once); err != nil {
 		return err
 	}
 	code, err := joinArgs(fl, args, os.Stdin)
@@ -76,6 +80,22 @@ func runExec(ctx context.Context, args []string, getenv func(string) string) err
 		return err
 	}
 	return execOutcome(res)
+}
+
+// execFlagsAgree refuses flags that do not go together: --once runs in no
+// session, and only --once picks a template.
+func execFlagsAgree(fl *flags, once bool) error {
+	given := map[string]bool{}
+	fl.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	for _, name := range []string{"session", "context"} {
+		if once && given[name] {
+			return fl.misuse("--%s and --once do not go together: --once runs in a sandbox of its own", name)
+		}
+	}
+	if !once && given["template"] {
+		return fl.misuse("--template goes with --once; a session's template is set by `sessionbox start --template`")
+	}
+	return nil
 }
 
 // printExecSummary prints what the stream did not: the main result's text

@@ -93,8 +93,10 @@ func (e *UnreachableError) Reason() string {
 	switch {
 	case errors.Is(e.Err, syscall.ECONNREFUSED):
 		return "connection refused"
-	case errors.As(e.Err, &dns):
+	case errors.As(e.Err, &dns) && dns.IsNotFound:
 		return "no such host " + dns.Name
+	case errors.As(e.Err, &dns):
+		return "cannot resolve " + dns.Name + ": " + dns.Err
 	case errors.Is(e.Err, context.DeadlineExceeded) || errors.Is(e.Err, syscall.ETIMEDOUT):
 		return "timed out connecting"
 	case errors.Is(e.Err, syscall.ENETUNREACH) || errors.Is(e.Err, syscall.EHOSTUNREACH):
