@@ -193,11 +193,12 @@ func TestMisuse(t *testing.T) {
 func TestFlagsAfterArguments(t *testing.T) {
 	done := `{"type":"done","summary":{"success":true,"durationMs":1,"truncated":false,"restarted":false,"kernelRestarted":false,"timedOut":false}}` + "\n"
 	api := newAPIFake(t, map[string]http.HandlerFunc{
-		"POST /v1/sessions/x/execute/stream":       reply(200, done),
-		"GET /v1/sessions/x/files":                 reply(200, `{"entries":[]}`),
-		"DELETE /v1/sessions/a":                    reply(204, ""),
-		"DELETE /v1/sessions/b":                    reply(204, ""),
-		"POST /v1/sessions/x/install":              reply(200, `{"success":true,"exitCode":0,"stdout":"","stderr":"","durationMs":5,"truncated":false,"restarted":false}`),
+		"POST /v1/sessions/x/execute/stream": reply(200, done),
+		"GET /v1/sessions/x/files":           reply(200, `{"entries":[]}`),
+		"DELETE /v1/sessions/a":              reply(204, ""),
+		"DELETE /v1/sessions/b":              reply(204, ""),
+		"POST /v1/sessions/x/install/stream": reply(200, `{"type":"stdout","text":"Collecting pandas\n"}`+"\n"+
+			`{"type":"done","summary":{"success":true,"exitCode":0,"durationMs":5,"truncated":false,"restarted":false}}`+"\n"),
 		"POST /v1/sessions/default/execute/stream": reply(200, done),
 	})
 	cases := []struct {
@@ -211,7 +212,7 @@ func TestFlagsAfterArguments(t *testing.T) {
 		{[]string{"exec", "a", "--session", "x", "b"}, "POST /v1/sessions/x/execute/stream", `"code":"a b"`, false},
 		{[]string{"exec", "--", "-1 + 3", "--session", "x"}, "POST /v1/sessions/default/execute/stream", `"code":"-1 + 3 --session x"`, false},
 		{[]string{"files", "ls", "data", "--session", "x", "--json"}, "GET /v1/sessions/x/files?depth=1&path=data", "", true},
-		{[]string{"install", "pandas", "--session", "x", "numpy>=2"}, "POST /v1/sessions/x/install", `"packages":["pandas","numpy\u003e=2"]`, false},
+		{[]string{"install", "pandas", "--session", "x", "numpy>=2"}, "POST /v1/sessions/x/install/stream", `"packages":["pandas","numpy\u003e=2"]`, false},
 		{[]string{"rm", "a", "--json", "b"}, "DELETE /v1/sessions/b", "", true},
 	}
 	for _, tc := range cases {

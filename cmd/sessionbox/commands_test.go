@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -261,4 +262,37 @@ func TestExecFromStdin(t *testing.T) {
 	if got := api.last(t).body; code != 0 || stdout != "2\n" || !strings.Contains(got, `"code":"import sys\nprint(1)\n"`) {
 		t.Fatalf("exit %d stdout %q stderr %q; sent %s", code, stdout, stderr, got)
 	}
+}
+
+// TestInstallStreams: install prints pip's output on stderr as it comes
+// and what was installed on stdout; pip failing exits 1 with its code.
+func TestInstallStreams(t *testing.T) {
+	line := func(typ, text string) string { return `{"type":"` + typ + `","text":"` + text + `"}` + "\n" }
+	done := func(ok bool, code int) string {
+		return `{"type":"done","summary":{"success":` + map[bool]string{true: "true", false: "false"}[ok] +
+			`,"exitCode":` + strconv.Itoa(code) + `,"durationMs":1500,"truncated":false,"restarted":false}}` + "\n"
+	}
+	api := newAPIFake(t, map[string]http.HandlerFunc{
+		"POST /v1/sessions/default/install/stream": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/x-ndjson")
+			if strings.Contains(r.URL.RawQuery+readBody(r), "nosuchpkg") {
+				_, _ = io.WriteString(w, line("stderr", "ERROR: No matching distribution found for nosuchpkg\\n")+done(false, 1))
+				return
+			}
+			_, _ = io.WriteString(w, line("stdout", "Collecting tiny\\n")+line("stdout", "Successfully installed tiny-1.0\\n")+done(true, 0))
+		},
+	})
+	code, stdout, stderr := cli(t, api.srv.URL, "install", "tiny")
+	if code != 0 || stdout != "installed tiny in 1.5s\n" || stderr != "Collecting tiny\nSuccessfully installed tiny-1.0\n" {
+		t.Fatalf("install tiny: exit %d stdout %q stderr %q", code, stdout, stderr)
+	}
+	code, stdout, stderr = cli(t, api.srv.URL, "install", "nosuchpkg")
+	if code != 1 || stdout != "" || !strings.Contains(stderr, "No matching distribution found for nosuchpkg\n") || !strings.Contains(stderr, "pip exited 1") {
+		t.Fatalf("install nosuchpkg: exit %d stdout %q stderr %q", code, stdout, stderr)
+	}
+}
+
+func readBody(r *http.Request) string {
+	b, _ := io.ReadAll(r.Body)
+	return string(b)
 }

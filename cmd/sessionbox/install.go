@@ -11,8 +11,8 @@ import (
 
 func runInstall(ctx context.Context, args []string, getenv func(string) string) error {
 	fl := newFlags(usage{name: "install", synopsis: []string{"[--session ID] [--index-url URL] PACKAGE..."},
-		about: "pip-installs packages (names with optional version specifiers, e.g. 'pandas>=2') into the session's sandbox.\n" +
-			"Exits 1 when pip failed, printing its output.", api: true})
+		about: "pip-installs packages (names with optional version specifiers, e.g. 'pandas>=2') into the session's sandbox,\n" +
+			"streaming pip's output to stderr. Exits 1 when pip failed.", api: true})
 	o := fl.apiFlags(true)
 	index := fl.String("index-url", "", "a package index `URL` to use instead of PyPI")
 	args, err := fl.parse(args)
@@ -26,15 +26,21 @@ func runInstall(ctx context.Context, args []string, getenv func(string) string) 
 	if err != nil {
 		return err
 	}
-	res, err := c.Install(ctx, o.session, args, *index)
+	var res *session.InstallResult
+	if o.json {
+		res, err = c.Install(ctx, o.session, args, *index)
+	} else {
+		// pip's output streams to stderr as it comes; stdout says what
+		// was installed.
+		res, err = c.InstallStream(ctx, o.session, args, *index, func(e session.Event) {
+			fmt.Fprint(os.Stderr, e.Stdout, e.Stderr)
+		})
+	}
 	if err != nil {
 		return err
 	}
 	view := installView{res.Success, res.ExitCode, res.Stdout, res.Stderr, res.DurationMs, res.Truncated, res.Restarted, res.Restored}
 	err = o.print(view, func() error {
-		if !res.Success {
-			fmt.Fprint(os.Stderr, res.Stdout, res.Stderr)
-		}
 		if res.Restarted {
 			fmt.Fprintln(os.Stderr, "note: the session's sandbox was gone and a fresh one was started; earlier variables are lost")
 		}
