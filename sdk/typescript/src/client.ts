@@ -4,6 +4,13 @@ import { readNDJSON } from "./ndjson.js";
 import { sleep, type RetryOptions } from "./retry.js";
 import type {
   CheckpointInfo,
+  CommandInfo,
+  CommandList,
+  CommandOutputLine,
+  CommandRequest,
+  CommandResult,
+  CommandStarted,
+  CommandStreamLine,
   CodeContext,
   ContextList,
   ContextRequest,
@@ -323,6 +330,51 @@ export class Sessionbox {
   /** Has the service fetch URLs into the sandbox. */
   uploadUrls(sessionId: string, req: UploadUrlsRequest, options?: CallOptions): Promise<UploadUrlsResult> {
     return this.http.json({ method: "POST", path: `${sid(sessionId)}/files/upload-urls`, json: req, idempotent: false, options });
+  }
+
+  // Shell commands.
+
+  /** Runs a shell command (`bash -l -c`) in the session's sandbox and returns how it ended. Never retried. */
+  runCommand(sessionId: string, req: Omit<CommandRequest, "background">, options?: CallOptions): Promise<CommandResult> {
+    return this.result({ method: "POST", path: `${sid(sessionId)}/commands`, json: { ...req, background: false }, idempotent: false, options });
+  }
+
+  /** runCommand with its output as it arrives, as executeStream; `done` carries the CommandSummary. */
+  runCommandStream(sessionId: string, req: Omit<CommandRequest, "background">, options?: CallOptions): AsyncGenerator<CommandOutputLine, void, undefined> {
+    return this.stream<CommandStreamLine>({ method: "POST", path: `${sid(sessionId)}/commands`, json: { ...req, background: false }, idempotent: false, options });
+  }
+
+  /** Starts a shell command in the background and returns its id at once; read it with getCommand or attachCommand. */
+  startCommand(sessionId: string, req: Omit<CommandRequest, "background">, options?: CallOptions): Promise<CommandStarted> {
+    return this.http.json({ method: "POST", path: `${sid(sessionId)}/commands`, json: { ...req, background: true }, idempotent: false, options });
+  }
+
+  /** The background commands running in the session's sandbox. */
+  listCommands(sessionId: string, options?: CallOptions): Promise<CommandList> {
+    return this.http.json({ method: "GET", path: `${sid(sessionId)}/commands`, idempotent: true, options });
+  }
+
+  /**
+   * A background command's status: running, or ended with its exit and the
+   * output nobody had read. Not retried: output is delivered once.
+   */
+  getCommand(sessionId: string, commandId: string, options?: CallOptions): Promise<CommandInfo> {
+    return this.http.json({ method: "GET", path: `${sid(sessionId)}/commands/${encodeURIComponent(commandId)}`, idempotent: false, options });
+  }
+
+  /** Reattaches to a background command: the output nobody read, live output, then `done`. */
+  attachCommand(sessionId: string, commandId: string, options?: CallOptions): AsyncGenerator<CommandOutputLine, void, undefined> {
+    return this.stream<CommandStreamLine>({ method: "GET", path: `${sid(sessionId)}/commands/${encodeURIComponent(commandId)}`, idempotent: false, options });
+  }
+
+  /** Kills a background command's process group. */
+  async killCommand(sessionId: string, commandId: string, options?: CallOptions): Promise<void> {
+    await this.discard({
+      method: "POST",
+      path: `${sid(sessionId)}/commands/${encodeURIComponent(commandId)}/kill`,
+      idempotent: false,
+      options,
+    });
   }
 
   // Contexts.

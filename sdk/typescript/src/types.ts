@@ -38,15 +38,21 @@ export type ExecuteStreamLine = Schemas["ExecuteStreamLine"];
 /** A line of an install's application/x-ndjson stream, as the document declares it. */
 export type InstallStreamLine = Schemas["InstallStreamLine"];
 /** Any line of an application/x-ndjson stream. */
-export type StreamLine = ExecuteStreamLine | InstallStreamLine;
+export type StreamLine = ExecuteStreamLine | InstallStreamLine | CommandStreamLine;
 /** The last line of a call that failed midway; the SDK throws it as a SessionboxError. */
 export type FailureLine = Schemas["FailureLine"];
 /** The lines executeStream and executeOnceStream yield: all but the failure line, which they throw. */
 export type ExecuteOutputLine = Exclude<ExecuteStreamLine, FailureLine>;
 /** The lines installStream yields: all but the failure line, which it throws. */
 export type InstallOutputLine = Exclude<InstallStreamLine, FailureLine>;
+/** A line of a shell command's stream. */
+export type CommandStreamLine = Schemas["CommandStreamLine"];
+/** The lines runCommandStream and attachCommand yield: all but the failure line, which they throw. */
+export type CommandOutputLine = Exclude<CommandStreamLine, FailureLine>;
+/** A command's outcome without its output, as a command stream's done line carries it. */
+export type CommandSummary = Schemas["CommandSummary"];
 /** Any line a stream method yields. */
-export type OutputLine = ExecuteOutputLine | InstallOutputLine;
+export type OutputLine = ExecuteOutputLine | InstallOutputLine | CommandOutputLine;
 /** One entry of a directory listing, or the file a write produced. */
 export type FileEntry = Schemas["FileEntry"];
 /** A directory listing. */
@@ -77,3 +83,13 @@ export type ContextList = Schemas["ContextList"];
 export type SandboxMetrics = Schemas["SandboxMetrics"];
 /** One sample of a sandbox's resource use. */
 export type SandboxMetric = Schemas["SandboxMetric"];
+/** The body of runCommand and startCommand. */
+export type CommandRequest = Schemas["CommandRequest"];
+/** How a command ended: a non-zero exit or a timeout is a result, not an error. */
+export type CommandResult = Schemas["CommandResult"];
+/** A background command just started. */
+export type CommandStarted = Schemas["CommandStarted"];
+/** A background command: running, or ended with its result. */
+export type CommandInfo = Schemas["CommandInfo"];
+/** The background commands of a session. */
+export type CommandList = Schemas["CommandList"];

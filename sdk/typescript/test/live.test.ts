@@ -6,7 +6,7 @@ import { Readable } from "node:stream";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { Sessionbox, SessionboxError, type ExecuteOutputLine, type UploadProgress } from "@sessionbox/sdk";
+import { Sessionbox, SessionboxError, type CommandOutputLine, type ExecuteOutputLine, type UploadProgress } from "@sessionbox/sdk";
 import { chromiumPath, runPage } from "./browser.js";
 import { sessionId, startApi, type Api } from "./harness.js";
 
@@ -233,6 +233,49 @@ describe("sessions and runs", () => {
   it("executeOnce runs without a session", async () => {
     const res = await sb.executeOnce({ code: "6 * 7" });
     assert.equal(res.results[0]?.text, "42");
+  });
+});
+
+describe("commands", () => {
+  it("runCommand returns the exit and output; a non-zero exit is a result", async () => {
+    const res = await sb.runCommand(sid, { cmd: "echo hi; echo oops >&2; exit 3" });
+    assert.deepEqual([res.exitCode, res.stdout, res.stderr, res.timedOut], [3, "hi\n", "oops\n", false]);
+  });
+
+  it("runCommandStream yields output in order, then done with the result", async () => {
+    const lines: CommandOutputLine[] = [];
+    for await (const l of sb.runCommandStream(sid, { cmd: "for i in 1 2 3; do echo $i; sleep 0.05; done" })) lines.push(l);
+    const kinds = lines.map((l) => l.type).filter((t) => t !== "keepalive");
+    assert.equal(kinds[0], "start");
+    let out = "";
+    for (const l of lines) if (l.type === "stdout") out += l.text;
+    assert.equal(out, "1\n2\n3\n");
+    const done = lines.at(-1);
+    assert.ok(done?.type === "done");
+    assert.equal(done.summary.exitCode, 0);
+  });
+
+  it("startCommand, listCommands, attachCommand and killCommand", async () => {
+    const bg = await sb.startCommand(sid, { cmd: "echo a; sleep 1; echo b" });
+    assert.ok(bg.pid > 0);
+    let out = "";
+    let last: CommandOutputLine | undefined;
+    for await (const l of sb.attachCommand(sid, bg.commandId)) {
+      if (l.type === "stdout") out += l.text;
+      last = l;
+    }
+    // "b" comes a second after the attach; whether "a", printed before it, is
+    // replayed is the server's matter, so only the live part is held here.
+    assert.ok(out.endsWith("b\n") && "a\nb\n".endsWith(out), JSON.stringify(out));
+    assert.ok(last?.type === "done" && last.summary.exitCode === 0);
+
+    const long = await sb.startCommand(sid, { cmd: "sleep 60" });
+    assert.ok((await sb.listCommands(sid)).commands.some((c) => c.commandId === long.commandId && c.running));
+    await sb.killCommand(sid, long.commandId);
+    const info = await sb.getCommand(sid, long.commandId).catch((e: unknown) => e);
+    // Killed: ended with a signal's exit, or already forgotten by the sandbox (404 saying so).
+    if (info instanceof SessionboxError) assert.equal(info.status, 404);
+    else assert.ok(info && typeof info === "object" && "running" in info);
   });
 });
 
