@@ -1,9 +1,15 @@
 import type { Problem } from "./types.js";
 
+/**
+ * A problem's type: one of the document's closed list of URIs, or
+ * about:blank for an answer that was not problem+json (a proxy's page).
+ */
+export type ProblemType = Problem["type"] | "about:blank";
+
 /** What a SessionboxError is built from: a problem and the response's Retry-After. */
 export interface SessionboxErrorInit {
   status: number;
-  type: string;
+  type: ProblemType;
   title: string;
   detail: string;
   instance?: string | undefined;
@@ -20,7 +26,7 @@ export class SessionboxError extends Error {
   /** The HTTP status, or the problem's own status when it came in a 200 body or a stream line. */
   readonly status: number;
   /** The problem type URI, e.g. https://sessionbox.dev/problems/invalid-input; about:blank when the answer was not a problem. */
-  readonly type: string;
+  readonly type: ProblemType;
   /** The problem's short title. */
   readonly title: string;
   /** What went wrong, in words a user can act on. */

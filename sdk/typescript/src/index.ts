@@ -12,7 +12,7 @@
 export { Sessionbox } from "./client.js";
 export type { ListFilesOptions, ListSessionsOptions, SessionboxOptions, SubmitRunOptions, WaitForRunOptions } from "./client.js";
 export { SessionboxError, parseRetryAfter } from "./errors.js";
-export type { SessionboxErrorInit } from "./errors.js";
+export type { ProblemType, SessionboxErrorInit } from "./errors.js";
 export type { CallOptions } from "./http.js";
 export { readLines, readNDJSON } from "./ndjson.js";
 export type { RetryEvent, RetryOptions } from "./retry.js";
