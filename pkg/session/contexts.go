@@ -173,7 +173,7 @@ func (m *Manager) checkContext(ctx context.Context, key Key, id string) error {
 	if err != nil {
 		return fmt.Errorf("read session %q: %w", key.SessionID, err)
 	}
-	v, ok := m.view(s, m.clock.Now())
+	v, ok := m.recorded(s)
 	if !ok {
 		return contextNotFound(key, id)
 	}
@@ -256,11 +256,28 @@ func (m *Manager) readSession(ctx context.Context, key Key) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read session %q: %w", key.SessionID, err)
 	}
-	v, ok := m.view(s, m.clock.Now())
+	v, ok := m.recorded(s)
 	if !ok {
 		return nil, unknownSession(key)
 	}
 	return v, nil
+}
+
+// recorded is the record as the next call would find it: false when it
+// reads as gone, and without its sandbox once past its lifetime (the next
+// call replaces it). A passed idle deadline alone changes nothing: until
+// the reaper acts, the next call uses the sandbox.
+func (m *Manager) recorded(s *Session) (*Session, bool) {
+	now := m.clock.Now()
+	if _, ok := m.view(s, now); !ok {
+		return nil, false
+	}
+	if sandboxHeld(s) && expiredLifetime(s, now) {
+		c := *s
+		c.State = StateStopped
+		return &c, true
+	}
+	return s, true
 }
 
 func findContext(s *Session, id string) *CodeContext {
@@ -277,7 +294,7 @@ func isLive(s *Session, c *CodeContext) bool {
 	return sandboxHeld(s) && c.SandboxID == s.SandboxID
 }
 
-// sandboxHeld reports whether s (as m.view shows it) has a sandbox.
+// sandboxHeld reports whether s (as m.recorded shows it) has a sandbox.
 func sandboxHeld(s *Session) bool {
 	switch s.State {
 	case StateRunning, StatePaused, StatePausing:

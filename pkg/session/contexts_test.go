@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // fakeContext is one interpreter context of a fake sandbox.
@@ -350,4 +351,35 @@ func TestContextRecordBounded(t *testing.T) {
 	wantKind(t, "the newest stale context", err, ErrGone, "replaced at")
 	_, err = r.m.Execute(ctx, testKey, ExecRequest{Code: "x", Context: all[0]}, nil)
 	wantKind(t, "a pruned context", err, ErrNotFound, "not found")
+}
+
+// TestContextPastDeadlines: past its idle deadline, before the reaper acts,
+// a session still uses its sandbox, so its contexts work and are listed;
+// past its lifetime the next call replaces the sandbox, so they are gone.
+func TestContextPastDeadlines(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, Config{IdleTimeout: time.Minute, Lifetime: time.Hour})
+	ctx := t.Context()
+	r.contextExec()
+	c, err := r.m.CreateContext(ctx, testKey, ContextRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.clock.Advance(2 * time.Minute)
+	if list, err := r.m.ListContexts(ctx, testKey); err != nil || len(list) != 1 {
+		t.Fatalf("list past the idle deadline = %+v, %v", list, err)
+	}
+	if _, err := r.m.Execute(ctx, testKey, ExecRequest{Code: "x", Context: c.ID}, nil); err != nil {
+		t.Fatalf("execute past the idle deadline: %v", err)
+	}
+	r.clock.Advance(time.Hour)
+	if list, err := r.m.ListContexts(ctx, testKey); err != nil || len(list) != 0 {
+		t.Fatalf("list past the lifetime = %+v, %v", list, err)
+	}
+	creates := r.sbx.count("Create")
+	_, err = r.m.Execute(ctx, testKey, ExecRequest{Code: "x", Context: c.ID}, nil)
+	wantKind(t, "execute past the lifetime", err, ErrGone, "is gone")
+	if n := r.sbx.count("Create") - creates; n != 0 {
+		t.Fatalf("a gone context started %d sandboxes", n)
+	}
 }
