@@ -230,9 +230,23 @@ describe("sessions and runs", () => {
     await sb.deleteSession(own);
   });
 
-  it("executeOnce runs without a session", async () => {
+  it("executeOnce runs without a session, whole or streamed", async () => {
     const res = await sb.executeOnce({ code: "6 * 7" });
     assert.equal(res.results[0]?.text, "42");
+    const kinds: string[] = [];
+    for await (const l of sb.executeOnceStream({ code: "print('x')\n2" })) kinds.push(l.type);
+    assert.deepEqual(kinds.filter((k) => k !== "keepalive"), ["start", "stdout", "result", "done"]);
+  });
+
+  it("installStream throws the refusal of a bad spec before any line", async () => {
+    const lines: string[] = [];
+    await assert.rejects(
+      (async () => {
+        for await (const l of sb.installStream(sid, { packages: ["--index-url=http://evil"] })) lines.push(l.type);
+      })(),
+      (e: unknown) => e instanceof SessionboxError && e.status === 400 && e.type === "https://sessionbox.dev/problems/invalid-input",
+    );
+    assert.deepEqual(lines, []);
   });
 });
 
