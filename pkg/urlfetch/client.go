@@ -67,9 +67,11 @@ func newClient(o Options) *http.Client {
 		Control:  guard.Control,
 	}
 	tr := &http.Transport{
-		Proxy:                  nil,
-		DialContext:            dialer.DialContext,
-		TLSClientConfig:        o.TLS,
+		Proxy:       nil,
+		DialContext: dialer.DialContext,
+		// net/http adds its protocols to the config it is given: a copy,
+		// so fetchers built from one Options never share it.
+		TLSClientConfig:        o.TLS.Clone(),
 		TLSHandshakeTimeout:    o.ConnectTimeout,
 		ResponseHeaderTimeout:  o.HeaderTimeout,
 		MaxConnsPerHost:        o.MaxConnsPerHost,
