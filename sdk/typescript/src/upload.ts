@@ -180,6 +180,9 @@ async function putFetch(ticket: UploadTicket, data: UploadData, total: number, o
 /** Browsers: XMLHttpRequest, for upload progress over HTTP/1.1 with a fixed length, as presigned URLs need. */
 async function putXHR(ticket: UploadTicket, data: UploadData, total: number, opts: UploadOptions): Promise<Response> {
   const body = rereadable(data) ? (data as Blob | ArrayBuffer | ArrayBufferView) : await new Response(progressBody(data, total, undefined, {})).blob();
+  opts.onProgress?.({ loaded: 0, total });
+  // The callback may have aborted: an XHR aborted before send cannot be sent.
+  opts.signal?.throwIfAborted();
   return new Promise<Response>((resolve, reject) => {
     const xhr = new XMLHttpRequest();
     xhr.open(ticket.method, ticket.uploadUrl);
@@ -206,7 +209,6 @@ async function putXHR(ticket: UploadTicket, data: UploadData, total: number, opt
       settle();
       reject(opts.signal?.reason ?? new DOMException("The upload was aborted", "AbortError"));
     };
-    opts.onProgress?.({ loaded: 0, total });
     xhr.send(body as XMLHttpRequestBodyInit);
   });
 }

@@ -179,6 +179,26 @@ describe("files", () => {
     assert.equal(await sb.readTextFile(sid, "up/blob.json"), '{"a":1}');
   });
 
+  it("uploadFile aborted midway leaves no file", async () => {
+    const ac = new AbortController();
+    const big = new Uint8Array(2 * 1024 * 1024);
+    let at = 0;
+    await assert.rejects(
+      sb.uploadFile(sid, "up/aborted.bin", big, {
+        signal: ac.signal,
+        onProgress: (p) => {
+          if (p.loaded > 0 && at === 0) {
+            at = p.loaded;
+            ac.abort();
+          }
+        },
+      }),
+      (e: Error) => e.name === "AbortError",
+    );
+    assert.ok(at > 0 && at < big.length, `aborted after ${at} of ${big.length} bytes`);
+    await assert.rejects(sb.readFile(sid, "up/aborted.bin"), (e: unknown) => e instanceof SessionboxError && e.status === 404);
+  });
+
   it("uploadFile refuses a stream that is not the size it announced", async () => {
     await assert.rejects(sb.uploadFile(sid, "up/short.bin", Readable.from([Buffer.from("abc")]), { size: 10 }), /held 3 bytes, not the 10/);
     await assert.rejects(sb.uploadFile(sid, "up/none.bin", Readable.from([Buffer.from("abc")])), /needs options.size/);
@@ -342,5 +362,6 @@ describe("in a browser", () => {
     assert.equal(r.streamText, "from a stream");
     assert.deepEqual(r.badInput, { typed: true, status: 400, type: "https://sessionbox.dev/problems/invalid-input" });
     assert.equal(r.abort, "AbortError");
+    assert.equal(r.uploadAbort, "AbortError");
   });
 });
