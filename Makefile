@@ -9,7 +9,7 @@ FUNCTIONS := start stop status execute files install fetch mcp runs reaper autho
 ADDR     ?= 127.0.0.1:8080
 DATA_DIR ?= .data
 
-.PHONY: all setup run runtime test test-go test-conformance test-sdk test-infra test-cloud build bench lint proto synth deploy diff clean
+.PHONY: all setup run runtime test test-go test-conformance test-contract test-sdk test-infra test-cloud build bench lint proto synth deploy diff clean
 
 all: build
 
@@ -24,14 +24,20 @@ run: setup
 runtime: setup
 	$(GO) run ./cmd/sessionbox runtime --data-dir $(DATA_DIR)/runtime
 
-## test: lint, then every test: Go (with -race), the SDK conformance suite, the TypeScript SDK, the CDK stack
-test: setup lint test-go test-conformance test-sdk test-infra
+## test: lint, then every test: Go (with -race), the SDK conformance suite, the OpenAPI contract, the TypeScript SDK, the CDK stack
+test: setup lint test-go test-conformance test-contract test-sdk test-infra
 
 test-go:
 	$(GO) test -race -count=1 -timeout 30m ./...
 
 test-conformance:
 	@if [ -x scripts/conformance/run.sh ]; then scripts/conformance/run.sh; fi
+
+## test-contract: the OpenAPI document linted (@redocly/cli, recommended rules, no
+## warnings) and generated into TypeScript by openapi-typescript and @hey-api/openapi-ts,
+## whose output must type-check (sdk/typescript/test/contract)
+test-contract:
+	scripts/contract/check.sh
 
 ## test-sdk: the TypeScript SDK (sdk/typescript) built and tested with node's test runner,
 ## against SESSIONBOX_URL/SESSIONBOX_API_KEY when both are set, else against a serve it starts
