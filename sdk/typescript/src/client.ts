@@ -183,8 +183,9 @@ export class Sessionbox {
    * Runs Python in the session's kernel and yields its output as it happens:
    * `start`, `stdout`/`stderr` chunks, `result`s, an `error` with the
    * exception when the code raised, `keepalive`s (ignore them), then `done`
-   * with the summary (the output is not repeated in it). A call that fails, before or during the stream, throws
-   * SessionboxError. Breaking out of the loop or aborting closes the stream.
+   * with the summary (the output is not repeated in it). A call that fails,
+   * before or during the stream, throws SessionboxError, as does a stream cut
+   * before `done`. Breaking out of the loop or aborting closes the stream.
    */
   executeStream(sessionId: string, req: ExecuteRequest, options?: CallOptions): AsyncGenerator<ExecuteOutputLine, void, undefined> {
     return this.stream<ExecuteStreamLine>({ method: "POST", path: `${sid(sessionId)}/execute/stream`, json: req, idempotent: false, options });
@@ -417,14 +418,28 @@ export class Sessionbox {
     return body as T;
   }
 
+  /**
+   * A call's NDJSON lines. Every stream ends with done or failure; one that
+   * stops before either (a proxy closing it cleanly, a server gone) is an
+   * error too, so a loop never mistakes a cut stream for a finished call.
+   */
   private async *stream<L extends StreamLine>(req: Request): AsyncGenerator<Exclude<L, FailureLine>, void, undefined> {
     const res = await this.http.send({ ...req, accept: "application/x-ndjson" });
-    if (!res.body) return;
-    for await (const line of readNDJSON<L>(res.body)) {
-      if (isFailure(line)) throw SessionboxError.fromProblem(line.problem);
-      // isFailure ruled out the one line that is not an output line.
-      yield line as Exclude<L, FailureLine>;
+    if (res.body) {
+      for await (const line of readNDJSON<L>(res.body)) {
+        if (isFailure(line)) throw SessionboxError.fromProblem(line.problem);
+        // isFailure ruled out the one line that is not an output line.
+        yield line as Exclude<L, FailureLine>;
+        if (line.type === "done") return;
+      }
     }
+    throw new SessionboxError({
+      status: 502,
+      type: "about:blank",
+      title: "Incomplete stream",
+      detail: "the stream ended before its done line: the call's outcome is unknown",
+      requestId: res.headers.get("X-Request-Id") ?? undefined,
+    });
   }
 
   private async discard(req: Request): Promise<void> {

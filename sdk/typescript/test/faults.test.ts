@@ -138,6 +138,21 @@ describe("errors", () => {
     assert.deepEqual(got, ["start", "stdout"]);
   });
 
+  it("throws when a stream ends before its done line", async () => {
+    const { sb } = await serve((_, res) => {
+      res.writeHead(200, { "Content-Type": "application/x-ndjson", "X-Request-Id": "cut-1" });
+      res.end('{"type":"start"}\n{"type":"stdout","text":"a\\n"}\n');
+    });
+    const got: string[] = [];
+    await assert.rejects(
+      (async () => {
+        for await (const l of sb.executeStream("s", { code: "1" })) got.push(l.type);
+      })(),
+      (e: unknown) => e instanceof SessionboxError && e.title === "Incomplete stream" && e.requestId === "cut-1",
+    );
+    assert.deepEqual(got, ["start", "stdout"]);
+  });
+
   it("parses Retry-After as seconds or an HTTP date", () => {
     assert.equal(parseRetryAfter("120"), 120);
     assert.equal(parseRetryAfter("Wed, 21 Oct 2015 07:28:00 GMT", Date.parse("Wed, 21 Oct 2015 07:27:30 GMT")), 30);
