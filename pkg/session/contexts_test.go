@@ -383,3 +383,56 @@ func TestContextPastDeadlines(t *testing.T) {
 		t.Fatalf("a gone context started %d sandboxes", n)
 	}
 }
+
+// TestContextRecordWriteFails: a context the store could not record is
+// removed from the sandbox again, so none runs unknown to the session, and
+// the failure is not the caller's.
+func TestContextRecordWriteFails(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, Config{})
+	ctx := t.Context()
+	s := r.mustStart(t, ctx, testKey, StartOptions{})
+	r.store.fail = func(op string) error {
+		if op == "UpdateSession" {
+			return fmt.Errorf("dynamodb: %w", ErrUnavailable)
+		}
+		return nil
+	}
+	_, err := r.m.CreateContext(ctx, testKey, ContextRequest{})
+	if !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("create with a failing store: %v", err)
+	}
+	if got := r.sbx.contextIDs(s.SandboxID); len(got) != 0 {
+		t.Fatalf("the sandbox kept unrecorded contexts %v", got)
+	}
+	if n := r.sbx.count("RemoveContext"); n != 1 {
+		t.Fatalf("%d removals, want 1", n)
+	}
+}
+
+// TestContextSandboxReplacedDuringCreate: when another call replaces the
+// session's sandbox while a context is being created in the old one, the
+// create says the context is gone and removes it, and the record names no
+// context of the new sandbox that it does not have.
+func TestContextSandboxReplacedDuringCreate(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, Config{})
+	ctx := t.Context()
+	old := r.mustStart(t, ctx, testKey, StartOptions{})
+	r.sbx.fail = func(op, id string) error {
+		if op == "CreateContext" {
+			s := r.store.session(testKey)
+			s.SandboxID, s.Version = "sbx-other", s.Version+1
+			r.store.put(s)
+		}
+		return nil
+	}
+	_, err := r.m.CreateContext(ctx, testKey, ContextRequest{})
+	wantKind(t, "create across a replacement", err, ErrGone, "replaced or stopped while it was being created")
+	if got := r.sbx.contextIDs(old.SandboxID); len(got) != 0 {
+		t.Fatalf("the old sandbox kept contexts %v", got)
+	}
+	if s := r.store.session(testKey); len(s.Contexts) != 0 {
+		t.Fatalf("the record names contexts %+v", s.Contexts)
+	}
+}
