@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -323,5 +324,38 @@ func TestFilesGetLeavesNoFile(t *testing.T) {
 		if strings.HasSuffix(e.Name(), ".part") {
 			t.Errorf("a temporary file was left behind: %s", e.Name())
 		}
+	}
+}
+
+// TestFilesGetInterrupted: a download cancelled midway (Ctrl-C cancels the
+// command's context) leaves no file, not even its temporary one.
+func TestFilesGetInterrupted(t *testing.T) {
+	sent := make(chan struct{})
+	api := newAPIFake(t, map[string]http.HandlerFunc{
+		"GET /v1/sessions/default/files/content": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", "10000000")
+			_, _ = w.Write(make([]byte, 1<<20))
+			w.(http.Flusher).Flush()
+			close(sent)
+			<-r.Context().Done()
+		},
+	})
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-sent
+		cancel()
+	}()
+	env := map[string]string{"SESSIONBOX_URL": api.srv.URL, "SESSIONBOX_API_KEY": "sbx_cli_test_0123456789"}
+	var err error
+	_, _ = captureOutput(t, func() {
+		err = runFiles(ctx, []string{"get", "big.bin", filepath.Join(dir, "big.bin")}, func(k string) string { return env[k] })
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want the cancellation", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("an interrupted get left %v", entries)
 	}
 }
