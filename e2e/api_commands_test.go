@@ -318,7 +318,7 @@ func TestEndToEndCommands(t *testing.T) {
 			t.Fatal(err)
 		}
 		resp, body := s.req(s.alice, "GET", base+"/"+started.CommandID, nil)
-		if p := s.problem(http.StatusNotFound, resp, body); !strings.Contains(fmt.Sprint(p["detail"]), "has no sandbox now") {
+		if p := s.problem(http.StatusGone, resp, body); !strings.Contains(fmt.Sprint(p["detail"]), "has no sandbox now") {
 			t.Fatalf("status with the sandbox gone: %v", p)
 		}
 		// The next command gets a fresh sandbox and says so.
@@ -328,7 +328,7 @@ func TestEndToEndCommands(t *testing.T) {
 		}
 		for _, c := range []struct{ method, path string }{{"GET", base + "/" + started.CommandID}, {"POST", base + "/" + started.CommandID + "/kill"}} {
 			resp, body := s.req(s.alice, c.method, c.path, nil)
-			if p := s.problem(http.StatusNotFound, resp, body); !strings.Contains(fmt.Sprint(p["detail"]), "has since been replaced") {
+			if p := s.problem(http.StatusGone, resp, body); !strings.Contains(fmt.Sprint(p["detail"]), "has since been replaced") {
 				t.Fatalf("%s %s: %v", c.method, c.path, p)
 			}
 		}

@@ -47,15 +47,21 @@ var operations = map[string]any{
 	"deleteContext":     (*client.Client).DeleteContext,
 	"resetContext":      (*client.Client).ResetContext,
 	"sandboxMetrics":    (*client.Client).Metrics,
+	"runCommand":        (*client.Client).RunCommand,
+	"listCommands":      (*client.Client).Commands,
+	"getCommand":        (*client.Client).CommandStatus,
+	"killCommand":       (*client.Client).KillCommand,
 }
 
 // composites are methods built from the operations above rather than one
 // operation each.
 var composites = []string{
-	"Upload",       // writeFile, or uploadUrl + PUT + importFile
-	"Download",     // OpenDownload into a writer
-	"OpenDownload", // readFile, or downloadUrl + GET on a 413
-	"WaitRun",      // getRun until the run is done
+	"Upload",        // writeFile, or uploadUrl + PUT + importFile
+	"Download",      // OpenDownload into a writer
+	"OpenDownload",  // readFile, or downloadUrl + GET on a 413
+	"WaitRun",       // getRun until the run is done
+	"StartCommand",  // runCommand with background: true
+	"AttachCommand", // getCommand as an NDJSON stream
 }
 
 // methodName is the name of a method expression such as

@@ -375,7 +375,7 @@ func (m *Manager) onCommand(ctx context.Context, key Key, commandID string, op f
 		return errors.Is(err, ErrSandboxGone), err
 	})
 	if errors.Is(err, errNoSandbox) {
-		return &Error{Kind: ErrNotFound, Err: err, Detail: fmt.Sprintf(
+		return &Error{Kind: ErrGone, Detail: fmt.Sprintf(
 			"session %q has no sandbox now: the sandbox command %q ran in is gone, and the command with it", key.SessionID, truncateForDetail(commandID))}
 	}
 	return err
@@ -386,7 +386,7 @@ func unknownCommand(key Key, commandID string) error {
 }
 
 func replacedCommand(key Key, commandID string) error {
-	return &Error{Kind: ErrNotFound, Detail: fmt.Sprintf(
+	return &Error{Kind: ErrGone, Detail: fmt.Sprintf(
 		"command %q did not run in session %q's current sandbox: the sandbox it ran in has since been replaced, and its process and output went with it", commandID, key.SessionID)}
 }
 

@@ -169,9 +169,8 @@ func TestBackgroundCommands(t *testing.T) {
 		t.Fatalf("kill of an ended command: %v", err)
 	}
 
-	for _, id := range []string{"nope", "cmd-00000000-1-00000000"} {
-		_, err := r.m.AttachCommand(ctx, testKey, id, nil)
-		if !errors.Is(err, ErrNotFound) {
+	for id, kind := range map[string]error{"nope": ErrNotFound, "cmd-00000000-1-00000000": ErrGone} {
+		if _, err := r.m.AttachCommand(ctx, testKey, id, nil); !errors.Is(err, kind) {
 			t.Fatalf("%s: %v", id, err)
 		}
 	}
@@ -182,7 +181,7 @@ func TestBackgroundCommands(t *testing.T) {
 	// The sandbox replaced: the old id says so.
 	s, _ := r.m.Status(ctx, testKey)
 	r.sbx.vanish(s.SandboxID)
-	if _, err := r.m.CommandStatus(ctx, testKey, started.CommandID); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "has no sandbox now") {
+	if _, err := r.m.CommandStatus(ctx, testKey, started.CommandID); !errors.Is(err, ErrGone) || !strings.Contains(err.Error(), "has no sandbox now") {
 		t.Fatalf("status with the sandbox gone: %v", err)
 	}
 	if _, err := r.m.RunCommand(ctx, testKey, CommandRequest{Cmd: "echo again"}, nil); err != nil {
@@ -193,7 +192,7 @@ func TestBackgroundCommands(t *testing.T) {
 		"attach": func() error { _, err := r.m.AttachCommand(ctx, testKey, started.CommandID, nil); return err },
 		"kill":   func() error { return r.m.KillCommand(ctx, testKey, started.CommandID) },
 	} {
-		if err := call(); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "has since been replaced") {
+		if err := call(); !errors.Is(err, ErrGone) || !strings.Contains(err.Error(), "has since been replaced") {
 			t.Errorf("%s after replacement: %v", name, err)
 		}
 	}

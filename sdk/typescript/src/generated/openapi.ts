@@ -549,7 +549,7 @@ export interface paths {
         };
         /**
          * A background command's status, or its output
-         * @description In JSON, the command's status at once: running, or ended with its exit code and the output nobody had read, while the sandbox remembers it. With `Accept: application/x-ndjson` it reattaches: the output printed while nobody was attached (up to the sandbox's buffer), then live output, then `done` with a CommandSummary once it ends; one reattachment streams at most 15 minutes, then ends with a failure line, and may be made again. Output is delivered once: a later reattachment gets what came after. An unknown id is 404 naming it; an id from a sandbox the session has replaced since is 404 saying so. It never starts a sandbox.
+         * @description In JSON, the command's status at once: running, or ended with its exit code and the output nobody had read, while the sandbox remembers it. With `Accept: application/x-ndjson` it reattaches: the output printed while nobody was attached (up to the sandbox's buffer), then live output, then `done` with a CommandSummary once it ends; one reattachment streams at most 15 minutes, then ends with a failure line, and may be made again. Output is delivered once: a later reattachment gets what came after. An unknown id is 404 naming it; an id from a sandbox that is gone or that the session has replaced since is 410 saying so. It never starts a sandbox.
          */
         get: operations["getCommand"];
         put?: never;
@@ -571,7 +571,7 @@ export interface paths {
         put?: never;
         /**
          * Kill a background command
-         * @description Sends SIGKILL to the command's process group. No body (or `{}`). A command that is not running (ended, unknown, or from a replaced sandbox) is 404 saying which. It never starts a sandbox.
+         * @description Sends SIGKILL to the command's process group. No body (or `{}`). A command that is not running (ended or unknown) is 404 saying so; one from a sandbox that is gone or replaced since is 410. It never starts a sandbox.
          */
         post: operations["killCommand"];
         delete?: never;
@@ -724,7 +724,7 @@ export interface components {
             restored?: components["schemas"]["RestoreInfo"];
         };
         CommandStarted: {
-            /** @description The command's id for GET, reattach and kill: it names the sandbox it runs in, so after the sandbox is replaced it answers 404 saying so */
+            /** @description The command's id for GET, reattach and kill: it names the sandbox it runs in, so after the sandbox is replaced it answers 410 saying so */
             commandId: string;
             /** @description The process id inside the sandbox */
             pid: number;
@@ -3040,6 +3040,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             406: components["responses"]["NotAcceptable"];
+            410: components["responses"]["Gone"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["Internal"];
             502: components["responses"]["BadGateway"];
@@ -3075,6 +3076,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            410: components["responses"]["Gone"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
