@@ -4,7 +4,8 @@
 // test` (scripts/contract/check.sh) generates build/openapi.d.ts and
 // type-checks this file; a document that generates awkward types (a
 // response with two media types, a defaulted field made required, closed
-// rich objects, two stream lines sharing a type) fails it.
+// rich objects, two stream lines sharing a type) fails it. e2e's
+// TestContractGeneratedClient runs it against a local stack.
 import createClient from "openapi-fetch";
 import type { components, paths } from "./build/openapi.js";
 
