@@ -230,7 +230,54 @@ func (m *Manager) reconcileTenants(ctx context.Context, live []SandboxInfo, now 
 		}
 		f, e := m.reconcileSlots(ctx, tenant, slots, live, now)
 		freed += f
-		errs += e
+		errs += e + m.adoptUnslotted(ctx, tenant, slots, live)
 	}
 	return freed, errs
+}
+
+// adoptUnslotted gives a slot to each sandbox in live whose session's
+// record is running or paused with it but names no slot: one started
+// before the cap moved into the table. The slot is taken whatever the cap
+// (the sandbox exists), then named in the record; a record that changed
+// meanwhile gets its slot back. Sessions with a slot cost nothing here.
+func (m *Manager) adoptUnslotted(ctx context.Context, tenant string, slots []Slot, live []SandboxInfo) (errs int) {
+	held := map[[2]string]bool{}
+	for _, s := range slots {
+		held[[2]string{s.Principal, s.SessionID}] = true
+	}
+	for _, sb := range live {
+		key := Key{Tenant: tenant, Principal: sb.Metadata[MetaPrincipal], SessionID: sb.Metadata[MetaSession]}
+		if sb.Metadata[MetaTenant] != tenant || sb.Metadata[MetaOnce] != "" || held[[2]string{key.Principal, key.SessionID}] || validateKey(key) != nil {
+			continue
+		}
+		s, err := m.store.GetSession(ctx, key)
+		if errors.Is(err, ErrNotFound) {
+			continue // an orphan: the sweep's
+		} else if err != nil {
+			m.log.WarnContext(ctx, "read session of an unslotted sandbox", "sandbox", sb.ID, "err", err)
+			errs++
+			continue
+		}
+		if s.Slot != "" || s.SandboxID != sb.ID || s.State != StateRunning && s.State != StatePaused {
+			continue
+		}
+		slot := m.newSlot(key.Principal, key.SessionID)
+		if _, err := m.store.TakeSlot(ctx, tenant, slot, SlotLimits{Tenant: MaxSlotsPerTenant, Principal: MaxSlotsPerTenant}); err != nil {
+			m.log.WarnContext(ctx, "adopt an unslotted sandbox", "sandbox", sb.ID, "err", err)
+			errs++
+			continue
+		}
+		s.Slot = slot.String()
+		if err := m.store.UpdateSession(ctx, s); err != nil {
+			// Changed meanwhile (or the write failed): the record does not
+			// name the slot, so nobody else gives it back.
+			m.giveBackSlot(ctx, tenant, slot.String())
+			if !errors.Is(err, ErrConflict) {
+				errs++
+			}
+			continue
+		}
+		m.log.InfoContext(ctx, "gave an unslotted sandbox a slot", "sandbox", sb.ID, "session", key.SessionID)
+	}
+	return errs
 }

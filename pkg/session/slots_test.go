@@ -411,3 +411,59 @@ func TestOverlappedStartRefusedByCap(t *testing.T) {
 		t.Fatalf("second start: %v, %d creates", err, r.sbx.count("Create")-creates)
 	}
 }
+
+// TestReaperAdoptsUnslottedSandboxes: sandboxes of sessions started before
+// the cap moved into the table (their records name no slot) get one at the
+// reaper's next tick, even past the cap, and count from then on; a stop
+// gives it back as any other.
+func TestReaperAdoptsUnslottedSandboxes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRig(t, Config{MaxLiveSandboxesPerTenant: 1})
+	legacy := func(id string) Key {
+		k := Key{Tenant: "acme", Principal: "alice", SessionID: id}
+		r.mustStart(t, ctx, k, StartOptions{})
+		s := r.store.session(k)
+		slot, err := ParseSlot(s.Slot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.store.ReleaseSlot(ctx, "acme", slot); err != nil {
+			t.Fatal(err)
+		}
+		s.Slot = ""
+		r.store.put(s)
+		return k
+	}
+	a, b := legacy("old-a"), legacy("old-b")
+	if n := r.store.heldSlots("acme"); n != 0 {
+		t.Fatalf("%d slots before the tick", n)
+	}
+	if rep, err := r.m.Reap(ctx); err != nil || rep.Errors != 0 {
+		t.Fatalf("reap %+v %v", rep, err)
+	}
+	if n := r.store.heldSlots("acme"); n != 2 {
+		t.Fatalf("%d slots after the tick, want both sandboxes', past the cap of 1", n)
+	}
+	for _, k := range []Key{a, b} {
+		if r.store.session(k).Slot == "" {
+			t.Fatalf("record of %s names no slot", k.SessionID)
+		}
+	}
+	if _, err := r.m.Start(ctx, testKey, StartOptions{}); !errors.Is(err, ErrLimit) {
+		t.Fatalf("a start past the adopted slots: %v, want ErrLimit", err)
+	}
+	// A second tick changes nothing.
+	if rep, err := r.m.Reap(ctx); err != nil || rep != (ReapReport{}) || r.store.heldSlots("acme") != 2 {
+		t.Fatalf("second tick: %+v %v, %d slots", rep, err, r.store.heldSlots("acme"))
+	}
+	for _, k := range []Key{a, b} {
+		if _, err := r.m.Stop(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := r.store.heldSlots("acme"); n != 0 {
+		t.Fatalf("%d slots after both stopped", n)
+	}
+	r.mustStart(t, ctx, testKey, StartOptions{})
+}
