@@ -201,6 +201,16 @@ func TestSaveImages(t *testing.T) {
 func TestProgressBar(t *testing.T) {
 	api := newAPIFake(t, map[string]http.HandlerFunc{
 		"PUT /v1/sessions/default/files/content": reply(200, entryJSON),
+		"GET /v1/sessions/default/files/content": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", strconv.Itoa(progressMin+1))
+			if r.URL.Query().Get("path") == "cut.bin" {
+				// Half, then the connection ends.
+				_, _ = w.Write(make([]byte, progressMin/2))
+				w.(http.Flusher).Flush()
+				panic(http.ErrAbortHandler)
+			}
+			_, _ = w.Write(make([]byte, progressMin+1))
+		},
 	})
 	dir := t.TempDir()
 	big, small := filepath.Join(dir, "big.bin"), filepath.Join(dir, "small.bin")
@@ -223,6 +233,16 @@ func TestProgressBar(t *testing.T) {
 		if bar := strings.Contains(stderr, "100%") && strings.Contains(stderr, "put big.bin"); code != 0 || bar != tc.bar {
 			t.Errorf("put %s (terminal %v): exit %d, bar %v, want %v; stderr %q", filepath.Base(tc.file), tc.terminal, code, bar, tc.bar, stderr)
 		}
+	}
+	stderrIsTerminal = func() bool { return true }
+	code, _, stderr := cli(t, api.srv.URL, "files", "get", "big.bin", filepath.Join(dir, "got.bin"))
+	if code != 0 || !strings.Contains(stderr, "get big.bin") || !strings.Contains(stderr, "100%") {
+		t.Errorf("get big.bin: exit %d stderr %q, want a full bar", code, stderr)
+	}
+	// A download that fails leaves its bar where it stopped.
+	code, _, stderr = cli(t, api.srv.URL, "files", "get", "cut.bin", filepath.Join(dir, "cut.bin"))
+	if code != 1 || !strings.Contains(stderr, "get cut.bin") || strings.Contains(stderr, "100%") {
+		t.Errorf("get cut.bin: exit %d stderr %q, want a bar short of 100%%", code, stderr)
 	}
 }
 

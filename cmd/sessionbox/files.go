@@ -92,7 +92,7 @@ func putFile(ctx context.Context, c *client.Client, o *apiFlags, local, remote s
 	}
 	bar := progress(st.Size(), "put "+filepath.Base(local))
 	e, err := c.Upload(ctx, o.session, remote, countReader(f, bar), st.Size())
-	finish(bar)
+	finish(bar, err)
 	if err != nil {
 		return err
 	}
@@ -112,20 +112,22 @@ func getFile(ctx context.Context, c *client.Client, o *apiFlags, remote, local s
 		return err
 	}
 	defer body.Close()
+	if local != "-" {
+		if st, err := os.Stat(local); err == nil && st.IsDir() {
+			local = filepath.Join(local, path.Base(remote))
+		}
+	}
 	bar := progress(size, "get "+path.Base(remote))
-	defer finish(bar)
 	if local == "-" {
 		_, err := io.Copy(countWriter(os.Stdout, bar), body)
+		finish(bar, err)
 		return err
 	}
-	if st, err := os.Stat(local); err == nil && st.IsDir() {
-		local = filepath.Join(local, path.Base(remote))
-	}
 	n, err := writeAtomically(local, countReader(body, bar), size)
+	finish(bar, err)
 	if err != nil {
 		return err
 	}
-	finish(bar)
 	out := struct {
 		Path      string `json:"path"`
 		SizeBytes int64  `json:"sizeBytes"`

@@ -42,9 +42,14 @@ func countWriter(w io.Writer, bar *progressbar.ProgressBar) io.Writer {
 	return io.MultiWriter(w, bar)
 }
 
-// finish completes a bar, if there is one.
-func finish(bar *progressbar.ProgressBar) {
-	if bar != nil {
+// finish completes a bar, if there is one: filled when the transfer
+// succeeded, left where it stopped when it failed.
+func finish(bar *progressbar.ProgressBar, err error) {
+	switch {
+	case bar == nil:
+	case err == nil:
 		_ = bar.Finish()
+	default:
+		_ = bar.Exit()
 	}
 }

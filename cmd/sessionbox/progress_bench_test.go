@@ -52,7 +52,7 @@ func BenchmarkDownloadProgress(b *testing.B) {
 					b.Fatal(err)
 				}
 				_ = resp.Body.Close()
-				finish(bar)
+				finish(bar, nil)
 				times = append(times, time.Since(start))
 			}
 			slices.Sort(times)
