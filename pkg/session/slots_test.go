@@ -157,20 +157,33 @@ func TestSlotGivenBackWhenStartFails(t *testing.T) {
 		}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			r := newRig(t, Config{MaxLiveSandboxesPerTenant: 1})
-			tt.fault(r)
-			if _, err := r.m.Start(ctx, testKey, StartOptions{}); err == nil {
-				t.Fatal("start succeeded despite the fault")
-			}
-			r.sbx.fail, r.store.fail = nil, nil
-			if n := r.store.heldSlots("acme"); n != 0 || len(r.sbx.live()) != 0 {
-				t.Fatalf("%d slots held, live %v after a failed start", n, r.sbx.live())
-			}
-			// The whole cap (one) is free again.
-			r.mustStart(t, ctx, Key{Tenant: "acme", Principal: "alice", SessionID: "next"}, StartOptions{})
-		})
+		// Cap 1: the slot is taken before the create. Cap 10, after a
+		// start that saw it nearly empty: during the create.
+		for _, limit := range []int{1, 10} {
+			t.Run(fmt.Sprintf("%s, cap %d", tt.name, limit), func(t *testing.T) {
+				t.Parallel()
+				r := newRig(t, Config{MaxLiveSandboxesPerTenant: limit})
+				if limit > 1 {
+					other := Key{Tenant: "acme", Principal: "alice", SessionID: "other"}
+					r.mustStart(t, ctx, other, StartOptions{})
+					if _, err := r.m.Stop(ctx, other); err != nil {
+						t.Fatal(err)
+					}
+				}
+				tt.fault(r)
+				if _, err := r.m.Start(ctx, testKey, StartOptions{}); err == nil {
+					t.Fatal("start succeeded despite the fault")
+				}
+				r.sbx.fail, r.store.fail = nil, nil
+				if n := r.store.heldSlots("acme"); n != 0 || len(r.sbx.live()) != 0 {
+					t.Fatalf("%d slots held, live %v after a failed start", n, r.sbx.live())
+				}
+				// The whole cap is free again.
+				for i := range limit {
+					r.mustStart(t, ctx, Key{Tenant: "acme", Principal: "alice", SessionID: fmt.Sprint("next-", i)}, StartOptions{})
+				}
+			})
+		}
 	}
 }
 
