@@ -27,6 +27,7 @@ func clientCommands() []command {
 		{name: "rm", summary: "delete sessions, their sandboxes and their workspaces", run: withEnv(runRemove)},
 		{name: "metrics", summary: "show the CPU, memory and disk use of a session's sandbox", run: withEnv(runMetrics)},
 		{name: "contexts", summary: "create, list, reset or delete a session's interpreter contexts", run: withEnv(runContexts)},
+		{name: "cmd", summary: "run shell commands in a session's sandbox, in the foreground or the background", run: withEnv(runCmd)},
 	}
 }
 

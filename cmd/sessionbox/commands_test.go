@@ -47,6 +47,9 @@ func TestJSONEverywhere(t *testing.T) {
 		"GET /v1/sessions/s1/contexts":           reply(200, `{"contexts":[]}`),
 		"POST /v1/sessions/s1/contexts/c1/reset": reply(204, ""),
 		"DELETE /v1/sessions/s1/contexts/c1":     reply(204, ""),
+		"POST /v1/sessions/s1/commands":          reply(200, `{"exitCode":0,"stdout":"hi\n","stderr":"","durationMs":3,"truncated":false,"timedOut":false,"restarted":false}`),
+		"GET /v1/sessions/s1/commands":           reply(200, `{"commands":[]}`),
+		"POST /v1/sessions/s1/commands/c1/kill":  reply(204, ""),
 		"GET /v1/sessions/s1/sandbox/metrics": reply(200, `{"timestamp":"2026-11-26T09:00:00Z","cpuCount":2,"cpuUsedPct":12.5,`+
 			`"memUsedBytes":1048576,"memTotalBytes":4194304,"diskUsedBytes":1,"diskTotalBytes":2,"samples":[]}`),
 	})
@@ -79,6 +82,9 @@ func TestJSONEverywhere(t *testing.T) {
 		{[]string{"contexts", "reset", "c1"}, "reset"},
 		{[]string{"contexts", "rm", "c1"}, "deleted"},
 		{[]string{"metrics"}, "cpuUsedPct"},
+		{[]string{"cmd", "run", "echo", "hi"}, "exitCode"},
+		{[]string{"cmd", "ls"}, "commands"},
+		{[]string{"cmd", "kill", "c1"}, "killed"},
 	}
 	covered := map[string]bool{}
 	for _, tc := range cases {
