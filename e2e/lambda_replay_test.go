@@ -283,6 +283,20 @@ func apiReplays() []apiReplay {
 				t.Fatalf("last line: %v", last)
 			}
 		}},
+		{"execute/execute-stream.json", func(t *testing.T, a answer) {
+			// The stream operation streams without an Accept header.
+			a.ok(t, http.StatusOK)
+			if ct := a.header.Get("Content-Type"); ct != "application/x-ndjson" {
+				t.Fatalf("content type %q", ct)
+			}
+			lines := ndjsonLines(t, a.body)
+			if len(lines) < 3 || lines[0]["type"] != "start" || lines[1]["text"] != "streamed\n" {
+				t.Fatalf("stream: %s", a.body)
+			}
+			if last := lines[len(lines)-1]; last["type"] != "done" {
+				t.Fatalf("last line: %v", last)
+			}
+		}},
 		{"mcp/tools-call.json", func(t *testing.T, a answer) {
 			a.ok(t, http.StatusOK)
 			// One server-sent event holds the JSON-RPC answer: the tool
