@@ -173,12 +173,6 @@ func newNDJSONStream(w http.ResponseWriter) *ndjsonStream {
 	return &ndjsonStream{w: w, rc: http.NewResponseController(w)}
 }
 
-func (st *ndjsonStream) send(line streamLine) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	st.sendLocked(line)
-}
-
 // sendOutputLocked sends a line of output and notes what it carried.
 func (st *ndjsonStream) sendOutputLocked(line streamLine) {
 	switch line.Type {
