@@ -135,6 +135,9 @@ func mcpClientBackend(t *testing.T, s *stack) {
 	if res := callTool(t, cs, "execute_python", map[string]any{"code": "via = 'client'\nprint('ok')"}); res.IsError || !strings.Contains(toolText(res), "ok") {
 		t.Fatalf("execute: %q", toolText(res))
 	}
+	if res := callTool(t, cs, "run_command", map[string]any{"cmd": "echo $((6 * 7))"}); res.IsError || !strings.Contains(toolText(res), "42") {
+		t.Fatalf("run_command: %q", toolText(res))
+	}
 	if res := callTool(t, cs, "write_file", map[string]any{"path": "c/x.txt", "content": "from the client"}); res.IsError {
 		t.Fatalf("write: %q", toolText(res))
 	}
@@ -179,7 +182,7 @@ func mcpTools(t *testing.T, s *stack) {
 			t.Errorf("tool %s lacks a description or an input schema", tool.Name)
 		}
 	}
-	want := "execute_python install_packages list_files read_file write_file upload_files_from_urls reset_kernel"
+	want := "execute_python install_packages list_files read_file write_file upload_files_from_urls run_command reset_kernel"
 	if got := strings.Join(names, " "); !sameWords(got, want) {
 		t.Fatalf("tools %q, want %q", got, want)
 	}
@@ -221,6 +224,7 @@ func mcpTools(t *testing.T, s *stack) {
 		t.Fatalf("timeout: isError %v, text %q", res.IsError, toolText(res))
 	}
 
+	mcpCommand(t, cs)
 	mcpArtifact(t, s, cs)
 	mcpFiles(t, cs)
 	mcpInstall(t, cs)
@@ -231,6 +235,35 @@ func mcpTools(t *testing.T, s *stack) {
 	}
 	if res := callTool(t, cs, "execute_python", map[string]any{"code": "x"}); !res.IsError || !strings.Contains(toolText(res), "NameError") {
 		t.Fatalf("x after reset: %q", toolText(res))
+	}
+}
+
+// mcpCommand: run_command answers exit code, stdout and stderr in words
+// and as structured content; a non-zero exit is a result, a timeout an
+// error result with the output before it.
+func mcpCommand(t *testing.T, cs *mcp.ClientSession) {
+	res := callTool(t, cs, "run_command", map[string]any{"cmd": "mkdir -p sh && cd sh && pwd && echo oops >&2 && exit 5"})
+	text := toolText(res)
+	if res.IsError || !strings.Contains(text, "exit code 5") || !strings.Contains(text, "[stdout]\n/home/user/sh") || !strings.Contains(text, "[stderr]\noops") {
+		t.Fatalf("run_command: isError %v, text %q", res.IsError, text)
+	}
+	var sc struct {
+		ExitCode int    `json:"exitCode"`
+		Stdout   string `json:"stdout"`
+	}
+	raw, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(raw, &sc); err != nil || sc.ExitCode != 5 || sc.Stdout != "/home/user/sh\n" {
+		t.Fatalf("run_command structured content %s", raw)
+	}
+	if res := callTool(t, cs, "run_command", map[string]any{"cmd": "pwd", "cwd": "sh"}); res.IsError || !strings.Contains(toolText(res), "/home/user/sh") {
+		t.Fatalf("run_command cwd: %q", toolText(res))
+	}
+	res = callTool(t, cs, "run_command", map[string]any{"cmd": "echo started; sleep 30", "timeoutSecs": 1})
+	if text := toolText(res); !res.IsError || !strings.Contains(text, "did not finish within its time limit") || !strings.Contains(text, "started") {
+		t.Fatalf("run_command timeout: isError %v, text %q", res.IsError, text)
+	}
+	if res := callTool(t, cs, "run_command", map[string]any{"cmd": ""}); !res.IsError || !strings.Contains(toolText(res), "cmd is empty") {
+		t.Fatalf("run_command empty: %q", toolText(res))
 	}
 }
 

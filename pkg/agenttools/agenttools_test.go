@@ -41,6 +41,9 @@ func (f *fakeBackend) WriteFile(context.Context, string, string, []byte) (sessio
 func (f *fakeBackend) UploadURLs(context.Context, string, []string, string) (*session.URLUploadResult, error) {
 	return nil, errUnused
 }
+func (f *fakeBackend) RunCommand(context.Context, string, session.CommandRequest, func(session.Event)) (*session.CommandResult, error) {
+	return nil, errUnused
+}
 
 func TestSeedTools(t *testing.T) {
 	t.Parallel()

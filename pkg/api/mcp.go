@@ -82,6 +82,11 @@ func (b *startSignal) Install(ctx context.Context, id string, req session.Instal
 	return b.Backend.Install(ctx, id, req)
 }
 
+func (b *startSignal) RunCommand(ctx context.Context, id string, req session.CommandRequest, onEvent func(session.Event)) (*session.CommandResult, error) {
+	b.signal()
+	return b.Backend.RunCommand(ctx, id, req, onEvent)
+}
+
 func (b *startSignal) UploadURLs(ctx context.Context, id string, urls []string, destDir string) (*session.URLUploadResult, error) {
 	b.signal()
 	return b.Backend.UploadURLs(ctx, id, urls, destDir)

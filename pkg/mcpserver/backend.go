@@ -26,6 +26,9 @@ type Backend interface {
 	// UploadURLs has the service fetch each URL into destDir of the
 	// sandbox ("" for the working directory).
 	UploadURLs(ctx context.Context, sessionID string, urls []string, destDir string) (*session.URLUploadResult, error)
+	// RunCommand runs a shell command to its end; onEvent, when not nil,
+	// gets its output as it happens.
+	RunCommand(ctx context.Context, sessionID string, req session.CommandRequest, onEvent func(session.Event)) (*session.CommandResult, error)
 }
 
 // Manager is the part of *session.Manager a ManagerBackend calls.
@@ -37,6 +40,7 @@ type Manager interface {
 	ReadFile(ctx context.Context, key session.Key, path string) (io.ReadCloser, session.FileEntry, error)
 	WriteFile(ctx context.Context, key session.Key, path string, r io.Reader) (session.FileEntry, error)
 	UploadURLs(ctx context.Context, key session.Key, req session.URLUploadRequest) (*session.URLUploadResult, error)
+	RunCommand(ctx context.Context, key session.Key, req session.CommandRequest, onEvent func(session.Event)) (*session.CommandResult, error)
 }
 
 var _ Manager = (*session.Manager)(nil)
@@ -92,6 +96,11 @@ func (b ManagerBackend) UploadURLs(ctx context.Context, sessionID string, urls [
 	return b.Manager.UploadURLs(ctx, b.key(sessionID), session.URLUploadRequest{URLs: urls, DestDir: destDir})
 }
 
+// RunCommand runs a shell command in the session's sandbox.
+func (b ManagerBackend) RunCommand(ctx context.Context, sessionID string, req session.CommandRequest, onEvent func(session.Event)) (*session.CommandResult, error) {
+	return b.Manager.RunCommand(ctx, b.key(sessionID), req, onEvent)
+}
+
 // ClientBackend serves the tools from a sessionbox API through pkg/client,
 // for an MCP server running beside the agent rather than in the API.
 type ClientBackend struct {
@@ -138,4 +147,11 @@ func (b ClientBackend) WriteFile(ctx context.Context, sessionID, path string, da
 // UploadURLs fetches URLs into the session's sandbox.
 func (b ClientBackend) UploadURLs(ctx context.Context, sessionID string, urls []string, destDir string) (*session.URLUploadResult, error) {
 	return b.Client.UploadURLs(ctx, sessionID, urls, destDir)
+}
+
+// RunCommand runs a shell command in the session's sandbox.
+func (b ClientBackend) RunCommand(ctx context.Context, sessionID string, req session.CommandRequest, onEvent func(session.Event)) (*session.CommandResult, error) {
+	return b.Client.RunCommand(ctx, sessionID, client.CommandRequest{
+		Cmd: req.Cmd, Cwd: req.Cwd, Envs: req.Envs, TimeoutSecs: req.TimeoutSecs, User: req.User,
+	}, onEvent)
 }

@@ -140,3 +140,7 @@ func (unbound) WriteFile(context.Context, string, string, []byte) (session.FileE
 func (unbound) UploadURLs(context.Context, string, []string, string) (*session.URLUploadResult, error) {
 	return nil, errUnbound
 }
+
+func (unbound) RunCommand(context.Context, string, session.CommandRequest, func(session.Event)) (*session.CommandResult, error) {
+	return nil, errUnbound
+}

@@ -1,6 +1,7 @@
 // Package mcpserver is sessionbox's Model Context Protocol server: the tools
 // an agent uses on one sessionbox session (execute_python, install_packages,
-// list_files, read_file, write_file, upload_files_from_urls, reset_kernel),
+// list_files, read_file, write_file, upload_files_from_urls, run_command,
+// reset_kernel),
 // with schemas and results
 // written for a model. The tools run over a Backend, which the API serves
 // from the Manager in process (streamable HTTP at /v1/mcp) and `sessionbox
@@ -133,6 +134,12 @@ func (t *tools) register(s *mcp.Server) {
 		Annotations: &mcp.ToolAnnotations{IdempotentHint: true, OpenWorldHint: ptr(true)},
 	}, t.uploadFromURLs)
 	mcp.AddTool(s, &mcp.Tool{
+		Name:        "run_command",
+		Title:       "Run a shell command",
+		Description: runCommandDescription,
+		Annotations: &mcp.ToolAnnotations{OpenWorldHint: ptr(false)},
+	}, t.runCommand)
+	mcp.AddTool(s, &mcp.Tool{
 		Name:        "reset_kernel",
 		Title:       "Restart the Python kernel",
 		Description: resetDescription,
@@ -161,6 +168,10 @@ const (
 		"(use it when code in the sandbox has no network). Files go to destDir (default /home/user), named as the server " +
 		"names them or after the URL's last path segment. One URL failing does not fail the others: the result lists what " +
 		"landed where and why any URL was refused. Private and loopback addresses are refused."
+	runCommandDescription = "Run a shell command line (bash) in this session's sandbox and return its exit code, stdout and stderr. " +
+		"It shares the files under /home/user (the default working directory) with execute_python, but not its variables. " +
+		"A non-zero exit code is reported, not an error. A command still running after timeoutSecs is killed, and what it printed until then is returned. " +
+		"Use it for shell tools (ls, grep, git, unzip, ...); use install_packages for Python packages."
 	resetDescription = "Restart this session's Python kernel: every variable, import and definition is gone, files are kept. " +
 		"Use it when the kernel is stuck or state must be clean, or to import a package installed after its first import attempt."
 )
@@ -199,6 +210,13 @@ type WriteInput struct {
 type UploadURLsInput struct {
 	URLs    []string `json:"urls" jsonschema:"http(s) URLs of the files to fetch"`
 	DestDir string   `json:"destDir,omitempty" jsonschema:"directory to put the files in; default /home/user"`
+}
+
+// CommandInput is run_command's input.
+type CommandInput struct {
+	Cmd         string `json:"cmd" jsonschema:"the shell command line, run by bash -l -c"`
+	Cwd         string `json:"cwd,omitempty" jsonschema:"working directory, absolute or relative to /home/user (default /home/user)"`
+	TimeoutSecs int    `json:"timeoutSecs,omitempty" jsonschema:"seconds the command may run before it is killed (default 300, at most 900)"`
 }
 
 // ResetInput is reset_kernel's input: nothing.
@@ -275,6 +293,16 @@ func (t *tools) uploadFromURLs(ctx context.Context, _ *mcp.CallToolRequest, in U
 		return t.failure(ctx, "upload_files_from_urls", sid, err), nil, nil
 	}
 	return uploadURLsResult(res), nil, nil
+}
+
+func (t *tools) runCommand(ctx context.Context, req *mcp.CallToolRequest, in CommandInput) (*mcp.CallToolResult, any, error) {
+	ctx, done, b, sid := t.bind(ctx)
+	defer done()
+	res, err := b.RunCommand(ctx, sid, session.CommandRequest{Cmd: in.Cmd, Cwd: in.Cwd, TimeoutSecs: in.TimeoutSecs}, progressOf(ctx, req))
+	if err != nil {
+		return t.failure(ctx, "run_command", sid, err), nil, nil
+	}
+	return commandResult(res, t.opts.MaxOutputBytes), nil, nil
 }
 
 func (t *tools) resetKernel(ctx context.Context, _ *mcp.CallToolRequest, _ ResetInput) (*mcp.CallToolResult, any, error) {

@@ -59,7 +59,7 @@ for (const [name, transport] of Object.entries(transports)) {
     test("lists the tools with schemas", async () => {
       const { tools } = await client.listTools();
       const names = tools.map((t) => t.name).sort();
-      assert.deepEqual(names, ["execute_python", "install_packages", "list_files", "read_file", "reset_kernel", "upload_files_from_urls", "write_file"]);
+      assert.deepEqual(names, ["execute_python", "install_packages", "list_files", "read_file", "reset_kernel", "run_command", "upload_files_from_urls", "write_file"]);
       const exec = tools.find((t) => t.name === "execute_python");
       assert.equal(exec.inputSchema.type, "object");
       assert.deepEqual(exec.inputSchema.required, ["code"]);
@@ -103,6 +103,23 @@ for (const [name, transport] of Object.entries(transports)) {
       assert.equal(res.isError, true);
       assert.match(text(res), /ValueError/);
       assert.match(text(res), /bad value/);
+    });
+
+    test("run_command answers exit code, output and cwd; a timeout is isError", async () => {
+      let res = await call("run_command", { cmd: "mkdir -p js && cd js && pwd && echo warn >&2 && exit 3" });
+      assert.ok(!res.isError, text(res));
+      assert.match(text(res), /exit code 3/);
+      assert.match(text(res), /\/home\/user\/js/);
+      assert.match(text(res), /warn/);
+      assert.equal(res.structuredContent.exitCode, 3);
+      assert.equal(res.structuredContent.stderr, "warn\n");
+      res = await call("run_command", { cmd: "pwd", cwd: "js" });
+      assert.equal(res.structuredContent.stdout, "/home/user/js\n");
+      res = await call("run_command", { cmd: "echo before; sleep 30", timeoutSecs: 1 });
+      assert.equal(res.isError, true);
+      assert.match(text(res), /did not finish within its time limit/);
+      assert.match(text(res), /before/);
+      assert.equal(res.structuredContent.timedOut, true);
     });
 
     test("files round trip", async () => {
@@ -167,7 +184,7 @@ test("LangChain's MCP adapters load the tools and invoke execute_python", async 
   try {
     const tools = await mcp.getTools();
     assert.deepEqual(tools.map((t) => t.name).sort(),
-      ["execute_python", "install_packages", "list_files", "read_file", "reset_kernel", "upload_files_from_urls", "write_file"]);
+      ["execute_python", "install_packages", "list_files", "read_file", "reset_kernel", "run_command", "upload_files_from_urls", "write_file"]);
     const exec = tools.find((t) => t.name === "execute_python");
     await exec.invoke({ code: "y = 6 * 7" });
     const out = await exec.invoke({ code: "print('answer', y)" });
