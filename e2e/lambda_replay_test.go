@@ -249,6 +249,18 @@ func apiReplays() []apiReplay {
 				t.Fatalf("create context: %s", a.body)
 			}
 		}},
+		{"execute/run-command.json", func(t *testing.T, a answer) {
+			a.ok(t, http.StatusOK)
+			if c := a.json(t); c["exitCode"] != float64(3) || c["stdout"] != "hi\n/tmp\n" || c["timedOut"] != false {
+				t.Fatalf("run command: %s", a.body)
+			}
+		}},
+		{"execute/list-commands.json", func(t *testing.T, a answer) {
+			a.ok(t, http.StatusOK)
+			if c, ok := a.json(t)["commands"].([]any); !ok || len(c) != 0 {
+				t.Fatalf("list commands: %s", a.body)
+			}
+		}},
 		{"execute/execute-missing-code.json", func(t *testing.T, a answer) { a.problem(t, http.StatusBadRequest) }},
 		{"execute/execute.json", func(t *testing.T, a answer) {
 			a.ok(t, http.StatusOK)
