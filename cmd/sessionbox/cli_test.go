@@ -119,7 +119,7 @@ func TestHelp(t *testing.T) {
 	cases := []helpCase{
 		{[]string{"--help"}, []string{"usage: sessionbox", "exec", "files", "runs", "status", "SESSIONBOX_URL", "SESSIONBOX_API_KEY"}},
 		{[]string{"-h"}, []string{"usage: sessionbox", "serve"}},
-		{[]string{"help"}, []string{"usage: sessionbox", "install", "reset", "stop", "rm"}},
+		{[]string{"help"}, []string{"usage: sessionbox", "install", "reset", "stop", "rm", "Exit codes: 0 done, 1 failed"}},
 		{[]string{"help", "files"}, []string{"usage: sessionbox files", "put LOCAL", "get REMOTE", "ls [DIR]", "rm PATH", "fetch URL", "--session ID", "SESSIONBOX_URL"}},
 		{[]string{"files", "--help"}, []string{"subcommands:", "put LOCAL", "get REMOTE", "--json", "--dest DIR", "SESSIONBOX_API_KEY"}},
 		{[]string{"files", "put", "--help"}, []string{"usage: sessionbox files"}},

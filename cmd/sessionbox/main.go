@@ -95,6 +95,9 @@ environment (client commands):
   SESSIONBOX_URL      the API's base URL (default `+defaultURL+`; --url wins)
   SESSIONBOX_API_KEY  the API key (`+"`sessionbox serve`"+` prints one)
 
+Exit codes: 0 done, 1 failed (the code raised, the API refused, nothing
+answered), 2 misused.
+
 Run 'sessionbox help COMMAND' or 'sessionbox COMMAND --help' for a command's
 flags and subcommands.
 `)
