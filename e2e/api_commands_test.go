@@ -307,6 +307,40 @@ func TestEndToEndCommands(t *testing.T) {
 		s.problem(http.StatusNotFound, rresp, body)
 	})
 
+	t.Run("a client that hangs up kills its foreground command", func(t *testing.T) {
+		body, _ := json.Marshal(map[string]any{"cmd": "echo started; sleep 600", "timeoutSecs": 600})
+		req, _ := http.NewRequest("POST", s.url+base, strings.NewReader(string(body)))
+		req.Header.Set("Authorization", "Bearer "+s.alice)
+		req.Header.Set("Accept", "application/x-ndjson")
+		ctx, cancel := context.WithCancel(context.Background())
+		resp, err := s.client.Do(req.WithContext(ctx))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(resp.Body)
+		var seen []ndjsonLine
+		if readUntil(t, sc, &seen, stdoutHas("started")) == nil {
+			t.Fatalf("stream: %+v", seen)
+		}
+		// While it runs, it is listed.
+		if list := s.listCommands(sid); len(list) != 1 || list[0].Cmd != "echo started; sleep 600" {
+			t.Fatalf("list while running: %+v", list)
+		}
+		cancel()
+		resp.Body.Close()
+		// The service notices the hang-up and kills the process; wait for
+		// it, without asserting how long it takes.
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+			list := s.listCommands(sid)
+			if len(list) == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("still running a minute after the client hung up: %+v", list)
+			}
+		}
+	})
+
 	t.Run("a sandbox replaced since the command started", func(t *testing.T) {
 		var started struct {
 			CommandID string `json:"commandId"`

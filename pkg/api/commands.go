@@ -1,8 +1,11 @@
 package api
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -108,9 +111,9 @@ func (s *Server) getCommand(w http.ResponseWriter, r *http.Request, id identity)
 	}
 	cid := r.PathValue("commandId")
 	if wantsNDJSON(r) {
-		s.allowLongResponse(w, int(maxCommandAttach.Seconds()))
+		s.allowLongResponse(w, int(s.commandAttach.Seconds()))
 		s.stream(w, r, func(onEvent func(session.Event)) (streamOutcome, error) {
-			res, err := s.mgr.AttachCommand(r.Context(), key, cid, onEvent)
+			res, err := s.attachFor(r.Context(), key, cid, onEvent)
 			return commandOutcome(res), err
 		})
 		return
@@ -121,6 +124,20 @@ func (s *Server) getCommand(w http.ResponseWriter, r *http.Request, id identity)
 		return
 	}
 	writeJSON(w, http.StatusOK, info)
+}
+
+// attachFor follows a command for at most commandAttach, a streamed
+// response's longest life behind API Gateway; a command still running
+// then ends the stream with a failure line saying to attach again.
+func (s *Server) attachFor(ctx context.Context, key session.Key, cid string, onEvent func(session.Event)) (*session.CommandResult, error) {
+	actx, cancel := context.WithTimeout(ctx, s.commandAttach)
+	defer cancel()
+	res, err := s.mgr.AttachCommand(actx, key, cid, onEvent)
+	if err != nil && ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
+		return nil, &session.Error{Kind: session.ErrTimeout, Err: err, Detail: fmt.Sprintf(
+			"command %q still runs after %s attached to it; attach again to follow it", cid, s.commandAttach)}
+	}
+	return res, err
 }
 
 func (s *Server) killCommand(w http.ResponseWriter, r *http.Request, id identity) {

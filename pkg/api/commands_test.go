@@ -3,9 +3,11 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
@@ -55,6 +57,10 @@ func (f *fakeManager) AttachCommand(ctx context.Context, key session.Key, comman
 	if onEvent != nil {
 		onEvent(session.Event{Started: true})
 		onEvent(session.Event{Stdout: "later\n"})
+	}
+	if commandID == "cmd-forever" {
+		<-ctx.Done()
+		return nil, fmt.Errorf("attach: %w", ctx.Err())
 	}
 	return &session.CommandResult{CommandID: commandID, Stdout: "later\n"}, nil
 }
@@ -153,5 +159,20 @@ func TestCommandBadInput(t *testing.T) {
 	checkProblem(t, resp, body, http.StatusUnauthorized)
 	if got := h.fake.called(); len(got) != 0 {
 		t.Fatalf("bad requests reached the Manager: %v", got)
+	}
+}
+
+// TestCommandAttachIsBounded: a reattachment still following its command
+// when its time is up ends with a failure line saying to attach again.
+func TestCommandAttachIsBounded(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.srv.Config.Handler.(*Server).commandAttach = 50 * time.Millisecond
+	resp, body := h.do(call{method: "GET", path: "/v1/sessions/s1/commands/cmd-forever", headers: map[string]string{"Accept": "application/x-ndjson"}})
+	lines := strings.Split(strings.TrimSpace(string(body)), "\n")
+	last := lines[len(lines)-1]
+	if resp.StatusCode != 200 || lines[1] != `{"type":"stdout","text":"later\n"}` || !strings.Contains(last, `"type":"failure"`) ||
+		!strings.Contains(last, `still runs after 50ms attached to it; attach again`) || !strings.Contains(last, "/problems/timeout") {
+		t.Fatalf("%d %q", resp.StatusCode, lines)
 	}
 }

@@ -33,6 +33,8 @@ type Server struct {
 	execTimeout   time.Duration
 	// keepAliveFirst and keepAliveEvery time keepalive lines of streams.
 	keepAliveFirst, keepAliveEvery time.Duration
+	// commandAttach bounds one reattachment to a command's output.
+	commandAttach time.Duration
 
 	// storage, when set, is checked before routes that grow the disk.
 	storage func() error
@@ -95,6 +97,7 @@ func New(mgr Manager, opts ...Option) *Server {
 
 		keepAliveFirst: keepAliveFirst,
 		keepAliveEvery: keepAliveEvery,
+		commandAttach:  maxCommandAttach,
 	}
 	mcpOpts := mcpserver.Options{}
 	// Limits are the Manager's; options may still override them.

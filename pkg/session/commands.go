@@ -239,8 +239,9 @@ func (m *Manager) StartCommand(ctx context.Context, key Key, req CommandRequest)
 	return out, nil
 }
 
-// ListCommands lists the background commands running in the session's
-// sandbox, oldest first. It never starts a sandbox.
+// ListCommands lists the commands started through this API that run in
+// the session's sandbox (background ones, and foreground ones not yet
+// ended), oldest first. It never starts a sandbox.
 func (m *Manager) ListCommands(ctx context.Context, key Key) ([]CommandInfo, error) {
 	if err := validateKey(key); err != nil {
 		return nil, err

@@ -524,8 +524,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Background commands running
-         * @description The background commands running in the session's sandbox, oldest first (the sandbox's own processes are left out). It never starts a sandbox: an unknown session is 404, and a session without a sandbox has none running (an empty list).
+         * Commands running
+         * @description The commands running in the session's sandbox that were started through this API, background ones and foreground ones not yet ended, oldest first (the sandbox's own processes are left out). It never starts a sandbox: an unknown session is 404, and a session without a sandbox has none running (an empty list).
          */
         get: operations["listCommands"];
         put?: never;
