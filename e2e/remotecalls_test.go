@@ -201,6 +201,16 @@ func TestRemoteCallsPerOperation(t *testing.T) {
 	measure("create context", func() { cc = s.createContext("calls", map[string]any{"cwd": "/tmp"}) })
 	measure("execute in a context", func() { s.execIn("calls", cc.ContextID, "1") })
 	measure("sandbox metrics", func() { s.json(s.alice, "GET", "/v1/sessions/calls/sandbox/metrics", nil, nil) })
+	measure("run command", func() { s.command("calls", map[string]any{"cmd": "true"}) })
+	var bg struct {
+		CommandID string `json:"commandId"`
+	}
+	measure("start background command", func() {
+		s.json(s.alice, "POST", "/v1/sessions/calls/commands", map[string]any{"cmd": "sleep 600", "background": true}, &bg)
+	})
+	measure("list commands", func() { s.listCommands("calls") })
+	measure("command status", func() { s.json(s.alice, "GET", "/v1/sessions/calls/commands/"+bg.CommandID, nil, nil) })
+	measure("kill command", func() { s.json(s.alice, "POST", "/v1/sessions/calls/commands/"+bg.CommandID+"/kill", nil, nil) })
 
 	base := "/v1/sessions/calls"
 	measure("write file", func() { s.req(s.alice, "PUT", base+"/files/content?path=data/a.txt", strings.NewReader("hello")) })
