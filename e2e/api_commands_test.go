@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -305,6 +306,29 @@ func TestEndToEndCommands(t *testing.T) {
 		// Another principal's session of the same name is another session.
 		rresp, body = s.req(s.bob, "GET", base+"/"+started.CommandID, nil)
 		s.problem(http.StatusNotFound, rresp, body)
+	})
+
+	t.Run("concurrent commands each get their own output", func(t *testing.T) {
+		// Each waits until all have started, so they run at the same time.
+		const n = 5
+		results := make([]commandResult, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				cmd := fmt.Sprintf("touch here.%d; while [ $(ls here.* | wc -l) -lt %d ]; do sleep 0.05; done; echo out-%d; echo err-%d >&2; exit %d", i, n, i, i, i)
+				body, _ := json.Marshal(map[string]any{"cmd": cmd, "cwd": "/tmp", "timeoutSecs": 60})
+				resp, raw := s.req(s.alice, "POST", base, strings.NewReader(string(body)))
+				if resp.StatusCode != http.StatusOK || json.Unmarshal(raw, &results[i]) != nil {
+					t.Errorf("command %d: %d %s", i, resp.StatusCode, raw)
+				}
+			})
+		}
+		wg.Wait()
+		for i, r := range results {
+			if r.ExitCode != i || r.Stdout != fmt.Sprintf("out-%d\n", i) || r.Stderr != fmt.Sprintf("err-%d\n", i) {
+				t.Errorf("command %d: %+v", i, r)
+			}
+		}
 	})
 
 	t.Run("a client that hangs up kills its foreground command", func(t *testing.T) {
