@@ -29,6 +29,9 @@ func documentedStartLimits(t *testing.T) startLimits {
 	}
 	start, envs := doc.Components.Schemas["StartRequest"].Properties, doc.Components.Schemas["Envs"]
 	meta := start["metadata"]
+	if ref, ok := strings.CutPrefix(meta.Ref, "#/components/schemas/"); ok {
+		meta = doc.Components.Schemas[ref]
+	}
 	return startLimits{
 		envs: envs.MaxProperties, envValue: values(t, envs).MaxLength,
 		meta: meta.MaxProperties, metaValue: values(t, meta).MaxLength,
@@ -41,6 +44,7 @@ func documentedStartLimits(t *testing.T) startLimits {
 
 // schemaNode is the part of a JSON schema the limits are read from.
 type schemaNode struct {
+	Ref                  string                `json:"$ref"`
 	Properties           map[string]schemaNode `json:"properties"`
 	PropertyNames        *schemaNode           `json:"propertyNames"`
 	AdditionalProperties json.RawMessage       `json:"additionalProperties"` // a schema or false
