@@ -7,6 +7,7 @@ package main
 //	o := fl.apiFlags(true)             // --session, --json, --url
 //	args, err := fl.parse(args)        // flags before, between or after arguments
 //	c, err := o.client(getenv)         // SESSIONBOX_URL / SESSIONBOX_API_KEY
+//	c, err := fl.parseClient(args, o, getenv) // both, for a command without arguments
 //	return o.print(v, func() { … })    // the API's JSON with --json, text otherwise
 //
 // Help (-h, --help, `sessionbox help CMD`) goes to stdout and exits 0; a
@@ -22,6 +23,8 @@ import (
 	"reflect"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/sessionbox/sessionbox/pkg/client"
 )
 
 // usage documents one command for its help.
@@ -187,6 +190,19 @@ func (f *flags) noArgs(args []string) error {
 		return f.misuse("unexpected argument %q", args[0])
 	}
 	return nil
+}
+
+// parseClient parses the flags of a client command that takes no
+// arguments, and builds its client.
+func (f *flags) parseClient(args []string, o *apiFlags, getenv func(string) string) (*client.Client, error) {
+	args, err := f.parse(args)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.noArgs(args); err != nil {
+		return nil, err
+	}
+	return o.client(getenv)
 }
 
 // joinArgs is the code of exec and runs submit: the arguments joined by

@@ -16,14 +16,7 @@ func runMetrics(ctx context.Context, args []string, getenv func(string) string) 
 			"lists those of the last 5 minutes too. It starts nothing: a session without a live sandbox is an error.", api: true})
 	o := fl.apiFlags(true)
 	all := fl.Bool("samples", false, "list every sample of the last 5 minutes, oldest first")
-	args, err := fl.parse(args)
-	if err != nil {
-		return err
-	}
-	if err := fl.noArgs(args); err != nil {
-		return err
-	}
-	c, err := o.client(getenv)
+	c, err := fl.parseClient(args, o, getenv)
 	if err != nil {
 		return err
 	}

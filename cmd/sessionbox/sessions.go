@@ -15,14 +15,7 @@ func runSessions(ctx context.Context, args []string, getenv func(string) string)
 	fl := newFlags(usage{name: "sessions", synopsis: []string{"[--json]"},
 		about: "Lists your sessions, newest activity first as the service orders them.", api: true})
 	o := fl.apiFlags(false)
-	args, err := fl.parse(args)
-	if err != nil {
-		return err
-	}
-	if err := fl.noArgs(args); err != nil {
-		return err
-	}
-	c, err := o.client(getenv)
+	c, err := fl.parseClient(args, o, getenv)
 	if err != nil {
 		return err
 	}
@@ -164,14 +157,7 @@ func runStart(ctx context.Context, args []string, getenv func(string) string) er
 // arguments and prints the session.
 func sessionCall(ctx context.Context, fl *flags, o *apiFlags, args []string, getenv func(string) string,
 	call func(*client.Client) (*client.SessionView, error)) error {
-	args, err := fl.parse(args)
-	if err != nil {
-		return err
-	}
-	if err := fl.noArgs(args); err != nil {
-		return err
-	}
-	c, err := o.client(getenv)
+	c, err := fl.parseClient(args, o, getenv)
 	if err != nil {
 		return err
 	}
@@ -186,14 +172,7 @@ func runReset(ctx context.Context, args []string, getenv func(string) string) er
 	fl := newFlags(usage{name: "reset", synopsis: []string{"[--session ID]"},
 		about: "Restarts the session's Python kernel: variables and imports are gone, files and installed packages stay.", api: true})
 	o := fl.apiFlags(true)
-	args, err := fl.parse(args)
-	if err != nil {
-		return err
-	}
-	if err := fl.noArgs(args); err != nil {
-		return err
-	}
-	c, err := o.client(getenv)
+	c, err := fl.parseClient(args, o, getenv)
 	if err != nil {
 		return err
 	}

@@ -9,14 +9,7 @@ func runCheckpoint(ctx context.Context, args []string, getenv func(string) strin
 	fl := newFlags(usage{name: "checkpoint", synopsis: []string{"[--session ID] [--json]"},
 		about: "Saves the session's /home/user to its workspace now; the session needs a live sandbox.", api: true})
 	o := fl.apiFlags(true)
-	args, err := fl.parse(args)
-	if err != nil {
-		return err
-	}
-	if err := fl.noArgs(args); err != nil {
-		return err
-	}
-	c, err := o.client(getenv)
+	c, err := fl.parseClient(args, o, getenv)
 	if err != nil {
 		return err
 	}
