@@ -14,7 +14,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sessionbox/sessionbox/pkg/client"
-	"github.com/sessionbox/sessionbox/pkg/local"
 )
 
 // TestClientOperations: the client methods that map one operation each
@@ -22,22 +21,14 @@ import (
 // start, the presigned upload and download steps one by one, file
 // deletion, background runs, MCP, and typed problems.
 func TestClientOperations(t *testing.T) {
-	key, err := local.NewKey("alice")
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newStack(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	svc, err := local.Start(ctx, local.Config{DataDir: t.TempDir(), Keys: []local.Key{key}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer svc.Close()
-	c := client.New(svc.URL, key.Secret, nil)
+	c := client.New(s.url, s.alice, nil)
 	const sid = "ops"
 
 	t.Run("health and document", func(t *testing.T) {
-		if st, err := client.New(svc.URL, "", nil).Health(ctx); err != nil || st != "ok" {
+		if st, err := client.New(s.url, "", nil).Health(ctx); err != nil || st != "ok" {
 			t.Fatalf("health %q %v", st, err)
 		}
 		doc, err := c.OpenAPI(ctx)

@@ -33,16 +33,23 @@ func TestMCPJSClients(t *testing.T) {
 	if err := os.WriteFile(wheel, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := newStack(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	runNodeTests(t, newStack(t), script, 10*time.Minute, "SESSIONBOX_BIN="+bin, "SESSIONBOX_TEST_WHEEL="+wheel)
+}
+
+// runNodeTests runs a node test script against s, with its URL and alice's
+// key in SESSIONBOX_URL and SESSIONBOX_API_KEY and env besides; a failing
+// script fails the test with its output, a passing one logs it.
+func runNodeTests(t *testing.T, s *stack, script string, timeout time.Duration, env ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", "--test", "--test-reporter=spec", script)
-	cmd.Env = append(os.Environ(), "SESSIONBOX_URL="+s.url, "SESSIONBOX_API_KEY="+s.alice,
-		"SESSIONBOX_BIN="+bin, "SESSIONBOX_TEST_WHEEL="+wheel)
+	cmd.Env = append(append(os.Environ(), "SESSIONBOX_URL="+s.url, "SESSIONBOX_API_KEY="+s.alice), env...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("the MCP JS tests failed: %v\n%s", err, out)
+		t.Fatalf("%s failed: %v\n%s", filepath.Base(script), err, out)
 	}
+	t.Logf("%s", out)
 }
 
 // jsDepsInstalled checks node and the npm packages under scripts/.

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -42,17 +41,7 @@ func TestPlaygroundChromium(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(shot), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	s := newStack(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", "--test", "--test-reporter=spec", script)
-	cmd.Env = append(os.Environ(), "SESSIONBOX_URL="+s.url, "SESSIONBOX_API_KEY="+s.alice,
-		"CHROMIUM_PATH="+chromium, "PLAYGROUND_SCREENSHOT="+shot)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("the playground test failed: %v\n%s", err, out)
-	}
-	t.Logf("%s", out)
+	runNodeTests(t, newStack(t), script, 8*time.Minute, "CHROMIUM_PATH="+chromium, "PLAYGROUND_SCREENSHOT="+shot)
 	t.Logf("playground screenshot: %s", shot)
 }
 
