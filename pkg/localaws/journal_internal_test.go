@@ -26,7 +26,7 @@ func openDB(t *testing.T, dir string) *DynamoDB {
 }
 
 // counter reads item pk's counter n, "" when there is no such item.
-func counter(t *testing.T, c *dynamodb.Client, pk string) string {
+func counter(t testing.TB, c *dynamodb.Client, pk string) string {
 	t.Helper()
 	out, err := c.GetItem(t.Context(), &dynamodb.GetItemInput{TableName: aws.String("t"),
 		Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk}}, ConsistentRead: aws.Bool(true)})
@@ -39,7 +39,7 @@ func counter(t *testing.T, c *dynamodb.Client, pk string) string {
 	return ""
 }
 
-func add(t *testing.T, c *dynamodb.Client, pk string) {
+func add(t testing.TB, c *dynamodb.Client, pk string) {
 	t.Helper()
 	_, err := c.UpdateItem(t.Context(), &dynamodb.UpdateItemInput{TableName: aws.String("t"),
 		Key:                       map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk}},
