@@ -6,12 +6,14 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	smithyendpoints "github.com/aws/smithy-go/endpoints"
 	"github.com/truora/minidyn/server"
 )
 
@@ -78,10 +80,31 @@ func NewDynamoDB(ctx context.Context, opts ...DynamoDBOption) (*DynamoDB, error)
 	return &DynamoDB{h: p, close: final}, nil
 }
 
-// Client returns an SDK client that reaches the emulator in process.
+// inProcessHost is the host of the in-process emulator's clients' URLs.
+const inProcessHost = "dynamodb.in-process"
+
+// Client returns an SDK client that reaches the emulator in process. It
+// skips the SDK's per-call work that only a remote DynamoDB needs: it sends
+// unsigned requests (the emulator checks no signature, and no other party
+// can reach it), resolves its one endpoint without the rules engine, and
+// does not checksum responses that never crossed a network. Every request
+// still goes through the SDK's serializers, retries and error mapping,
+// exactly as the production store's does.
 func (d *DynamoDB) Client(optFns ...func(*dynamodb.Options)) *dynamodb.Client {
-	inProcess := func(o *dynamodb.Options) { o.HTTPClient = &http.Client{Transport: handlerTransport{d.h}} }
-	return DynamoDBClient("http://dynamodb.in-process", append([]func(*dynamodb.Options){inProcess}, optFns...)...)
+	inProcess := func(o *dynamodb.Options) {
+		o.HTTPClient = &http.Client{Transport: handlerTransport{d.h}}
+		o.Credentials = aws.AnonymousCredentials{}
+		o.EndpointResolverV2 = fixedEndpoint{}
+		o.DisableValidateResponseChecksum = true
+	}
+	return DynamoDBClient("http://"+inProcessHost, append([]func(*dynamodb.Options){inProcess}, optFns...)...)
+}
+
+// fixedEndpoint resolves every operation to the in-process endpoint.
+type fixedEndpoint struct{}
+
+func (fixedEndpoint) ResolveEndpoint(context.Context, dynamodb.EndpointParameters) (smithyendpoints.Endpoint, error) {
+	return smithyendpoints.Endpoint{URI: url.URL{Scheme: "http", Host: inProcessHost}}, nil
 }
 
 // Close stops the emulator; calls after the first do nothing.

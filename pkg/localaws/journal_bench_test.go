@@ -2,6 +2,7 @@ package localaws
 
 import (
 	"fmt"
+	"net/http"
 	"slices"
 	"testing"
 	"time"
@@ -41,6 +42,53 @@ func BenchmarkWrite(b *testing.B) {
 			for i := range b.N {
 				start := time.Now()
 				add(b, c, fmt.Sprintf("k%d", i%100))
+				lat = append(lat, time.Since(start))
+			}
+			b.StopTimer()
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+		})
+	}
+}
+
+// BenchmarkRead is a consistent GetItem through the in-process emulator:
+// "sdk-defaults" is a client with the SDK's defaults over the same
+// in-memory transport (signing, the endpoint rules, response checksums),
+// "in-process" the client Client returns, which local mode's store uses.
+func BenchmarkRead(b *testing.B) {
+	db, err := NewDynamoDB(b.Context(), neverSave)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	clients := map[string]*dynamodb.Client{
+		"sdk-defaults": DynamoDBClient("http://"+inProcessHost, func(o *dynamodb.Options) {
+			o.HTTPClient = &http.Client{Transport: handlerTransport{db.h}}
+		}),
+		"in-process": db.Client(),
+	}
+	c := clients["in-process"]
+	_, err = c.CreateTable(b.Context(), &dynamodb.CreateTableInput{
+		TableName:            aws.String("t"),
+		BillingMode:          types.BillingModePayPerRequest,
+		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("pk"), AttributeType: types.ScalarAttributeTypeS}},
+		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: types.KeyTypeHash}},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	add(b, c, "k")
+	for _, name := range []string{"sdk-defaults", "in-process"} {
+		b.Run(name, func(b *testing.B) {
+			c := clients[name]
+			lat := make([]time.Duration, 0, b.N)
+			b.ReportAllocs()
+			for b.Loop() {
+				start := time.Now()
+				if got := counter(b, c, "k"); got == "" {
+					b.Fatal("the item is missing")
+				}
 				lat = append(lat, time.Since(start))
 			}
 			b.StopTimer()
