@@ -44,6 +44,10 @@
 // the samples in [start, end] (unix seconds, both optional), taking a fresh
 // one first when the newest is older than the interval. A home that is not
 // an image is walked for its disk use at most every 30 s.
+// A client in the runtime's own process (local mode's E2B client) uses
+// Runtime.Transport instead of the ports: control-plane calls run the API's
+// handler in process, and sandbox traffic passes the routing proxy's checks
+// and goes straight to the sandbox's socket (inprocess.go).
 // Signed file URLs on the bare routing address (the SDK builds them so when
 // E2B_SANDBOX_URL is set) name no sandbox: they go to the sandbox whose
 // access token verifies the signature, 401 when none does (signedroute.go,

@@ -3,6 +3,7 @@
 package e2blocal
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,65 +18,53 @@ import (
 	"sync"
 )
 
-// SandboxTransport returns a RoundTripper for a client in this process
-// (local mode's E2B client): requests to SandboxURL are answered by calling
-// the routing proxy's handler directly, with no connection, so an envd or
-// interpreter call costs no loopback TCP round trip, no connection
-// goroutines and no socket syscalls. The proxy's checks (routing, traffic
-// tokens, the disk floor) apply exactly as on the port, which other clients
-// (the official SDKs) keep using. Every other request goes to next.
-func (rt *Runtime) SandboxTransport(next http.RoundTripper) http.RoundTripper {
-	return &handlerTransport{
-		host:   rt.sbLn.Addr().String(),
-		h:      rt.proxy,
-		srv:    rt.sbSrv,
-		log:    rt.log,
+// Transport returns a RoundTripper for clients in this process (local
+// mode's E2B client) that reaches the runtime with no connection to its
+// ports. A request to SandboxURL passes the routing proxy's checks
+// (routing, traffic tokens, the disk floor) and then goes straight to its
+// sandbox's servers over the sandbox's socket, as the proxy would send it,
+// without the proxy's own HTTP round trip: no loopback TCP, no connection
+// goroutines, no socket syscalls on this side. A request to APIURL is
+// served by the control API's handler in process. Other clients (the
+// official SDKs) keep using the ports. Every other request goes to next.
+func (rt *Runtime) Transport(next http.RoundTripper) http.RoundTripper {
+	api := &handlerTransport{h: rt.api, srv: rt.apiSrv, log: rt.log}
+	return &inProcessTransport{
+		hosts: map[string]func(*http.Request) (*http.Response, error){
+			rt.sbLn.Addr().String():  rt.forward,
+			rt.apiLn.Addr().String(): api.serve,
+		},
 		next:   next,
 		closed: func() bool { return rt.ctx.Err() != nil },
 	}
 }
 
-// errRuntimeClosed answers requests sent after Close, as the closed port
-// would refuse them.
-var errRuntimeClosed = fmt.Errorf("e2blocal: the runtime is closed: %w", net.ErrClosed)
-
-// handlerTransport serves the requests for one host (http only) with a
-// handler in this process, streaming as a connection would: RoundTrip
-// returns once the handler has written its headers (or flushed, or
-// written a byte, or returned); the body then carries each write as the
-// handler makes it. A client that cancels its context, or closes the body
-// before its end, cancels the handler's context and fails the handler's
-// further writes, as a hang-up does on a connection; a handler that
-// panics after its headers cuts the body short (io.ErrUnexpectedEOF).
-// Request bodies are read by the handler straight from the caller, so
-// both directions may run at once (full duplex).
-type handlerTransport struct {
-	host string
-	h    http.Handler
-	// srv is the server the handler's context names (http.ServerContextKey),
-	// as on the port: httputil.ReverseProxy cuts a response short only
-	// under a server.
-	srv    *http.Server
-	log    *slog.Logger
+// inProcessTransport sends requests for its hosts (http only) to their
+// functions, the rest to next.
+type inProcessTransport struct {
+	hosts  map[string]func(*http.Request) (*http.Response, error)
 	next   http.RoundTripper
 	closed func() bool
 }
 
-func (t *handlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.URL.Host != t.host || r.URL.Scheme != "http" {
+func (t *inProcessTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	serve, ok := t.hosts[r.URL.Host]
+	if !ok || r.URL.Scheme != "http" {
 		return t.next.RoundTrip(r)
 	}
 	if err := t.refuse(r); err != nil {
-		if r.Body != nil {
-			_ = r.Body.Close()
-		}
+		closeBody(r)
 		return nil, err
 	}
-	return t.serve(r)
+	return serve(r)
 }
 
+// errRuntimeClosed answers requests sent after Close, as the closed ports
+// would refuse them.
+var errRuntimeClosed = fmt.Errorf("e2blocal: the runtime is closed: %w", net.ErrClosed)
+
 // refuse says why r cannot be sent, nil when it can.
-func (t *handlerTransport) refuse(r *http.Request) error {
+func (t *inProcessTransport) refuse(r *http.Request) error {
 	if err := r.Context().Err(); err != nil {
 		return err
 	}
@@ -86,6 +75,139 @@ func (t *handlerTransport) refuse(r *http.Request) error {
 		return errors.New("e2blocal: protocol upgrades are not served in process")
 	}
 	return nil
+}
+
+func closeBody(r *http.Request) {
+	if r.Body != nil {
+		_ = r.Body.Close()
+	}
+}
+
+// forward sends r to its sandbox's servers as the routing proxy does:
+// admitted by the same checks (a refusal is the proxy's answer), with the
+// same routing headers, a sandbox that fails before answering a 502 as
+// the proxy's, and a response cut short ending in io.ErrUnexpectedEOF as
+// it does through the proxy.
+func (rt *Runtime) forward(r *http.Request) (*http.Response, error) {
+	out := r.Clone(r.Context())
+	if out.Host == "" {
+		out.Host = r.URL.Host
+	}
+	removeHopHeaders(out.Header)
+	var refusal recorder
+	s, ok := rt.admitRequest(&refusal, out)
+	if !ok {
+		closeBody(r)
+		return refusal.response(r), nil
+	}
+	out.URL.Scheme, out.URL.Host, out.Host = "http", "sandbox", "sandbox"
+	resp, err := s.transport.RoundTrip(out)
+	if err != nil {
+		if cerr := r.Context().Err(); cerr != nil {
+			return nil, cerr
+		}
+		proxyNotFound(&refusal, s.id)
+		return refusal.response(r), nil
+	}
+	removeHopHeaders(resp.Header)
+	resp.Body = &forwardedBody{ReadCloser: resp.Body, ctx: r.Context()}
+	resp.Request = r
+	return resp, nil
+}
+
+// hopHeaders are the hop-by-hop headers a proxy does not pass on (RFC
+// 9110, section 7.6.1), as httputil.ReverseProxy drops them.
+var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
+	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
+
+func removeHopHeaders(h http.Header) {
+	for _, v := range h["Connection"] {
+		for name := range strings.SplitSeq(v, ",") {
+			if name = strings.TrimSpace(name); name != "" {
+				h.Del(name)
+			}
+		}
+	}
+	for _, k := range hopHeaders {
+		delete(h, k)
+	}
+}
+
+// forwardedBody is a sandbox's response body: a read that fails before its
+// end reports the client's own error when it gave up, else
+// io.ErrUnexpectedEOF, which is what the proxy's client sees when the
+// proxy cuts a response short.
+type forwardedBody struct {
+	io.ReadCloser
+	ctx context.Context
+}
+
+func (b *forwardedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == nil || err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
+		return n, err
+	}
+	if cerr := b.ctx.Err(); cerr != nil {
+		return n, cerr
+	}
+	return n, fmt.Errorf("e2blocal: the sandbox's response was cut short (%v): %w", err, io.ErrUnexpectedEOF)
+}
+
+// recorder keeps a short answer written by the proxy's checks.
+type recorder struct {
+	header http.Header
+	code   int
+	body   bytes.Buffer
+}
+
+func (w *recorder) Header() http.Header {
+	if w.header == nil {
+		w.header = http.Header{}
+	}
+	return w.header
+}
+
+func (w *recorder) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+}
+
+func (w *recorder) Write(p []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	return w.body.Write(p)
+}
+
+func (w *recorder) response(r *http.Request) *http.Response {
+	w.WriteHeader(http.StatusOK)
+	return &http.Response{
+		Status:     strconv.Itoa(w.code) + " " + http.StatusText(w.code),
+		StatusCode: w.code,
+		Proto:      "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header:        w.Header(),
+		Body:          io.NopCloser(bytes.NewReader(w.body.Bytes())),
+		ContentLength: int64(w.body.Len()),
+		Request:       r,
+	}
+}
+
+// handlerTransport serves requests with a handler in this process,
+// streaming as a connection would: serve returns once the handler has
+// written its headers (or flushed, or written a byte, or returned); the
+// body then carries each write as the handler makes it. A client that
+// cancels its context, or closes the body before its end, cancels the
+// handler's context and fails the handler's further writes, as a hang-up
+// does on a connection; a handler that panics after its headers cuts the
+// body short (io.ErrUnexpectedEOF). Request bodies are read by the
+// handler straight from the caller, so both directions may run at once
+// (full duplex).
+type handlerTransport struct {
+	h http.Handler
+	// srv is the server the handler's context names (http.ServerContextKey),
+	// as on the port: httputil.ReverseProxy, for one, cuts a response short
+	// only under a server.
+	srv *http.Server
+	log *slog.Logger
 }
 
 // serve runs the handler for r in a goroutine and answers at its headers.

@@ -26,8 +26,11 @@ func inProcessClient(h http.Handler, next http.RoundTripper, closed func() bool)
 	if closed == nil {
 		closed = func() bool { return false }
 	}
-	return &http.Client{Transport: &handlerTransport{host: "sandbox.test", h: h, srv: &http.Server{},
-		log: slog.New(slog.DiscardHandler), next: next, closed: closed}}
+	ht := &handlerTransport{h: h, srv: &http.Server{}, log: slog.New(slog.DiscardHandler)}
+	return &http.Client{Transport: &inProcessTransport{
+		hosts: map[string]func(*http.Request) (*http.Response, error){"sandbox.test": ht.serve},
+		next:  next, closed: closed,
+	}}
 }
 
 // wait fails the test when ch does not close within a generous bound, so a

@@ -80,48 +80,62 @@ func (rt *Runtime) proxyHandler() http.Handler {
 		},
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id, port := route(r)
-		if pid, pport, rest, ok := pathRoute(r.URL.EscapedPath()); ok && (id == "" || id == pid) {
-			id, port = pid, pport
-			stripPath(r.URL, rest)
-		}
-		if id == "" {
-			if sig, op, ok := signedFileRequest(r); ok {
-				s, limited := rt.signedTarget(r, sig, op)
-				switch {
-				case limited:
-					signedUnauthorized(w, http.StatusTooManyRequests, "too many signed file requests without a sandbox id; retry shortly or send E2b-Sandbox-Id")
-					return
-				case s == nil:
-					signedUnauthorized(w, http.StatusUnauthorized, "the signature matches no sandbox's access token")
-					return
-				}
-				id, port = s.id, envdPort
-			}
-		}
-		s := rt.lookup(id)
-		if s == nil || !rt.ensureRunning(r.Context(), s) {
-			proxyNotFound(w, id)
-			return
-		}
-		if !trafficAllowed(s, port, r) {
-			writeError(w, http.StatusForbidden, "Sandbox is secured with traffic access token. Token header '%s' is missing or wrong", trafficTokenHeader)
-			return
-		}
-		r.Header.Del(trafficTokenHeader) // the sandbox's servers never see it
-		if port == envdPort && r.Method == http.MethodPost && r.URL.Path == "/files" && rt.refuseLowSpace(w) {
+		s, ok := rt.admitRequest(w, r)
+		if !ok {
 			return
 		}
 		// By default an HTTP/1 server stops the request body once response
 		// headers are flushed; a proxy still copying the request body then
 		// fails and drops the stream (seen with fast envd replies).
 		_ = http.NewResponseController(w).EnableFullDuplex()
-		r.Header.Set(hdrSandboxID, id)
-		if port != "" {
-			r.Header.Set(hdrSandboxPort, port)
-		}
 		rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sandboxKey{}, s)))
 	})
+}
+
+// admitRequest routes r to its sandbox and applies the proxy's checks (a known,
+// running sandbox, resumed if it auto-resumes; a private sandbox's traffic
+// token; the disk floor for uploads), answering w itself when r may not
+// pass. A request that passes is ready for the sandbox's servers: a path
+// route's prefix stripped from its URL, the traffic token removed from its
+// headers, the routing headers set.
+func (rt *Runtime) admitRequest(w http.ResponseWriter, r *http.Request) (*sandbox, bool) {
+	id, port := route(r)
+	if pid, pport, rest, ok := pathRoute(r.URL.EscapedPath()); ok && (id == "" || id == pid) {
+		id, port = pid, pport
+		stripPath(r.URL, rest)
+	}
+	if id == "" {
+		if sig, op, ok := signedFileRequest(r); ok {
+			s, limited := rt.signedTarget(r, sig, op)
+			switch {
+			case limited:
+				signedUnauthorized(w, http.StatusTooManyRequests, "too many signed file requests without a sandbox id; retry shortly or send E2b-Sandbox-Id")
+				return nil, false
+			case s == nil:
+				signedUnauthorized(w, http.StatusUnauthorized, "the signature matches no sandbox's access token")
+				return nil, false
+			}
+			id, port = s.id, envdPort
+		}
+	}
+	s := rt.lookup(id)
+	if s == nil || !rt.ensureRunning(r.Context(), s) {
+		proxyNotFound(w, id)
+		return nil, false
+	}
+	if !trafficAllowed(s, port, r) {
+		writeError(w, http.StatusForbidden, "Sandbox is secured with traffic access token. Token header '%s' is missing or wrong", trafficTokenHeader)
+		return nil, false
+	}
+	r.Header.Del(trafficTokenHeader) // the sandbox's servers never see it
+	if port == envdPort && r.Method == http.MethodPost && r.URL.Path == "/files" && rt.refuseLowSpace(w) {
+		return nil, false
+	}
+	r.Header.Set(hdrSandboxID, id)
+	if port != "" {
+		r.Header.Set(hdrSandboxPort, port)
+	}
+	return s, true
 }
 
 // trafficTokenHeader carries a private sandbox's traffic access token.

@@ -113,7 +113,7 @@ type Runtime struct {
 
 	apiLn, sbLn   net.Listener
 	apiSrv, sbSrv *http.Server
-	proxy         http.Handler // the routing proxy sbSrv serves, for SandboxTransport
+	api, proxy    http.Handler // what apiSrv and sbSrv serve, for Transport
 	serveWG       sync.WaitGroup
 	samplerWG     sync.WaitGroup
 }
@@ -214,8 +214,8 @@ func (rt *Runtime) listen(ctx context.Context) error {
 	}
 	// A stalled client holds a connection only so long, and only so many
 	// connections are open at once, so stalls cannot starve real calls.
-	rt.apiSrv = rt.cfg.HTTPLimits.Server(rt.apiHandler())
-	rt.proxy = rt.proxyHandler()
+	rt.api, rt.proxy = rt.apiHandler(), rt.proxyHandler()
+	rt.apiSrv = rt.cfg.HTTPLimits.Server(rt.api)
 	rt.sbSrv = rt.cfg.HTTPLimits.Server(rt.proxy)
 	for _, p := range []struct {
 		srv *http.Server

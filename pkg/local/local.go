@@ -251,14 +251,14 @@ func (s *Service) startSandboxes(ctx context.Context, cfg Config) (session.Sandb
 		}
 		s.Runtime = rt
 		s.closers = append(s.closers, rt.Close)
-		// Sandbox traffic (every envd and interpreter call) reaches the
-		// runtime's proxy in this process rather than over loopback TCP;
-		// control-plane calls take the port.
-		control := http.DefaultTransport.(*http.Transport).Clone()
-		control.MaxIdleConnsPerHost = 64
-		s.closers = append(s.closers, func() error { control.CloseIdleConnections(); return nil })
+		// The E2B client reaches the runtime in this process, with no
+		// loopback TCP: control-plane calls go to its API's handler, and
+		// sandbox traffic (every envd and interpreter call) passes the
+		// routing proxy's checks and goes straight to the sandbox.
+		other := http.DefaultTransport.(*http.Transport).Clone()
+		s.closers = append(s.closers, func() error { other.CloseIdleConnections(); return nil })
 		e2bCfg = e2b.Config{APIKey: rtCfg.APIKey, APIURL: rt.APIURL(), SandboxURL: rt.SandboxURL(),
-			HTTPClient: &http.Client{Transport: rt.SandboxTransport(control)}}
+			HTTPClient: &http.Client{Transport: rt.Transport(other)}}
 	}
 	client, err := e2b.New(e2bCfg)
 	if err != nil {
