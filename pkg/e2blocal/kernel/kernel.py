@@ -1,8 +1,10 @@
 # sessionbox code-interpreter kernel: one process per context, stdlib only.
 #
 # The Go server starts this program as `python3 - <max_output>` with the source on
-# stdin, the command pipe on fd 3 and the event pipe on fd 4. Every frame on both
-# pipes is: 1 type byte, a 4-byte little-endian payload length, the payload.
+# stdin, the command pipe on fd 3, the event pipe on fd 4 and the probe pipe on
+# fd 5. Every frame on the first two is: 1 type byte, a 4-byte little-endian
+# payload length, the payload. Any byte on the probe pipe asks for the frames
+# queued so far (a running cell's C) to be written now.
 #
 # Commands (fd 3):  E  execute: u32 env length, env block ("k\0v\0"...), code (UTF-8)
 #                   V  set env vars for good: env block (a standby kernel taking
@@ -22,7 +24,7 @@ import threading
 import time
 import types
 
-_CMD_FD, _EVT_FD = 3, 4
+_CMD_FD, _EVT_FD, _PROBE_FD = 3, 4, 5
 # Signal states of the main thread: between cells SIGINT is ignored; in kernel
 # code during a cell (or while writing a frame) it is deferred until user code
 # runs; in user code it raises KeyboardInterrupt.
@@ -316,9 +318,11 @@ class Kernel:
             for s in (self.stdout, self.stderr):
                 s.count = 0
                 s.dropped = False
-            # Sent at once so a client sees the cell start; results batch with F.
+            # Queued, not written: a quick cell sends it with its results
+            # and F in one write. The server probes a cell it has not heard
+            # from after a few ms (or wants to interrupt), and the watcher
+            # thread then writes it, so the server learns the cell started.
             self.out.append(_frame(b"C", str(n).encode()))
-            self._emit_locked()
         saved = []
         try:
             if self.lang == "bash":
@@ -1362,16 +1366,40 @@ def _fill_display_shim(mod, k):
         setattr(mod, "display_" + name, show)
 
 
-def _watch_server():
+def _watch_server(k):
     # The server closing the command pipe (or dying) ends the kernel even while
-    # a cell is busy and never reads it again.
+    # a cell is busy and never reads it again. A probe has queued frames
+    # written (the main thread may be busy in a cell for long).
     _block_sigint()
     p = select.poll()
     p.register(_CMD_FD, 0)
+    try:
+        os.set_blocking(_PROBE_FD, False)
+        p.register(_PROBE_FD, select.POLLIN)
+    except OSError:
+        pass
     while True:
-        for _, ev in p.poll():
-            if ev & (select.POLLHUP | select.POLLERR | select.POLLNVAL):
+        for fd, ev in p.poll():
+            if fd == _PROBE_FD:
+                if _drain_probe():
+                    with k.lock:
+                        k._emit_locked()
+                else:
+                    p.unregister(_PROBE_FD)
+            elif ev & (select.POLLHUP | select.POLLERR | select.POLLNVAL):
                 os._exit(0)
+
+
+def _drain_probe():
+    """Reads every pending probe byte; False once the server closed the pipe."""
+    while True:
+        try:
+            if not os.read(_PROBE_FD, 256):
+                return False
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
 
 
 def _order_popen_wait(k, popen):
@@ -1420,6 +1448,10 @@ def main():
     k = Kernel(cap, lang)
     os.set_inheritable(_CMD_FD, False)
     os.set_inheritable(_EVT_FD, False)
+    try:
+        os.set_inheritable(_PROBE_FD, False)
+    except OSError:
+        pass
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
@@ -1447,7 +1479,7 @@ def main():
     sys.meta_path.append(_ShimFinder(k))
     signal.signal(signal.SIGINT, k.on_sigint)
     threading.Thread(target=k._flusher, name="sbk-flush", daemon=True).start()
-    threading.Thread(target=_watch_server, name="sbk-watch", daemon=True).start()
+    threading.Thread(target=_watch_server, args=(k,), name="sbk-watch", daemon=True).start()
     k.send(b"K", (lang if lang != "python" else "python %d.%d.%d" % sys.version_info[:3]).encode())
     k.serve()
 

@@ -66,13 +66,19 @@ const defaultMaxFrame = 64 << 20
 type frame struct {
 	typ  byte
 	data []byte
+	// more is set when the next frame's header was already read with this
+	// one: the kernel wrote them together, so the reader need not flush yet.
+	more bool
 }
 
 // proc is one running kernel process.
 type proc struct {
-	cmd    *exec.Cmd
-	pid    int
-	cmdW   *os.File
+	cmd  *exec.Cmd
+	pid  int
+	cmdW *os.File
+	// probeW asks the kernel to write the frames it queued (a running
+	// cell's count) at once.
+	probeW *os.File
 	frames chan frame
 	quit   chan struct{}
 	done   chan struct{}
@@ -103,9 +109,13 @@ func startProc(ctx context.Context, spec procSpec, timeout time.Duration) (*proc
 	}
 	evR, evW, err := os.Pipe()
 	if err != nil {
-		cmdR.Close()
-		cmdW.Close()
+		closeAll(cmdR, cmdW)
 		return nil, fmt.Errorf("kernel event pipe: %w", err)
+	}
+	probeR, probeW, err := os.Pipe()
+	if err != nil {
+		closeAll(cmdR, cmdW, evR, evW)
+		return nil, fmt.Errorf("kernel probe pipe: %w", err)
 	}
 	args := []string{"-", strconv.FormatInt(spec.cap, 10)}
 	if spec.lang != "" && spec.lang != langPython {
@@ -122,21 +132,20 @@ func startProc(ctx context.Context, spec procSpec, timeout time.Duration) (*proc
 	tail := &tailBuffer{max: 4096}
 	cmd.Stdout = tail
 	cmd.Stderr = tail
-	cmd.ExtraFiles = []*os.File{cmdR, evW}
+	cmd.ExtraFiles = []*os.File{cmdR, evW, probeR}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: spec.cred}
 	cmd.WaitDelay = time.Second
 	err = cmd.Start()
-	cmdR.Close()
-	evW.Close()
+	closeAll(cmdR, evW, probeR)
 	if err != nil {
-		cmdW.Close()
-		evR.Close()
+		closeAll(cmdW, evR, probeW)
 		return nil, fmt.Errorf("start kernel %s: %w", spec.python, err)
 	}
 	p := &proc{
 		cmd:    cmd,
 		pid:    cmd.Process.Pid,
 		cmdW:   cmdW,
+		probeW: probeW,
 		frames: make(chan frame, 256),
 		quit:   make(chan struct{}),
 		done:   make(chan struct{}),
@@ -198,18 +207,18 @@ func (p *proc) readLoop(evR *os.File, maxFrame uint32) {
 			if _, err := io.CopyN(io.Discard, br, int64(n)); err != nil {
 				break
 			}
-			deliver(frame{typ: frameOversize, data: []byte(strconv.FormatUint(uint64(n), 10))})
+			deliver(frame{typ: frameOversize, data: []byte(strconv.FormatUint(uint64(n), 10)), more: br.Buffered() >= len(hdr)})
 			continue
 		}
 		buf := make([]byte, n)
 		if _, err := io.ReadFull(br, buf); err != nil {
 			break
 		}
-		deliver(frame{typ: hdr[0], data: buf})
+		deliver(frame{typ: hdr[0], data: buf, more: br.Buffered() >= len(hdr)})
 	}
 	p.kill()
 	err := p.cmd.Wait()
-	p.cmdW.Close()
+	closeAll(p.cmdW, p.probeW)
 	p.mu.Lock()
 	p.exited = true
 	p.exitErr = err
@@ -232,6 +241,25 @@ func (p *proc) send(typ byte, parts ...[]byte) error {
 		return fmt.Errorf("write to kernel: %w", err)
 	}
 	return nil
+}
+
+// probe asks the kernel to write what it has queued, without waiting: a
+// full pipe already holds a probe the kernel has yet to read.
+func (p *proc) probe() {
+	rc, err := p.probeW.SyscallConn()
+	if err != nil {
+		return
+	}
+	_ = rc.Write(func(fd uintptr) bool {
+		_, _ = syscall.Write(int(fd), []byte{'P'})
+		return true
+	})
+}
+
+func closeAll(files ...*os.File) {
+	for _, f := range files {
+		f.Close()
+	}
 }
 
 // signal sends sig to the kernel's process group (the kernel and the commands it runs).

@@ -8,8 +8,9 @@ import (
 	"time"
 )
 
-// lazyFlush is how long the count line may wait for more lines before it is sent.
-const lazyFlush = 2 * time.Millisecond
+// probeAfter is how long a cell may run before the server asks the kernel
+// for its count line: a quicker cell sends it with its results in one write.
+const probeAfter = 2 * time.Millisecond
 
 // cellRun drives one cell on a kernel: it relays frames, sends keepalives,
 // interrupts the cell when the client goes away or the timeout elapses, and
@@ -36,25 +37,28 @@ func (s *Server) run(ctx context.Context, c *kctx, p *proc, es *execStream, ex *
 	defer cr.stopGrace()
 	ka := time.NewTicker(s.tune.keepalive)
 	defer ka.Stop()
+	probe := time.NewTimer(probeAfter)
+	defer probe.Stop()
 	var deadline <-chan time.Time
 	if ex.timeout > 0 {
 		t := time.NewTimer(ex.timeout)
 		defer t.Stop()
 		deadline = t.C
 	}
-	// The count line waits briefly so a quick cell's lines go out in one write.
-	lazy := time.NewTimer(time.Hour)
-	lazy.Stop()
-	defer lazy.Stop()
 	clientDone := ctx.Done()
 	for {
 		select {
 		case f, ok := <-p.frames:
-			if cr.frame(f, ok, lazy) {
+			if cr.frame(f, ok) {
 				return
 			}
-		case <-lazy.C:
-			es.flush()
+		case <-probe.C:
+			// Again until the count comes: a probe the kernel reads before
+			// the cell asks for nothing.
+			if !cr.started {
+				p.probe()
+				probe.Reset(probeAfter)
+			}
 		case <-ka.C:
 			es.keepalive()
 			es.flush()
@@ -77,7 +81,7 @@ func (s *Server) run(ctx context.Context, c *kctx, p *proc, es *execStream, ex *
 
 // frame handles one kernel frame (ok false: the kernel is gone) and reports
 // whether the cell is over.
-func (cr *cellRun) frame(f frame, ok bool, lazy *time.Timer) bool {
+func (cr *cellRun) frame(f frame, ok bool) bool {
 	if !ok {
 		cr.c.forget(cr.p)
 		cr.es.died(cr.p)
@@ -95,14 +99,11 @@ func (cr *cellRun) frame(f frame, ok bool, lazy *time.Timer) bool {
 		}
 	}
 	cr.es.handle(f)
-	// The files line waits for end_of_execution, which follows at once: no
-	// flush of its own.
-	if len(cr.p.frames) == 0 && f.typ != frameFiles {
-		if f.typ == frameCount {
-			lazy.Reset(lazyFlush)
-		} else {
-			cr.es.flush()
-		}
+	// Frames the kernel wrote together go out in one write: the kernel
+	// holds a quick cell's count until its results, and batches output.
+	// The files line waits for end_of_execution, which follows at once.
+	if !f.more && f.typ != frameFiles {
+		cr.es.flush()
 	}
 	return false
 }
@@ -114,6 +115,7 @@ func (cr *cellRun) interrupt() {
 		cr.p.interrupt()
 	} else {
 		cr.interruptPending = true
+		cr.p.probe() // the count line says when the kernel will take SIGINT
 	}
 	if cr.graceTimer == nil {
 		cr.graceTimer = time.NewTimer(cr.grace)
