@@ -3,6 +3,7 @@
 package kernel
 
 import (
+	"bytes"
 	"encoding/json"
 	"time"
 )
@@ -35,10 +36,20 @@ type filesChangedLine struct {
 // the kernel made.
 const maxChangedFiles = 2000
 
+// emptyReport remembers a kernel's report that nothing changed, and the
+// line it became: most cells change no file, and the kernel sends the very
+// same bytes each time, so the line is not decoded and encoded again.
+type emptyReport struct {
+	report, line []byte
+}
+
 // appendFilesChangedLine re-encodes the kernel's report so that whatever
 // user code writes to the event pipe can only yield a well-formed line, or
-// none.
-func appendFilesChangedLine(b []byte, data []byte) []byte {
+// none. empty, when not nil, caches the kernel's report of no changes.
+func appendFilesChangedLine(b []byte, data []byte, empty *emptyReport) []byte {
+	if empty != nil && empty.line != nil && bytes.Equal(data, empty.report) {
+		return append(b, empty.line...)
+	}
 	var rep changedReport
 	if err := json.Unmarshal(data, &rep); err != nil || rep.Root == "" || len(rep.Files) > maxChangedFiles {
 		return b
@@ -50,6 +61,9 @@ func appendFilesChangedLine(b []byte, data []byte) []byte {
 	if err != nil {
 		return b
 	}
-	b = append(b, line...)
-	return append(b, '\n')
+	line = append(line, '\n')
+	if empty != nil && len(rep.Files) == 0 {
+		empty.report, empty.line = bytes.Clone(data), line
+	}
+	return append(b, line...)
 }

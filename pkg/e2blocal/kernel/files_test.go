@@ -117,9 +117,36 @@ func TestAppendFilesChangedLine(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := string(appendFilesChangedLine(nil, []byte(c.data))); got != c.want {
+			if got := string(appendFilesChangedLine(nil, []byte(c.data), nil)); got != c.want {
 				t.Errorf("got %q, want %q", got, c.want)
 			}
+			// With a cache of the kernel's empty report: the same line
+			// the first time and again from the cache.
+			var empty emptyReport
+			for i := range 2 {
+				if got := string(appendFilesChangedLine(nil, []byte(c.data), &empty)); got != c.want {
+					t.Errorf("cached, call %d: got %q, want %q", i+1, got, c.want)
+				}
+			}
 		})
+	}
+}
+
+// The cached empty report answers only for the very same bytes.
+func TestEmptyReportCache(t *testing.T) {
+	var empty emptyReport
+	steps := []struct{ data, want string }{
+		{`{"root": "/h", "files": []}`, `{"type":"files_changed","root":"/h","files":[],"complete":true}` + "\n"},
+		{`{"root": "/h", "files": [{"path": "/h/a", "size": 1, "modified": "2026-01-02T03:04:05Z"}]}`,
+			`{"type":"files_changed","root":"/h","files":[{"path":"/h/a","size":1,"modified":"2026-01-02T03:04:05Z"}],"complete":true}` + "\n"},
+		{`{"root": "/h", "files": []}`, `{"type":"files_changed","root":"/h","files":[],"complete":true}` + "\n"},
+		{`{"root": "/g", "files": []}`, `{"type":"files_changed","root":"/g","files":[],"complete":true}` + "\n"},
+		{`{"root": "/g", "files": [`, ``},
+		{`{"root": "/g", "files": []}`, `{"type":"files_changed","root":"/g","files":[],"complete":true}` + "\n"},
+	}
+	for i, st := range steps {
+		if got := string(appendFilesChangedLine([]byte("x"), []byte(st.data), &empty)); got != "x"+st.want {
+			t.Errorf("step %d: got %q, want %q", i+1, got, "x"+st.want)
+		}
 	}
 }

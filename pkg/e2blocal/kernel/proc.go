@@ -83,6 +83,9 @@ type proc struct {
 	quit   chan struct{}
 	done   chan struct{}
 	stderr *tailBuffer
+	// noChanges is the kernel's last report of no changed files; only the
+	// cell running on the kernel touches it.
+	noChanges emptyReport
 
 	killOnce sync.Once
 	mu       sync.Mutex

@@ -33,6 +33,7 @@ func (s *Server) run(ctx context.Context, c *kctx, p *proc, es *execStream, ex *
 	if err := p.send(frameExecute, envLen[:], ex.env, []byte(ex.code)); err != nil {
 		p.kill() // the frames channel closes and the cell is reported as a dead kernel
 	}
+	es.noChanges = &p.noChanges
 	cr := &cellRun{c: c, p: p, es: es, grace: s.tune.grace}
 	defer cr.stopGrace()
 	ka := time.NewTicker(s.tune.keepalive)

@@ -5,6 +5,7 @@ package kernel
 import (
 	"context"
 	"encoding/binary"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -127,5 +128,30 @@ func TestSilentCellCountLineStreams(t *testing.T) {
 	lines := s.until(t, "end_of_execution")
 	if r := (execResult{lines: lines}); r.mainText() != "done" {
 		t.Errorf("rest of the stream: %v", lines)
+	}
+}
+
+// A stream never flushed before its end is left for the server to send
+// whole; one already flushed is flushed at its end too.
+func TestStreamEndFlushesOnlyAFlushedStream(t *testing.T) {
+	t.Parallel()
+	for _, early := range []bool{false, true} {
+		rec := httptest.NewRecorder()
+		es := newExecStream(rec, DefaultMaxOutputBytes, 1<<20, 0)
+		es.handle(frame{typ: frameCount, data: []byte("1")})
+		if early {
+			es.flush()
+			rec.Flushed = false
+		}
+		es.handle(frame{typ: frameText, data: []byte("2")})
+		es.finish()
+		if rec.Flushed != early {
+			t.Errorf("flushed before the end %v: flushed at the end %v", early, rec.Flushed)
+		}
+		want := `{"type":"number_of_executions","execution_count":1}` + "\n" +
+			`{"type":"result","text":"2","is_main_result":true}` + "\n" + endOfExecutionLine
+		if got := rec.Body.String(); got != want {
+			t.Errorf("flushed before the end %v: body %q, want %q", early, got, want)
+		}
 	}
 }

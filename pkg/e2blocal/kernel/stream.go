@@ -14,10 +14,14 @@ import (
 
 // execStream writes one execution's NDJSON lines, batching them between flushes.
 type execStream struct {
-	w       http.ResponseWriter
-	rc      *http.ResponseController
-	buf     []byte
-	gone    bool // the client went away: nothing more is written
+	w    http.ResponseWriter
+	rc   *http.ResponseController
+	buf  []byte
+	gone bool // the client went away: nothing more is written
+	// flushed is set once the response was flushed to the client; until
+	// then the end of the stream is left to the server, which writes a
+	// short response whole, headers included, in one write.
+	flushed bool
 	cap     int64
 	written [2]int64 // stdout, stderr bytes so far
 	noted   [2]bool  // truncation already reported
@@ -36,6 +40,9 @@ type execStream struct {
 	// changed is the cell's last files_changed line, sent only when the
 	// cell finishes normally.
 	changed []byte
+	// noChanges is the kernel's report of no changed files, remembered
+	// across its cells; nil remembers nothing.
+	noChanges *emptyReport
 }
 
 func newExecStream(w http.ResponseWriter, capBytes, resultBudget int64, timeout time.Duration) *execStream {
@@ -46,23 +53,33 @@ func newExecStream(w http.ResponseWriter, capBytes, resultBudget int64, timeout 
 }
 
 func (es *execStream) flush() {
+	if !es.write() {
+		return
+	}
+	es.flushed = true
+	// A writer that cannot flush still delivers, just later; only a failed
+	// flush means the client is gone.
+	if err := es.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		es.gone = true
+	}
+}
+
+// write hands the batched lines to the response writer; false when the
+// client is gone.
+func (es *execStream) write() bool {
 	if es.gone {
 		es.buf = es.buf[:0]
-		return
+		return false
 	}
 	if len(es.buf) > 0 {
 		_, err := es.w.Write(es.buf)
 		es.buf = es.buf[:0]
 		if err != nil {
 			es.gone = true
-			return
+			return false
 		}
 	}
-	// A writer that cannot flush still delivers, just later; only a failed
-	// flush means the client is gone.
-	if err := es.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
-		es.gone = true
-	}
+	return true
 }
 
 func (es *execStream) keepalive() {
@@ -80,9 +97,15 @@ func (es *execStream) finish() {
 	es.end()
 }
 
+// end writes the last line. The handler returns right after, so a stream
+// never flushed is left for the server to send whole.
 func (es *execStream) end() {
 	es.buf = append(es.buf, endOfExecutionLine...)
-	es.flush()
+	if es.flushed {
+		es.flush()
+	} else {
+		es.write()
+	}
 }
 
 func (es *execStream) errorLine(name, value, traceback string) {
@@ -114,7 +137,7 @@ func (es *execStream) handle(f frame) {
 			es.noteTruncated(0)
 		}
 	case frameFiles:
-		es.changed = appendFilesChangedLine(es.changed[:0], f.data)
+		es.changed = appendFilesChangedLine(es.changed[:0], f.data, es.noChanges)
 	case frameText:
 		es.buf = appendTextResultLine(es.buf, string(f.data))
 	case frameMain, frameDisplay:
