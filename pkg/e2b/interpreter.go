@@ -276,6 +276,7 @@ func parseExecution(r io.Reader, exec *Execution, opts *RunCodeOptions, keep int
 		lineMax = max(keep, DefaultMaxOutputBytes)
 	}
 	lines := newLineReader(r, lineMax)
+	defer lines.release()
 	p := &executionParser{exec: exec, opts: opts, logs: budget{max: keep}, results: budget{max: keep}}
 	for {
 		raw, err := lines.next()

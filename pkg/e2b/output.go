@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -85,8 +86,22 @@ type lineReader struct {
 	buf []byte
 }
 
+// lineReaders recycles the buffered readers of finished streams: one per
+// execution is otherwise the largest allocation of a short one.
+var lineReaders = sync.Pool{New: func() any { return bufio.NewReader(nil) }}
+
 func newLineReader(r io.Reader, max int) *lineReader {
-	return &lineReader{r: bufio.NewReader(r), max: max}
+	br := lineReaders.Get().(*bufio.Reader)
+	br.Reset(r)
+	return &lineReader{r: br, max: max}
+}
+
+// release returns the reader's buffer for reuse; the reader and the lines
+// it returned are unusable after.
+func (l *lineReader) release() {
+	l.r.Reset(nil)
+	lineReaders.Put(l.r)
+	l.r, l.buf = nil, nil
 }
 
 // next returns the next line without its newline; the slice is valid until
