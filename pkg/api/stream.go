@@ -146,26 +146,29 @@ func (st *ndjsonStream) keepAlive(first, every time.Duration) (stop func()) {
 }
 
 // ticking calls tick after first, then every interval after that, until
-// the returned stop is called; stop waits for a running tick to finish.
+// the returned stop is called; stop waits for a running tick to finish. A
+// timer's function rather than a goroutine of its own: most calls end
+// before the first tick, and then cost no goroutine at all.
 func ticking(first, every time.Duration, tick func()) (stop func()) {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTimer(first)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-			tick()
-			t.Reset(every)
+	var mu sync.Mutex
+	stopped := false
+	mu.Lock()
+	defer mu.Unlock()
+	var t *time.Timer
+	t = time.AfterFunc(first, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			return
 		}
+		tick()
+		t.Reset(every)
 	})
 	return func() {
-		close(done)
-		wg.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		stopped = true
+		t.Stop()
 	}
 }
 
