@@ -6,10 +6,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -172,5 +175,65 @@ func BenchmarkCellFeatures(b *testing.B) {
 				reportLatency(b, durs)
 			})
 		}
+	}
+}
+
+// BenchmarkChangedFiles measures `1+1` in a working directory holding 50
+// files (40 at the top, 10 in a subdirectory), the kernel scanning it
+// around each cell ("scan") against the server watching it ("watch"), one
+// warm kernel each.
+func BenchmarkChangedFiles(b *testing.B) {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+	for _, mode := range []struct {
+		name     string
+		scanOnly bool
+	}{{"scan", true}, {"watch", false}} {
+		dir := b.TempDir()
+		for i := range 50 {
+			name := filepath.Join(dir, fmt.Sprintf("f%d.csv", i))
+			if i >= 40 {
+				name = filepath.Join(dir, "data", fmt.Sprintf("f%d.csv", i))
+			}
+			if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+				b.Fatal(err)
+			}
+			if err := os.WriteFile(name, []byte("a,b\n1,2\n"), 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+		tune := defaultTuning
+		tune.scanOnly = mode.scanOnly
+		s, err := newServer(Config{Python: testPython, Workdir: dir}, tune)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ts := httptest.NewServer(s)
+		b.Cleanup(func() {
+			ts.Close()
+			_ = s.Close()
+		})
+		b.Run(mode.name, func(b *testing.B) {
+			run := func() {
+				resp, err := client.Post(ts.URL+"/execute", "application/json", strings.NewReader(`{"code": "1+1"}`))
+				if err != nil {
+					b.Fatal(err)
+				}
+				out, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err != nil || !bytes.Contains(out, []byte(`"files_changed"`)) {
+					b.Fatalf("bad response %q: %v", out, err)
+				}
+			}
+			run()
+			durs := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for range b.N {
+				t0 := time.Now()
+				run()
+				durs = append(durs, time.Since(t0))
+			}
+			b.StopTimer()
+			reportLatency(b, durs)
+		})
 	}
 }

@@ -71,6 +71,7 @@ type tuning struct {
 	grace        time.Duration // after an interrupt, how long a cell may take to stop before its kernel is killed
 	startTimeout time.Duration // how long a new kernel may take to report ready
 	maxFrame     uint32        // largest kernel frame relayed; 0 = defaultMaxFrame
+	scanOnly     bool          // kernels scan for changed files; the server watches none
 }
 
 var defaultTuning = tuning{keepalive: 5 * time.Second, grace: 5 * time.Second, startTimeout: 30 * time.Second}
@@ -194,7 +195,7 @@ func (s *Server) procSpec(lang, cwd string, asServer bool) procSpec {
 	if asServer {
 		cred = nil
 	}
-	return procSpec{python: s.cfg.Python, compiled: s.cfg.Compiled, lang: lang, dir: cwd, env: s.cfg.Env, cap: s.cfg.MaxOutputBytes, maxFrame: s.maxFrame(), cred: cred}
+	return procSpec{python: s.cfg.Python, compiled: s.cfg.Compiled, lang: lang, dir: cwd, env: s.cfg.Env, cap: s.cfg.MaxOutputBytes, maxFrame: s.maxFrame(), cred: cred, scanOnly: s.tune.scanOnly}
 }
 
 func (s *Server) maxFrame() uint32 {

@@ -7,6 +7,8 @@
 # queued so far (a running cell's C) to be written now.
 #
 # Commands (fd 3):  E  execute: u32 env length, env block ("k\0v\0"...), code (UTF-8)
+#                   G  execute as E, without the scans for the A frame (the
+#                      server watches the directory itself)
 #                   V  set env vars for good: env block (a standby kernel taking
 #                      on its sandbox's environment)
 # Events (fd 4):    K ready, C execution count, O stdout, R stderr, T main result
@@ -306,11 +308,11 @@ class Kernel:
 
     # ---- cells ------------------------------------------------------------
 
-    def run_cell(self, payload):
+    def run_cell(self, payload, scan=True):
         envlen = int.from_bytes(payload[:4], "little")
         env = payload[4 : 4 + envlen]
         code = payload[4 + envlen :].decode("utf-8", "replace")
-        self.before = _scan(self.root)
+        self.before = _scan(self.root) if scan else None
         self.state = _CELL
         self.count += 1
         n = self.count
@@ -420,7 +422,9 @@ class Kernel:
                 self.show_figures()
             except BaseException as e:
                 self.stderr.write("sessionbox: could not render figures: %r\n" % (e,))
-        changed = _changed_files(self.root, self.before, _scan(self.root))
+        changed = None
+        if self.before is not None:
+            changed = _changed_files(self.root, self.before, _scan(self.root))
         self.before = None
         with self.lock:
             self._queue_streams_locked()
@@ -522,6 +526,8 @@ class Kernel:
                 os._exit(0)
             if hdr[0] == 0x45:  # 'E'
                 self.run_cell(payload)
+            elif hdr[0] == 0x47:  # 'G'
+                self.run_cell(payload, scan=False)
             elif hdr[0] == 0x56:  # 'V'
                 _apply_env(payload, [])
 

@@ -55,6 +55,9 @@ const (
 	frameFiles     = 'A'
 	frameDone      = 'F'
 	frameExecute   = 'E'
+	// frameExecuteWatched is frameExecute for a kernel whose directory the
+	// server watches: the kernel does not scan it around the cell.
+	frameExecuteWatched = 'G'
 	// frameOversize is synthesised by the reader for a frame it had to drop.
 	frameOversize = '!'
 )
@@ -86,11 +89,16 @@ type proc struct {
 	// noChanges is the kernel's last report of no changed files; only the
 	// cell running on the kernel touches it.
 	noChanges emptyReport
+	dir       string // the kernel's working directory
 
 	killOnce sync.Once
 	mu       sync.Mutex
 	exited   bool
 	exitErr  error
+	// watch tracks the files cells change below dir, made at the first
+	// cell; watchTried is set once that was attempted.
+	watch      *treeWatch
+	watchTried bool
 }
 
 type procSpec struct {
@@ -102,6 +110,7 @@ type procSpec struct {
 	cap      int64
 	maxFrame uint32
 	cred     *syscall.Credential // nil: this process's identity
+	scanOnly bool                // no watch of dir: the kernel scans it around each cell
 }
 
 // startProc launches a kernel and waits for its ready frame.
@@ -149,10 +158,13 @@ func startProc(ctx context.Context, spec procSpec, timeout time.Duration) (*proc
 		pid:    cmd.Process.Pid,
 		cmdW:   cmdW,
 		probeW: probeW,
-		frames: make(chan frame, 256),
-		quit:   make(chan struct{}),
-		done:   make(chan struct{}),
-		stderr: tail,
+		dir:    spec.dir,
+		// A kernel that scans needs no watch.
+		watchTried: spec.scanOnly,
+		frames:     make(chan frame, 256),
+		quit:       make(chan struct{}),
+		done:       make(chan struct{}),
+		stderr:     tail,
 	}
 	go p.readLoop(evR, spec.maxFrame)
 	if err := p.awaitReady(ctx, timeout); err != nil {
@@ -225,7 +237,27 @@ func (p *proc) readLoop(evR *os.File, maxFrame uint32) {
 	p.mu.Lock()
 	p.exited = true
 	p.exitErr = err
+	w := p.watch
 	p.mu.Unlock()
+	if w != nil {
+		w.close()
+	}
+}
+
+// treeWatch returns the watch of the kernel's working directory, made on
+// first use; nil when there is none (inotify is out of instances, the
+// tree is too big...): the kernel then scans the tree around each cell.
+func (p *proc) treeWatch() *treeWatch {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.exited || p.watchTried {
+		return p.watch
+	}
+	p.watchTried = true
+	if w, err := newTreeWatch(p.dir); err == nil {
+		p.watch = w
+	}
+	return p.watch
 }
 
 // send writes one command frame to the kernel.

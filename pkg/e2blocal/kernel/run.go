@@ -21,6 +21,10 @@ type cellRun struct {
 	es    *execStream
 	grace time.Duration
 
+	// watch, when set, reports the files the cell changes: the kernel does
+	// not scan for them.
+	watch *treeWatch
+
 	started          bool // the kernel reported the cell's count: it handles SIGINT now
 	interruptPending bool // an interrupt was asked for before the cell started
 	graceTimer       *time.Timer
@@ -30,11 +34,15 @@ type cellRun struct {
 func (s *Server) run(ctx context.Context, c *kctx, p *proc, es *execStream, ex *execution) {
 	var envLen [4]byte
 	binary.LittleEndian.PutUint32(envLen[:], uint32(len(ex.env)))
-	if err := p.send(frameExecute, envLen[:], ex.env, []byte(ex.code)); err != nil {
+	cr := &cellRun{c: c, p: p, es: es, grace: s.tune.grace}
+	cmd := byte(frameExecute)
+	if w := p.treeWatch(); w != nil && w.begin() {
+		cmd, cr.watch = frameExecuteWatched, w
+	}
+	if err := p.send(cmd, envLen[:], ex.env, []byte(ex.code)); err != nil {
 		p.kill() // the frames channel closes and the cell is reported as a dead kernel
 	}
 	es.noChanges = &p.noChanges
-	cr := &cellRun{c: c, p: p, es: es, grace: s.tune.grace}
 	defer cr.stopGrace()
 	ka := time.NewTicker(s.tune.keepalive)
 	defer ka.Stop()
@@ -90,6 +98,10 @@ func (cr *cellRun) frame(f frame, ok bool) bool {
 		return true
 	}
 	if f.typ == frameDone {
+		if cr.watch != nil {
+			// Whatever user code wrote as an A frame is not the report.
+			cr.es.changed = cr.watch.appendLine(cr.es.changed[:0])
+		}
 		cr.es.finish()
 		return true
 	}
