@@ -6,8 +6,11 @@
 //
 // A context's kernel starts on first use, or ahead of it with Prewarm, so
 // sandboxes that never run code pay nothing for it. The server talks to a
-// kernel over two pipes with a small framed protocol described at the top
-// of kernel.py. Beyond the E2B request fields, /execute accepts "timeout"
+// kernel over three pipes with a small framed protocol described at the top
+// of kernel.py. The files a cell changes in its context's working directory
+// (a files_changed line, a sessionbox extension) come from the server's
+// inotify watch of that directory, or, without one, from the kernel's scans
+// of it before and after the cell. Beyond the E2B request fields, /execute accepts "timeout"
 // (seconds): the cell is interrupted when it elapses, as it is when the
 // client disconnects; a cell that ignores the interrupt has its kernel
 // killed after a grace period (variables are lost).
