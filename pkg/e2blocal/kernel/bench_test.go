@@ -31,6 +31,16 @@ func reportLatency(b *testing.B, d []time.Duration) {
 
 // BenchmarkExecuteRoundTrip measures `1+1` through the handler over real HTTP on 127.0.0.1.
 func BenchmarkExecuteRoundTrip(b *testing.B) {
+	benchExecute(b, "1+1", `"text":"2"`)
+}
+
+// BenchmarkExecuteOutputRoundTrip is BenchmarkExecuteRoundTrip for a cell
+// that prints.
+func BenchmarkExecuteOutputRoundTrip(b *testing.B) {
+	benchExecute(b, "print(1)", `"text":"1\n"`)
+}
+
+func benchExecute(b *testing.B, code, want string) {
 	s, err := newServer(Config{Python: testPython, Workdir: b.TempDir()}, defaultTuning)
 	if err != nil {
 		b.Fatal(err)
@@ -41,7 +51,7 @@ func BenchmarkExecuteRoundTrip(b *testing.B) {
 		_ = s.Close()
 	}()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
-	body := []byte(`{"code": "1+1"}`)
+	body, _ := json.Marshal(map[string]string{"code": code})
 	run := func() {
 		req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, ts.URL+"/execute", bytes.NewReader(body))
 		if err != nil {
@@ -54,7 +64,7 @@ func BenchmarkExecuteRoundTrip(b *testing.B) {
 		}
 		out, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if err != nil || !bytes.Contains(out, []byte(`"text":"2"`)) {
+		if err != nil || !bytes.Contains(out, []byte(want)) {
 			b.Fatalf("bad response %q: %v", out, err)
 		}
 	}
