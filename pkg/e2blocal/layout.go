@@ -115,6 +115,7 @@ func (l *layout) agentBin() string            { return filepath.Join(l.shared, "
 func (l *layout) sandboxDir(id string) string { return filepath.Join(l.shared, "sandboxes", id) }
 func (l *layout) homeDir(id string) string    { return filepath.Join(l.sandboxDir(id), "home") }
 func (l *layout) homeImage(id string) string  { return filepath.Join(l.sandboxDir(id), "home.img") }
+func (l *layout) homeTemplate() string        { return filepath.Join(l.shared, "home-template.img") }
 func (l *layout) socketPath(id string) string { return filepath.Join(l.runRoot, id+".sock") }
 
 func (l *layout) close() error {

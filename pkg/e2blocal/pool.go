@@ -4,6 +4,8 @@ package e2blocal
 
 import (
 	"context"
+	"runtime"
+	"slices"
 	"sync"
 	"time"
 )
@@ -17,11 +19,13 @@ import (
 // a code-interpreter sandbox's first execution finds its kernel running
 // (the sandbox's env vars are set in it first). A sandbox of another
 // template discards the kernel before it serves. When the pool is empty (a
-// burst of creates), create spawns a tree itself, which on a busy host is
-// most of a burst's time; so the pool grows to the largest burst seen
-// lately (up to WarmPoolMax) and shrinks back to WarmPool once the window
-// has passed without one: memory is spent on idle trees only while bursts
-// come.
+// burst of creates), a create waits for the first tree to finish spawning,
+// its own or a refill (treeSupply); spawns for waiting creates start a few
+// at a time, oldest first. Spawning a tree is ~60 ms of CPU, so a burst
+// that outruns the pool is bounded by the host's cores; the pool grows to
+// the largest burst seen lately (up to WarmPoolMax) and shrinks back to
+// WarmPool once the window has passed without one: memory is spent on idle
+// trees only while bursts come.
 
 func (rt *Runtime) startPool() {
 	if rt.cfg.WarmPool <= 0 {
@@ -39,6 +43,9 @@ func (rt *Runtime) fillPool() {
 	defer rt.poolWG.Done()
 	for {
 		rt.waitQuiet()
+		if rt.ctx.Err() != nil {
+			return
+		}
 		target := rt.poolTarget(time.Now())
 		if n := len(rt.pool); n >= target {
 			if n > target {
@@ -60,41 +67,187 @@ func (rt *Runtime) fillPool() {
 				continue
 			}
 		}
-		select {
-		case rt.pool <- s:
-		case <-rt.ctx.Done():
-			_ = s.teardown(context.Background())
-			return
-		}
+		rt.offer(s)
 	}
 }
 
-// takeWarm returns a spawned tree whose agent is still alive; one it
-// spawns itself starts a standby kernel only when standby asks for it.
+// takeWarm returns a spawned tree whose agent is still alive: one from the
+// pool, else the first tree the runtime finishes spawning, its own or a
+// refill, whichever is first. Trees spawned for waiting creates start a
+// standby kernel when the oldest waiting create without one asks for it.
+// The caller must call doneStarting once the tree serves or is torn down.
 func (rt *Runtime) takeWarm(standby bool) (*sandbox, error) {
+	sup := &rt.supply
+	sup.mu.Lock()
 	for {
 		select {
 		case s := <-rt.pool:
-			if !s.proc.exited() {
-				return s, nil
+			if s.proc.exited() {
+				sup.mu.Unlock()
+				_ = s.teardown(context.Background())
+				sup.mu.Lock()
+				continue
 			}
-			_ = s.teardown(context.Background())
+			sup.mu.Unlock()
+			return s, nil
 		default:
-			return rt.prepare(false, standby)
 		}
+		break
+	}
+	w := &treeWaiter{standby: standby, got: make(chan treeResult, 1)}
+	sup.waiters = append(sup.waiters, w)
+	rt.kickLocked()
+	sup.mu.Unlock()
+	select {
+	case r := <-w.got:
+		return r.s, r.err
+	case <-rt.ctx.Done():
+	}
+	sup.mu.Lock()
+	if i := slices.Index(sup.waiters, w); i >= 0 {
+		sup.waiters = slices.Delete(sup.waiters, i, i+1)
+	}
+	sup.mu.Unlock()
+	select {
+	case r := <-w.got:
+		if r.s != nil {
+			rt.doneStarting(r.s)
+			_ = r.s.teardown(context.Background())
+		}
+	default:
+	}
+	return nil, errClosed
+}
+
+// treeSupply hands spawned trees to creates that found the pool empty,
+// oldest first, and bounds how many trees start at once. Spawning is CPU
+// work (bwrap, the agent's start, Python's): ten trees started together
+// on two cores all finish late, while started a few at a time the first
+// serve early and the last no later.
+type treeSupply struct {
+	mu      sync.Mutex
+	waiters []*treeWaiter
+	// inflight counts spawns started for waiters whose trees are not
+	// handed over yet; starting counts those and the handed-over trees
+	// whose agents do not serve yet, against limit.
+	inflight, starting, limit int
+}
+
+type treeWaiter struct {
+	standby bool
+	got     chan treeResult // buffered: handing over never blocks
+}
+
+type treeResult struct {
+	s   *sandbox
+	err error
+}
+
+// spawnLimit is how many trees start at once for waiting creates.
+func spawnLimit() int { return max(2, runtime.NumCPU()) }
+
+// kickLocked starts spawns for waiters no spawn covers yet, up to the
+// limit; sup.mu must be held.
+func (rt *Runtime) kickLocked() {
+	sup := &rt.supply
+	for sup.starting < sup.limit && sup.inflight < len(sup.waiters) {
+		standby := sup.waiters[sup.inflight].standby
+		sup.starting++
+		sup.inflight++
+		rt.busy.Add(1)
+		go rt.spawnForWaiter(standby)
+	}
+}
+
+func (rt *Runtime) spawnForWaiter(standby bool) {
+	defer rt.busy.Add(-1)
+	s, err := rt.prepare(false, standby)
+	sup := &rt.supply
+	sup.mu.Lock()
+	sup.inflight--
+	if err != nil {
+		sup.starting--
+		if len(sup.waiters) > 0 {
+			w := sup.waiters[0]
+			sup.waiters = sup.waiters[1:]
+			w.got <- treeResult{err: err}
+		}
+		rt.kickLocked()
+		sup.mu.Unlock()
+		return
+	}
+	s.starting = true
+	rt.offerLocked(s)
+	sup.mu.Unlock()
+}
+
+// offer hands a spawned tree to the oldest waiting create, else keeps it
+// in the pool.
+func (rt *Runtime) offer(s *sandbox) {
+	rt.supply.mu.Lock()
+	defer rt.supply.mu.Unlock()
+	rt.offerLocked(s)
+}
+
+func (rt *Runtime) offerLocked(s *sandbox) {
+	sup := &rt.supply
+	if len(sup.waiters) > 0 {
+		w := sup.waiters[0]
+		sup.waiters = sup.waiters[1:]
+		w.got <- treeResult{s: s}
+		return
+	}
+	rt.doneStartingLocked(s)
+	// A tree without a standby kernel was spawned for a create of another
+	// template that a refill served first; the pool keeps kernels running.
+	if s.standby && rt.ctx.Err() == nil {
+		select {
+		case rt.pool <- s:
+			return
+		default:
+		}
+	}
+	rt.busy.Add(1)
+	go func() {
+		defer rt.busy.Add(-1)
+		_ = s.teardown(context.Background())
+	}()
+}
+
+// doneStarting frees the start slot of a tree spawned for a waiting
+// create, once its agent serves or it is torn down.
+func (rt *Runtime) doneStarting(s *sandbox) {
+	rt.supply.mu.Lock()
+	defer rt.supply.mu.Unlock()
+	rt.doneStartingLocked(s)
+	rt.kickLocked()
+}
+
+func (rt *Runtime) doneStartingLocked(s *sandbox) {
+	if s.starting {
+		s.starting = false
+		rt.supply.starting--
 	}
 }
 
 // drainPool stops the filler and tears down what it had spawned.
 func (rt *Runtime) drainPool() {
 	rt.poolWG.Wait()
-	for {
+	// Under the supply's lock, so that a spawn finishing now either sees
+	// the runtime closing or lands in the pool before it is drained.
+	rt.supply.mu.Lock()
+	var trees []*sandbox
+	for done := false; !done; {
 		select {
 		case s := <-rt.pool:
-			_ = s.teardown(context.Background())
+			trees = append(trees, s)
 		default:
-			return
+			done = true
 		}
+	}
+	rt.supply.mu.Unlock()
+	for _, s := range trees {
+		_ = s.teardown(context.Background())
 	}
 }
 

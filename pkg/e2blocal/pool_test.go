@@ -3,6 +3,7 @@
 package e2blocal
 
 import (
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -61,4 +62,135 @@ func TestPoolFollowsDemand(t *testing.T) {
 	waitPool(3)
 	time.Sleep(3 * time.Second)
 	waitPool(1)
+}
+
+// setSpawnLimit changes how many trees start at once for waiting creates.
+func setSpawnLimit(rt *Runtime, n int) {
+	rt.supply.mu.Lock()
+	defer rt.supply.mu.Unlock()
+	rt.supply.limit = n
+	rt.kickLocked()
+}
+
+// supplyState is the tree supply's counters.
+func supplyState(rt *Runtime) (waiters, inflight, starting int) {
+	rt.supply.mu.Lock()
+	defer rt.supply.mu.Unlock()
+	return len(rt.supply.waiters), rt.supply.inflight, rt.supply.starting
+}
+
+// TestRefillServesWaitingCreate: a create that found the pool empty takes
+// the first tree to finish spawning, here one the runtime spawned for the
+// pool while the create's own spawn could not start.
+func TestRefillServesWaitingCreate(t *testing.T) {
+	rt := startRuntime(t, Config{WarmPool: -1})
+	setSpawnLimit(rt, 0)
+	got := make(chan sandboxBody, 1)
+	go func() { got <- createSandbox(t, rt, map[string]any{"templateID": "code-interpreter-v1"}) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if w, _, _ := supplyState(rt); w == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the create never waited for a tree")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	tree, err := rt.prepare(false, true)
+	if err != nil {
+		t.Fatalf("spawn a tree: %v", err)
+	}
+	rt.offer(tree)
+	sb := <-got
+	if sb.SandboxID != tree.id {
+		t.Fatalf("the create got sandbox %s, not the tree offered (%s)", sb.SandboxID, tree.id)
+	}
+	if out := execute(t, rt, sb, "6 * 7"); !strings.Contains(out, `"42"`) {
+		t.Fatalf("execute in the handed-over tree: %s", out)
+	}
+	setSpawnLimit(rt, 2)
+	if w, i, s := supplyState(rt); w != 0 || i != 0 || s != 0 {
+		t.Fatalf("after the create: %d waiting, %d spawning, %d starting", w, i, s)
+	}
+}
+
+// TestBurstStartsBoundedTrees: a burst of creates with no pool starts at
+// most the limit's trees at once, and every create gets its own sandbox.
+func TestBurstStartsBoundedTrees(t *testing.T) {
+	const burst, limit = 6, 2
+	rt := startRuntime(t, Config{WarmPool: -1})
+	setSpawnLimit(rt, limit)
+	stop := make(chan struct{})
+	peak := make(chan int)
+	go func() {
+		most := 0
+		for {
+			select {
+			case <-stop:
+				peak <- most
+				return
+			default:
+			}
+			_, _, s := supplyState(rt)
+			most = max(most, s)
+			time.Sleep(200 * time.Microsecond)
+		}
+	}()
+	ids := make(chan string, burst)
+	var wg sync.WaitGroup
+	for range burst {
+		wg.Go(func() { ids <- createSandbox(t, rt, map[string]any{"templateID": "base"}).SandboxID })
+	}
+	wg.Wait()
+	close(stop)
+	if most := <-peak; most < 1 || most > limit {
+		t.Fatalf("%d trees started at once, want 1 to %d", most, limit)
+	}
+	close(ids)
+	seen := map[string]bool{}
+	for id := range ids {
+		if seen[id] || rt.lookup(id) == nil {
+			t.Fatalf("sandbox %s handed out twice or not registered", id)
+		}
+		seen[id] = true
+	}
+	if w, i, s := supplyState(rt); w != 0 || i != 0 || s != 0 {
+		t.Fatalf("after the burst: %d waiting, %d spawning, %d starting", w, i, s)
+	}
+}
+
+// TestFailedSpawnFailsWaitingCreate: when spawning fails, the waiting
+// creates get the error instead of waiting forever, and the next create
+// works once spawning does.
+func TestFailedSpawnFailsWaitingCreate(t *testing.T) {
+	rt := startRuntime(t, Config{WarmPool: -1})
+	bwrap := rt.cfg.Bwrap
+	rt.cfg.Bwrap = "/nonexistent/bwrap"
+	errs := make(chan error, 3)
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() {
+			_, err := rt.create(t.Context(), createParams{templateID: "base", timeout: time.Minute})
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err == nil || !strings.Contains(err.Error(), "bwrap") {
+			t.Fatalf("create with a broken bwrap: %v, want the spawn's error", err)
+		}
+	}
+	if w, i, s := supplyState(rt); w != 0 || i != 0 || s != 0 {
+		t.Fatalf("after failed spawns: %d waiting, %d spawning, %d starting", w, i, s)
+	}
+	rt.cfg.Bwrap = bwrap
+	s, err := rt.create(t.Context(), createParams{templateID: "base", timeout: time.Minute})
+	if err != nil {
+		t.Fatalf("create after spawning works again: %v", err)
+	}
+	if err := s.kill(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -102,6 +102,7 @@ type Runtime struct {
 	creating   atomic.Int32 // creates in flight; the pool filler yields to them
 	lastCreate atomic.Int64 // unix nanos of the last create's end
 	demand     demandMeter  // recent bursts of creates, sizing the pool
+	supply     treeSupply   // creates waiting for a tree when the pool is empty
 	busy       atomic.Int32 // creates and teardowns under way
 
 	signed *signedRouter // routes signed file URLs that name no sandbox
@@ -132,6 +133,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	rt := &Runtime{cfg: cfg, log: cfg.Logger, envdVer: envdVersion, ctx: rctx, cancel: cancel, sandboxes: map[string]*sandbox{}, signed: newSignedRouter()}
+	rt.supply.limit = spawnLimit()
 	if err := rt.init(); err != nil {
 		rt.shutdown()
 		return nil, err
@@ -182,7 +184,7 @@ func (rt *Runtime) init() error {
 	var why string
 	if rt.cfg.DiskMB < 0 {
 		rt.log.Warn("e2blocal: sandbox homes are not size-limited", "reason", "DiskMB < 0")
-	} else if rt.homes, why = detectHomeImages(root, rt.cfg.DiskMB); rt.homes == nil {
+	} else if rt.homes, why = detectHomeImages(root, rt.cfg.DiskMB, rt.fs.homeTemplate()); rt.homes == nil {
 		rt.log.Warn("e2blocal: sandbox homes are not size-limited: a sandbox can fill the file system holding the data dir", "reason", why, "dataDir", rt.cfg.DataDir)
 	}
 	if root {

@@ -64,6 +64,8 @@ type sandbox struct {
 	net          *slirpProc // nil without internet access
 	transport    *http.Transport
 	homeMounted  bool // /home/user is a loop-mounted image (homeimg.go)
+	standby      bool // its agent was spawned starting a standby kernel
+	starting     bool // holds a start slot (pool.go); guarded by rt.supply.mu
 
 	mu     sync.Mutex
 	state  sbState
