@@ -65,6 +65,7 @@ func upstreamMux() *http.ServeMux {
 			"id": r.Header.Get(hdrSandboxID), "port": r.Header.Get(hdrSandboxPort),
 			"token": r.Header.Get(trafficTokenHeader), "host": r.Host, "uri": r.RequestURI,
 			"method": r.Method, "body": string(body), "hop": r.Header.Get("X-Hop"),
+			"xff": r.Header.Get("X-Forwarded-For") + r.Header.Get("Forwarded"), "ua": r.UserAgent(),
 		})
 	})
 	mux.HandleFunc("/teapot", func(w http.ResponseWriter, _ *http.Request) {
@@ -138,6 +139,8 @@ func TestForwardMatchesProxy(t *testing.T) {
 		{"private with token", "GET", "/echo", map[string]string{hdrSandboxID: "priv", hdrSandboxPort: "49999", trafficTokenHeader: "tok"}, ""},
 		{"private envd needs no token", "GET", "/echo", byHeader("priv", envdPort), ""},
 		{"hop-by-hop headers", "GET", "/echo", map[string]string{hdrSandboxID: "pub", hdrSandboxPort: envdPort, "Connection": "X-Hop", "X-Hop": "1"}, ""},
+		{"forwarding headers and user agent", "GET", "/echo", map[string]string{hdrSandboxID: "pub", hdrSandboxPort: envdPort,
+			"X-Forwarded-For": "10.0.0.1", "Forwarded": "for=10.0.0.1", "User-Agent": "e2b-go-sdk/test"}, ""},
 		{"status and headers back", "GET", "/teapot", byHeader("pub", envdPort), ""},
 		{"cut short", "GET", "/cut", byHeader("pub", envdPort), ""},
 	}

@@ -94,6 +94,11 @@ func (rt *Runtime) forward(r *http.Request) (*http.Response, error) {
 		out.Host = r.URL.Host
 	}
 	removeHopHeaders(out.Header)
+	// As httputil.ReverseProxy with Rewrite: no forwarding headers from
+	// the client.
+	for _, k := range []string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto"} {
+		delete(out.Header, k)
+	}
 	var refusal recorder
 	s, ok := rt.admitRequest(&refusal, out)
 	if !ok {
