@@ -244,3 +244,40 @@ func TestMinFreeFlags(t *testing.T) {
 		t.Fatalf("a malformed floor: %v", err)
 	}
 }
+
+// TestWarmPoolFlags: --warm-pool and its variables reach the runtime's
+// WarmPool for serve and runtime alike; a malformed value names its
+// variable.
+func TestWarmPoolFlags(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		args []string
+		env  string // the command's variable
+		want int
+		err  bool
+	}{
+		{"default", nil, "", 0, false},
+		{"from the environment", nil, "10", 10, false},
+		{"the flag wins", []string{"--warm-pool", "-1"}, "10", -1, false},
+		{"malformed", nil, "many", 0, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			serveEnv := map[string]string{"SESSIONBOX_WARM_POOL": c.env}
+			o, serr := serveFlags(c.args, func(k string) string { return serveEnv[k] })
+			rtEnv := map[string]string{"E2BLOCAL_WARM_POOL": c.env}
+			cfg, rerr := runtimeFlags(c.args, func(k string) string { return rtEnv[k] })
+			if c.err {
+				if serr == nil || !strings.Contains(serr.Error(), "SESSIONBOX_WARM_POOL") || rerr == nil || !strings.Contains(rerr.Error(), "E2BLOCAL_WARM_POOL") {
+					t.Fatalf("serve: %v; runtime: %v; want errors naming the variables", serr, rerr)
+				}
+				return
+			}
+			if serr != nil || rerr != nil || o.warmPool != c.want || cfg.WarmPool != c.want {
+				t.Fatalf("serve %d (%v), runtime %d (%v); want %d", o.warmPool, serr, cfg.WarmPool, rerr, c.want)
+			}
+		})
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessionbox/sessionbox/pkg/e2blocal"
 	"github.com/sessionbox/sessionbox/pkg/local"
 	"github.com/sessionbox/sessionbox/pkg/session"
 	"github.com/sessionbox/sessionbox/pkg/sessionconfig"
@@ -34,6 +35,7 @@ type serveOptions struct {
 	origins    []string
 	reap       time.Duration
 	minFreeMiB int64
+	warmPool   int
 	jsonLogs   bool
 	// session holds the knobs, read by the loader the Lambda functions use.
 	session session.Config
@@ -51,6 +53,7 @@ func serveFlags(args []string, getenv func(string) string) (serveOptions, error)
 	fl.StringVar(&origins, "allowed-origins", "", "comma-separated browser origins (scheme://host[:port]) CORS admits; default: any origin, without credentials [$SESSIONBOX_ALLOWED_ORIGINS]")
 	fl.DurationVar(&o.reap, "reap-interval", 30*time.Second, "how often idle sandboxes are paused or killed [$SESSIONBOX_REAP_INTERVAL]")
 	fl.Int64Var(&o.minFreeMiB, "min-free-mib", 0, "free space kept on the data dir's file system: below it requests that start a sandbox or store an upload get 507; 0 is 1 GiB (or 5% of a smaller file system), negative turns it off [$SESSIONBOX_MIN_FREE_MIB]")
+	fl.IntVar(&o.warmPool, "warm-pool", 0, warmPoolUsage+" [$SESSIONBOX_WARM_POOL]")
 	fl.BoolVar(&o.jsonLogs, "json-logs", false, "log JSON lines instead of text [$SESSIONBOX_JSON_LOGS]")
 	knobs := sessionconfig.AddFlags(fl.FlagSet)
 	rest, err := fl.parse(args)
@@ -62,7 +65,7 @@ func serveFlags(args []string, getenv func(string) string) (serveOptions, error)
 	}
 	err = envFlags(fl.FlagSet, getenv, map[string]string{"addr": "SESSIONBOX_ADDR", "data-dir": "SESSIONBOX_DATA_DIR",
 		"api-keys": "SESSIONBOX_API_KEYS", "reap-interval": "SESSIONBOX_REAP_INTERVAL", "json-logs": "SESSIONBOX_JSON_LOGS",
-		"min-free-mib": "SESSIONBOX_MIN_FREE_MIB", "allowed-origins": "SESSIONBOX_ALLOWED_ORIGINS"})
+		"min-free-mib": "SESSIONBOX_MIN_FREE_MIB", "allowed-origins": "SESSIONBOX_ALLOWED_ORIGINS", "warm-pool": "SESSIONBOX_WARM_POOL"})
 	var oerr error
 	o.origins, oerr = parseOrigins(origins)
 	err = errors.Join(err, oerr)
@@ -98,7 +101,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string) er
 		logger = slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	}
 	svc, err := local.Start(ctx, local.Config{Addr: o.addr, DataDir: dir, Keys: keys, ReapInterval: o.reap, Logger: logger,
-		Session: o.session, MinFreeBytes: mibFloor(o.minFreeMiB), AllowedOrigins: o.origins})
+		Session: o.session, MinFreeBytes: mibFloor(o.minFreeMiB), AllowedOrigins: o.origins,
+		Runtime: e2blocal.Config{WarmPool: o.warmPool}})
 	if err != nil {
 		return err
 	}

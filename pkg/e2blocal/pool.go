@@ -25,7 +25,8 @@ import (
 // that outruns the pool is bounded by the host's cores; the pool grows to
 // the largest burst seen lately (up to WarmPoolMax) and shrinks back to
 // WarmPool once the window has passed without one: memory is spent on idle
-// trees only while bursts come.
+// trees only while bursts come. The memory of bursts survives a restart
+// on the same DataDir (demandfile.go).
 
 func (rt *Runtime) startPool() {
 	if rt.cfg.WarmPool <= 0 {

@@ -3,6 +3,9 @@
 package e2blocal
 
 import (
+	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -192,5 +195,83 @@ func TestFailedSpawnFailsWaitingCreate(t *testing.T) {
 	}
 	if err := s.kill(t.Context()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDemandFile: the burst memory a runtime saves is restored by the
+// next one on the same DataDir while it is recent, capped at WarmPoolMax;
+// a stale, future or unreadable one is ignored.
+func TestDemandFile(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		file string // "" writes none
+		want int
+	}{
+		{"recent", `{"peak":6,"at":"2026-01-01T11:58:00Z"}`, 6},
+		{"capped at WarmPoolMax", `{"peak":50,"at":"2026-01-01T11:58:00Z"}`, 8},
+		{"past the window", `{"peak":6,"at":"2026-01-01T11:40:00Z"}`, 0},
+		{"in the future", `{"peak":6,"at":"2026-01-01T13:00:00Z"}`, 0},
+		{"unreadable", `{"peak":`, 0},
+		{"none", "", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			if tc.file != "" {
+				if err := os.WriteFile(filepath.Join(dir, demandFile), []byte(tc.file), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rt := &Runtime{cfg: Config{DataDir: dir, WarmPoolMax: 8, WarmPoolWindow: 10 * time.Minute}, log: slog.New(slog.DiscardHandler)}
+			rt.loadDemand(now)
+			if got := rt.demand.peak(now, rt.cfg.WarmPoolWindow); got != tc.want {
+				t.Fatalf("restored peak %d, want %d", got, tc.want)
+			}
+		})
+	}
+	t.Run("saved and restored", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		cfg := Config{DataDir: dir, WarmPoolMax: 8, WarmPoolWindow: 10 * time.Minute}
+		a := &Runtime{cfg: cfg, log: slog.New(slog.DiscardHandler)}
+		for i := range 5 {
+			a.demand.record(now.Add(time.Duration(i)*100*time.Millisecond), cfg.WarmPoolWindow)
+		}
+		if err := a.saveDemand(); err != nil {
+			t.Fatal(err)
+		}
+		b := &Runtime{cfg: cfg, log: slog.New(slog.DiscardHandler)}
+		b.loadDemand(now.Add(time.Minute))
+		if got := b.demand.peak(now.Add(time.Minute), cfg.WarmPoolWindow); got != 5 {
+			t.Fatalf("peak after a restart: %d, want 5", got)
+		}
+	})
+}
+
+// TestPoolRemembersBurstAcrossRestart: a runtime started on the DataDir of
+// one that saw a burst fills its pool to that burst.
+func TestPoolRemembersBurstAcrossRestart(t *testing.T) {
+	cfg := Config{DataDir: t.TempDir(), WarmPool: 1, WarmPoolMax: 3, WarmPoolWindow: time.Minute}
+	first := startRuntime(t, cfg)
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() { createSandbox(t, first, nil) })
+	}
+	wg.Wait()
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	second := startRuntime(t, cfg)
+	if got := second.poolTarget(time.Now()); got != 3 {
+		t.Fatalf("pool target after the restart: %d, want the burst of 3", got)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for len(second.pool) != 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("pool holds %d trees, want 3", len(second.pool))
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

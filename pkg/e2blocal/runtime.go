@@ -142,6 +142,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		rt.shutdown()
 		return nil, err
 	}
+	rt.loadDemand(time.Now())
 	rt.startPool()
 	rt.samplerWG.Go(func() { rt.sampleMetrics(rt.cfg.metricsInterval) })
 	return rt, nil
@@ -251,6 +252,9 @@ func (rt *Runtime) Close() error {
 	}
 	rt.closed = true
 	rt.mu.Unlock()
+	if err := rt.saveDemand(); err != nil {
+		rt.log.Warn("e2blocal: the next runtime on this data dir will not know the recent bursts", "error", err)
+	}
 	return rt.shutdown()
 }
 

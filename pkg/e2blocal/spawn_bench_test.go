@@ -22,14 +22,32 @@ import (
 // schedstat before the tree is killed: bwrap, the agent, Python; "runtime"
 // is this process, which also runs the client; "helpers" the commands the
 // runtime waited for, mkfs.ext4). "burst10" is ten such creates at once,
-// the first burst a runtime sees before its pool has grown.
+// the first burst a runtime sees before its pool has grown; "burst10/pool=N"
+// the same with N trees waiting in the pool (WarmPool = WarmPoolMax = N),
+// the trade of idle memory for a first burst.
 func BenchmarkSpawnOnDemand(b *testing.B) {
-	b.Run("serial", func(b *testing.B) { benchSpawn(b, 1) })
-	b.Run("burst10", func(b *testing.B) { benchSpawn(b, 10) })
+	b.Run("serial", func(b *testing.B) { benchSpawn(b, 1, 0) })
+	b.Run("burst10", func(b *testing.B) { benchSpawn(b, 10, 0) })
+	for _, n := range []int{2, 5, 10} {
+		b.Run(fmt.Sprintf("burst10/pool=%d", n), func(b *testing.B) { benchSpawn(b, 10, n) })
+	}
 }
 
-func benchSpawn(b *testing.B, burst int) {
-	rt := startRuntime(b, Config{WarmPool: -1})
+func benchSpawn(b *testing.B, burst, pool int) {
+	cfg := Config{WarmPool: -1}
+	if pool > 0 {
+		cfg = Config{WarmPool: pool, WarmPoolMax: pool}
+	}
+	rt := startRuntime(b, cfg)
+	waitPool := func() {
+		deadline := time.Now().Add(time.Minute)
+		for pool > 0 && len(rt.pool) < pool {
+			if time.Now().After(deadline) {
+				b.Fatalf("pool holds %d trees after a minute, want %d", len(rt.pool), pool)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
 	body := map[string]any{"templateID": "code-interpreter-v1"}
 	var lat []time.Duration
 	cpu := map[string]time.Duration{}
@@ -38,7 +56,8 @@ func benchSpawn(b *testing.B, burst int) {
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
-		time.Sleep(200 * time.Millisecond) // the last round's teardown settles
+		waitPool()
+		time.Sleep(300 * time.Millisecond) // teardowns and pooled kernels settle
 		self0, kids0 := rusage(unix.RUSAGE_SELF), rusage(unix.RUSAGE_CHILDREN)
 		b.StartTimer()
 		var mu sync.Mutex
@@ -73,6 +92,9 @@ func benchSpawn(b *testing.B, burst int) {
 	}
 	b.StopTimer()
 	reportPercentiles(b, lat)
+	if pool > 0 {
+		return // pooled trees spent their CPU before the rounds
+	}
 	perTree := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(trees) }
 	total := runtimeCPU + helperCPU
 	for group, d := range cpu {
