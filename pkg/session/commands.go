@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -122,7 +121,7 @@ const (
 // commandIDRE is the shape of a command id: the prefix, a fingerprint of
 // the sandbox it runs in, its start time (base-36 milliseconds) and a
 // random part.
-var commandIDRE = regexp.MustCompile(`^cmd-([0-9a-f]{8})-([0-9a-z]{1,12})-([0-9a-f]{8})$`)
+var commandIDRE = lazyRegexp(`^cmd-([0-9a-f]{8})-([0-9a-z]{1,12})-([0-9a-f]{8})$`)
 
 // sandboxPrint is the fingerprint of a sandbox id a command id carries, so
 // an id from a sandbox since replaced is told apart from an unknown one.
@@ -137,7 +136,7 @@ func newCommandID(sandboxID string, now time.Time) string {
 
 // parseCommandID returns the sandbox fingerprint and start time in id.
 func parseCommandID(id string) (print string, started time.Time, ok bool) {
-	m := commandIDRE.FindStringSubmatch(id)
+	m := commandIDRE().FindStringSubmatch(id)
 	if m == nil {
 		return "", time.Time{}, false
 	}
@@ -409,7 +408,7 @@ func (m *Manager) validateCommand(key Key, req *CommandRequest) (time.Duration, 
 	default:
 		return 0, Errorf(ErrInvalid, "user must be \"user\" or \"root\", not %q", truncateForDetail(req.User))
 	}
-	if err := validateStringMap("envs", req.Envs, envNameRE); err != nil {
+	if err := validateStringMap("envs", req.Envs, envNameRE()); err != nil {
 		return 0, err
 	}
 	cwd := WorkDir

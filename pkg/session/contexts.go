@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -20,7 +19,7 @@ const maxStaleContexts = MaxContexts
 
 // languageRE is the shape of a context's language; which languages exist
 // is the provider's to say.
-var languageRE = regexp.MustCompile(`^[a-z][a-z0-9+-]{0,31}$`)
+var languageRE = lazyRegexp(`^[a-z][a-z0-9+-]{0,31}$`)
 
 // CodeContext is an interpreter context of a session's sandbox: a kernel of
 // its own, with its own variables and working directory, besides the
@@ -338,8 +337,8 @@ func cleanContextRequest(req ContextRequest) (ContextRequest, error) {
 	if req.Language == "" {
 		req.Language = "python"
 	}
-	if !languageRE.MatchString(req.Language) {
-		return req, Errorf(ErrInvalid, "language must match %s", languageRE)
+	if !languageRE().MatchString(req.Language) {
+		return req, Errorf(ErrInvalid, "language must match %s", languageRE())
 	}
 	if req.Cwd == "" {
 		req.Cwd = WorkDir
@@ -356,8 +355,8 @@ func validateContextCall(key Key, id string) error {
 	if err := validateKey(key); err != nil {
 		return err
 	}
-	if !contextRE.MatchString(id) {
-		return Errorf(ErrInvalid, "contextId must match %s", contextRE)
+	if !contextRE().MatchString(id) {
+		return Errorf(ErrInvalid, "contextId must match %s", contextRE())
 	}
 	return nil
 }

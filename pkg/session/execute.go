@@ -193,8 +193,8 @@ func validateExec(req ExecRequest) error {
 	if len(req.Code) > maxCodeBytes {
 		return &Error{Kind: ErrTooLarge, Detail: fmt.Sprintf("code is larger than %d bytes", maxCodeBytes)}
 	}
-	if req.Context != "" && !contextRE.MatchString(req.Context) {
-		return Errorf(ErrInvalid, "context must match %s", contextRE)
+	if req.Context != "" && !contextRE().MatchString(req.Context) {
+		return Errorf(ErrInvalid, "context must match %s", contextRE())
 	}
-	return validateStringMap("envs", req.Envs, envNameRE)
+	return validateStringMap("envs", req.Envs, envNameRE())
 }

@@ -86,7 +86,7 @@ func TestUploadImportDownload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !transferIDRE.MatchString(ticket.TransferID) || ticket.Request.Method != "PUT" ||
+	if !transferIDRE().MatchString(ticket.TransferID) || ticket.Request.Method != "PUT" ||
 		ticket.Request.Headers["Content-Length"] != "11" || ticket.Request.Headers["Content-Type"] != "text/csv; charset=utf-8" {
 		t.Fatalf("ticket %+v", ticket)
 	}

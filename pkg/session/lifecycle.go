@@ -221,14 +221,14 @@ func (m *Manager) validateStartOptions(o StartOptions) error {
 	if o.Type == TypeCustom && o.Template == "" {
 		return Errorf(ErrInvalid, "a custom sandbox needs a template")
 	}
-	if o.Template != "" && !templateRE.MatchString(o.Template) {
-		return Errorf(ErrInvalid, "template must match %s", templateRE)
+	if o.Template != "" && !templateRE().MatchString(o.Template) {
+		return Errorf(ErrInvalid, "template must match %s", templateRE())
 	}
 	if o.IdleTimeoutSecs < 0 || time.Duration(o.IdleTimeoutSecs)*time.Second > m.cfg.Lifetime {
 		return Errorf(ErrInvalid, "idleTimeoutSecs must be between 0 and %d", int(m.cfg.Lifetime/time.Second))
 	}
-	if err := validateStringMap("envs", o.Envs, envNameRE); err != nil {
+	if err := validateStringMap("envs", o.Envs, envNameRE()); err != nil {
 		return err
 	}
-	return validateStringMap("metadata", o.Metadata, metaKeyRE)
+	return validateStringMap("metadata", o.Metadata, metaKeyRE())
 }

@@ -41,8 +41,8 @@ func (m *Manager) ExecuteOnce(ctx context.Context, tenant, principal string, req
 	if err := validateExec(exec); err != nil {
 		return nil, err
 	}
-	if req.Template != "" && !templateRE.MatchString(req.Template) {
-		return nil, Errorf(ErrInvalid, "template must match %s", templateRE)
+	if req.Template != "" && !templateRE().MatchString(req.Template) {
+		return nil, Errorf(ErrInvalid, "template must match %s", templateRE())
 	}
 	id, slot, err := m.startOnce(ctx, tenant, principal, req.Template, timeout)
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"strings"
 	"time"
 )
@@ -23,8 +22,8 @@ type RunRequest struct {
 }
 
 var (
-	runIDRE          = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
-	idempotencyKeyRE = regexp.MustCompile(`^[\x21-\x7e]{1,255}$`)
+	runIDRE          = lazyRegexp(`^[A-Za-z0-9._-]{1,128}$`)
+	idempotencyKeyRE = lazyRegexp(`^[\x21-\x7e]{1,255}$`)
 )
 
 // Events carry at most 256 KB (EventBridge's limit): run code travels in
@@ -126,7 +125,7 @@ func (m *Manager) GetRun(ctx context.Context, tenant, principal, runID string) (
 	if err := validateName("principal", principal); err != nil {
 		return nil, err
 	}
-	if !runIDRE.MatchString(runID) {
+	if !runIDRE().MatchString(runID) {
 		return nil, Errorf(ErrInvalid, "run id must be 1 to 128 of A-Z a-z 0-9 . _ -")
 	}
 	r, err := m.store.GetRun(ctx, runID)
@@ -170,7 +169,7 @@ func validateRunRequest(req RunRequest) error {
 	if req.TimeoutSecs < 0 || time.Duration(req.TimeoutSecs)*time.Second > maxExecTimeout {
 		return Errorf(ErrInvalid, "timeoutSecs must be between 0 and %d", int(maxExecTimeout/time.Second))
 	}
-	if req.IdempotencyKey != "" && !idempotencyKeyRE.MatchString(req.IdempotencyKey) {
+	if req.IdempotencyKey != "" && !idempotencyKeyRE().MatchString(req.IdempotencyKey) {
 		return Errorf(ErrInvalid, "idempotency key must be 1 to 255 printable ASCII characters without spaces")
 	}
 	return nil
@@ -205,7 +204,7 @@ func (m *Manager) ProcessRun(ctx context.Context, ev RunRequested) (*Run, error)
 	if err := validateRunRequest(req); err != nil {
 		return nil, fmt.Errorf("run event: %w", err)
 	}
-	if ev.RunID != "" && !runIDRE.MatchString(ev.RunID) {
+	if ev.RunID != "" && !runIDRE().MatchString(ev.RunID) {
 		return nil, Errorf(ErrInvalid, "run event: runId must be 1 to 128 of A-Z a-z 0-9 . _ -")
 	}
 	r, mine, err := m.claimRun(ctx, key, req, ev.RunID)

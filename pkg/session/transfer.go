@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"path"
-	"regexp"
 	"time"
 )
 
@@ -31,7 +30,7 @@ type DownloadTicket struct {
 // path, size) is kept in a small ticket object beside the upload, so the
 // binding needs no secret shared between functions and no table schema;
 // Import honours a ticket only for the caller it was issued to.
-var transferIDRE = regexp.MustCompile(`^[0-9a-f]{48}$`)
+var transferIDRE = lazyRegexp(`^[0-9a-f]{48}$`)
 
 func ticketKey(id string) string { return "transfers/" + id + "/ticket.json" }
 func uploadKey(id string) string { return "transfers/" + id + "/data" }
@@ -70,7 +69,7 @@ func (m *Manager) UploadURL(ctx context.Context, key Key, p string, size int64, 
 	if contentType == "" {
 		contentType = mimeType(p)
 	}
-	if !contentTypeRE.MatchString(contentType) {
+	if !contentTypeRE().MatchString(contentType) {
 		return nil, Errorf(ErrInvalid, "contentType is not a valid media type")
 	}
 	if m.blobs == nil {
@@ -119,7 +118,7 @@ func (m *Manager) Import(ctx context.Context, key Key, transferID string) (FileE
 // transfer reads as not found, so ids cannot be probed.
 func (m *Manager) readTicket(ctx context.Context, key Key, id string) (transferTicket, error) {
 	var t transferTicket
-	if !transferIDRE.MatchString(id) {
+	if !transferIDRE().MatchString(id) {
 		return t, Errorf(ErrInvalid, "transferId is malformed")
 	}
 	body, _, err := m.blobs.Open(ctx, ticketKey(id))
