@@ -15,9 +15,7 @@
 #                   as text/plain only, M main result bundle (JSON), D display data
 #                   bundle (JSON), X error (JSON), W stream truncated, A files the
 #                   cell created or changed (JSON {"root", "files"}), F cell done.
-import ast
 import builtins
-import linecache
 import os
 import select
 import signal
@@ -25,6 +23,13 @@ import sys
 import threading
 import time
 import types
+
+try:
+    # The C module ast wraps: the kernel needs only its parser flags and node
+    # types, and skipping ast's Python layer shortens every kernel's start.
+    import _ast as _pyast
+except ImportError:
+    import ast as _pyast
 
 _CMD_FD, _EVT_FD, _PROBE_FD = 3, 4, 5
 # Signal states of the main thread: between cells SIGINT is ignored; in kernel
@@ -351,7 +356,7 @@ class Kernel:
         except SyntaxError as e:
             self.send(b"X", _error_json(e, syntax=True), now=False)
             return
-        linecache.cache[fn] = (len(src), None, src.splitlines(True), fn)
+        _cache_lines(fn, src)
         ns = self.ns
         try:
             self.enter_user()
@@ -698,7 +703,22 @@ def _restore_env(saved):
             os.environ[k] = old
 
 
-_FLAGS = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if hasattr(ast, "PyCF_ALLOW_TOP_LEVEL_AWAIT") else 0
+_FLAGS = getattr(_pyast, "PyCF_ALLOW_TOP_LEVEL_AWAIT", 0)
+
+# Cell sources waiting for linecache, which the kernel does not import at
+# start (it pulls in tokenize and re: milliseconds of every kernel's start):
+# a traceback or warning imports it, and the import hook hands it these.
+_PENDING_LINES = {}
+
+
+def _cache_lines(fn, src):
+    """Makes a cell's source what tracebacks and warnings show for fn."""
+    entry = (len(src), None, src.splitlines(True), fn)
+    lc = sys.modules.get("linecache")
+    if lc is None:
+        _PENDING_LINES[fn] = entry
+    else:
+        lc.cache[fn] = entry
 
 
 def _dedent(code):
@@ -719,16 +739,16 @@ def _compile_cell(code, fn):
     """Splits the cell into its body and a trailing expression (REPL semantics)."""
     code = _dedent(code)
     try:
-        tree = ast.parse(code, fn, "exec")
+        tree = compile(code, fn, "exec", _pyast.PyCF_ONLY_AST)
     except SyntaxError:
         alt = _transform_magics(code)
         if alt is None:
             raise
         code = alt
-        tree = ast.parse(code, fn, "exec")
+        tree = compile(code, fn, "exec", _pyast.PyCF_ONLY_AST)
     last = None
-    if tree.body and isinstance(tree.body[-1], ast.Expr) and not code.rstrip().endswith(";"):
-        last = ast.Expression(tree.body.pop().value)
+    if tree.body and isinstance(tree.body[-1], _pyast.Expr) and not code.rstrip().endswith(";"):
+        last = _pyast.Expression(tree.body.pop().value)
     body = compile(tree, fn, "exec", _FLAGS) if tree.body else None
     expr = compile(last, fn, "eval", _FLAGS) if last is not None else None
     return code, body, expr
@@ -1210,8 +1230,10 @@ def _box_elements(c, ax):
 # Modules patched right after they are imported: pyplot.show renders figures,
 # IPython's display() (which prints reprs outside an IPython shell) is ours,
 # PIL images shown or saved to a path are displayed (as in E2B's template),
-# and a finished subprocess's output is taken in before the cell goes on.
+# a finished subprocess's output is taken in before the cell goes on, and
+# linecache gets the sources of the cells run before it was imported.
 _PATCHED = (
+    "linecache",
     "matplotlib.pyplot",
     "PIL.Image",
     "PIL.ImageShow",
@@ -1246,6 +1268,10 @@ class _Finder:
 
 
 def _patch_module(k, module):
+    if module.__name__ == "linecache":
+        module.cache.update(_PENDING_LINES)
+        _PENDING_LINES.clear()
+        return
     if module.__name__ == "subprocess":
         _order_popen_wait(k, module.Popen)
         return
