@@ -5,6 +5,7 @@ package e2blocal
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"runtime"
 )
 
@@ -30,6 +31,9 @@ func (rt *Runtime) APIURL() string { return "" }
 
 // SandboxURL is empty: no runtime serves here.
 func (rt *Runtime) SandboxURL() string { return "" }
+
+// Transport is next: no runtime serves here.
+func (rt *Runtime) Transport(next http.RoundTripper) http.RoundTripper { return next }
 
 // Close does nothing.
 func (rt *Runtime) Close() error { return nil }
