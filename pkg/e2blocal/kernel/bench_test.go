@@ -29,6 +29,34 @@ func reportLatency(b *testing.B, d []time.Duration) {
 	b.ReportMetric(float64(d[len(d)*99/100].Microseconds()), "p99-µs")
 }
 
+// timeEach runs run b.N times, timing each call, and reports the latencies.
+func timeEach(b *testing.B, run func()) {
+	durs := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		t0 := time.Now()
+		run()
+		durs = append(durs, time.Since(t0))
+	}
+	b.StopTimer()
+	reportLatency(b, durs)
+}
+
+// benchServer serves a kernel server for cfg over HTTP on 127.0.0.1 until
+// the benchmark ends and returns its URL.
+func benchServer(b *testing.B, cfg Config, tune tuning) string {
+	s, err := newServer(cfg, tune)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	b.Cleanup(func() {
+		ts.Close()
+		_ = s.Close()
+	})
+	return ts.URL
+}
+
 // BenchmarkExecuteRoundTrip measures `1+1` through the handler over real HTTP on 127.0.0.1.
 func BenchmarkExecuteRoundTrip(b *testing.B) {
 	benchExecute(b, "1+1", `"text":"2"`)
@@ -41,19 +69,11 @@ func BenchmarkExecuteOutputRoundTrip(b *testing.B) {
 }
 
 func benchExecute(b *testing.B, code, want string) {
-	s, err := newServer(Config{Python: testPython, Workdir: b.TempDir()}, defaultTuning)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ts := httptest.NewServer(s)
-	defer func() {
-		ts.Close()
-		_ = s.Close()
-	}()
+	url := benchServer(b, Config{Python: testPython, Workdir: b.TempDir()}, defaultTuning)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 	body, _ := json.Marshal(map[string]string{"code": code})
 	run := func() {
-		req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, ts.URL+"/execute", bytes.NewReader(body))
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, url+"/execute", bytes.NewReader(body))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -69,32 +89,19 @@ func benchExecute(b *testing.B, code, want string) {
 		}
 	}
 	run() // start the kernel outside the measurement
-	durs := make([]time.Duration, 0, b.N)
 	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		t0 := time.Now()
-		run()
-		durs = append(durs, time.Since(t0))
-	}
-	b.StopTimer()
-	reportLatency(b, durs)
+	timeEach(b, run)
 }
 
 // BenchmarkSpawnPythonBaseline is the naive alternative: one interpreter per execution.
 func BenchmarkSpawnPythonBaseline(b *testing.B) {
-	durs := make([]time.Duration, 0, b.N)
 	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		t0 := time.Now()
+	timeEach(b, func() {
 		out, err := exec.Command(testPython, "-c", "print(1+1)").Output()
 		if err != nil || strings.TrimSpace(string(out)) != "2" {
 			b.Fatalf("python: %q %v", out, err)
 		}
-		durs = append(durs, time.Since(t0))
-	}
-	b.StopTimer()
-	reportLatency(b, durs)
+	})
 }
 
 // BenchmarkKernelStart measures starting a kernel until it reports ready (first use of a context).
@@ -140,16 +147,7 @@ func BenchmarkCellFeatures(b *testing.B) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 	urls := map[string]string{}
 	for _, charts := range []string{"1", "0"} {
-		s, err := newServer(Config{Python: testPython, Workdir: b.TempDir(), Env: []string{"PATH=/usr/bin:/bin", "SESSIONBOX_CHARTS=" + charts}}, defaultTuning)
-		if err != nil {
-			b.Fatal(err)
-		}
-		ts := httptest.NewServer(s)
-		b.Cleanup(func() {
-			ts.Close()
-			_ = s.Close()
-		})
-		urls[charts] = ts.URL
+		urls[charts] = benchServer(b, Config{Python: testPython, Workdir: b.TempDir(), Env: []string{"PATH=/usr/bin:/bin", "SESSIONBOX_CHARTS=" + charts}}, defaultTuning)
 	}
 	run := func(b *testing.B, charts, code, want string) {
 		body, _ := json.Marshal(map[string]string{"code": code})
@@ -175,14 +173,7 @@ func BenchmarkCellFeatures(b *testing.B) {
 	for _, c := range cells {
 		for _, charts := range []string{"1", "0"} {
 			b.Run(c.name+"/charts="+charts, func(b *testing.B) {
-				durs := make([]time.Duration, 0, b.N)
-				for i := 0; i < b.N; i++ {
-					t0 := time.Now()
-					run(b, charts, c.code, c.want)
-					durs = append(durs, time.Since(t0))
-				}
-				b.StopTimer()
-				reportLatency(b, durs)
+				timeEach(b, func() { run(b, charts, c.code, c.want) })
 			})
 		}
 	}
@@ -213,18 +204,10 @@ func BenchmarkChangedFiles(b *testing.B) {
 		}
 		tune := defaultTuning
 		tune.scanOnly = mode.scanOnly
-		s, err := newServer(Config{Python: testPython, Workdir: dir}, tune)
-		if err != nil {
-			b.Fatal(err)
-		}
-		ts := httptest.NewServer(s)
-		b.Cleanup(func() {
-			ts.Close()
-			_ = s.Close()
-		})
+		url := benchServer(b, Config{Python: testPython, Workdir: dir}, tune)
 		b.Run(mode.name, func(b *testing.B) {
 			run := func() {
-				resp, err := client.Post(ts.URL+"/execute", "application/json", strings.NewReader(`{"code": "1+1"}`))
+				resp, err := client.Post(url+"/execute", "application/json", strings.NewReader(`{"code": "1+1"}`))
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -235,15 +218,7 @@ func BenchmarkChangedFiles(b *testing.B) {
 				}
 			}
 			run()
-			durs := make([]time.Duration, 0, b.N)
-			b.ResetTimer()
-			for range b.N {
-				t0 := time.Now()
-				run()
-				durs = append(durs, time.Since(t0))
-			}
-			b.StopTimer()
-			reportLatency(b, durs)
+			timeEach(b, run)
 		})
 	}
 }
