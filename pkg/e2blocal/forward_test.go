@@ -43,8 +43,7 @@ func newProxyFixture(t *testing.T, spaceErr error) *proxyFixture {
 		t.Cleanup(s.transport.CloseIdleConnections)
 		rt.sandboxes[id] = s
 	}
-	rt.proxy = rt.proxyHandler()
-	srv := httptest.NewServer(rt.proxy)
+	srv := httptest.NewServer(rt.proxyHandler())
 	t.Cleanup(srv.Close)
 	forward := &inProcessTransport{
 		hosts:  map[string]func(*http.Request) (*http.Response, error){"sandbox.test": rt.forward},

@@ -114,7 +114,7 @@ type Runtime struct {
 
 	apiLn, sbLn   net.Listener
 	apiSrv, sbSrv *http.Server
-	api, proxy    http.Handler // what apiSrv and sbSrv serve, for Transport
+	api           http.Handler // what apiSrv serves, for Transport
 	serveWG       sync.WaitGroup
 	samplerWG     sync.WaitGroup
 }
@@ -217,9 +217,9 @@ func (rt *Runtime) listen(ctx context.Context) error {
 	}
 	// A stalled client holds a connection only so long, and only so many
 	// connections are open at once, so stalls cannot starve real calls.
-	rt.api, rt.proxy = rt.apiHandler(), rt.proxyHandler()
+	rt.api = rt.apiHandler()
 	rt.apiSrv = rt.cfg.HTTPLimits.Server(rt.api)
-	rt.sbSrv = rt.cfg.HTTPLimits.Server(rt.proxy)
+	rt.sbSrv = rt.cfg.HTTPLimits.Server(rt.proxyHandler())
 	for _, p := range []struct {
 		srv *http.Server
 		ln  net.Listener

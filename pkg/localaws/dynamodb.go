@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"sync"
 	"time"
@@ -15,6 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	smithyendpoints "github.com/aws/smithy-go/endpoints"
 	"github.com/truora/minidyn/server"
+
+	"github.com/sessionbox/sessionbox/pkg/inprocess"
 )
 
 // DynamoDBOption configures StartDynamoDB.
@@ -92,7 +93,7 @@ const inProcessHost = "dynamodb.in-process"
 // exactly as the production store's does.
 func (d *DynamoDB) Client(optFns ...func(*dynamodb.Options)) *dynamodb.Client {
 	inProcess := func(o *dynamodb.Options) {
-		o.HTTPClient = &http.Client{Transport: handlerTransport{d.h}}
+		o.HTTPClient = &http.Client{Transport: inprocess.Transport{Handler: d.h}}
 		o.Credentials = aws.AnonymousCredentials{}
 		o.EndpointResolverV2 = fixedEndpoint{}
 		o.DisableValidateResponseChecksum = true
@@ -129,30 +130,6 @@ func DynamoDBClient(endpoint string, optFns ...func(*dynamodb.Options)) *dynamod
 		BaseEndpoint: aws.String(endpoint),
 		Credentials:  credentials.NewStaticCredentialsProvider(accessKeyID, secretAccessKey, ""),
 	}, optFns...)
-}
-
-// handlerTransport answers requests by calling a handler directly. DynamoDB
-// responses are small JSON documents, so recording them whole costs little.
-// The handler gets a shallow copy of the request: the emulator only reads
-// it, and a deep copy of the SDK's headers was most of a read's garbage.
-type handlerTransport struct{ h http.Handler }
-
-func (t handlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if err := r.Context().Err(); err != nil {
-		return nil, err
-	}
-	in := new(http.Request)
-	*in = *r
-	if in.Body == nil {
-		in.Body = http.NoBody
-	}
-	in.RequestURI = in.URL.RequestURI()
-	in.RemoteAddr = "in-process"
-	rec := httptest.NewRecorder()
-	t.h.ServeHTTP(rec, in)
-	resp := rec.Result()
-	resp.Request = r
-	return resp, nil
 }
 
 // saveLoop saves changes every interval until ctx ends.

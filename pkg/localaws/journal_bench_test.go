@@ -10,6 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/sessionbox/sessionbox/pkg/inprocess"
 )
 
 // BenchmarkWrite is an UpdateItem through the in-process emulator: "memory"
@@ -56,7 +58,7 @@ func BenchmarkRead(b *testing.B) {
 	defer db.Close()
 	clients := map[string]*dynamodb.Client{
 		"sdk-defaults": DynamoDBClient("http://"+inProcessHost, func(o *dynamodb.Options) {
-			o.HTTPClient = &http.Client{Transport: handlerTransport{db.h}}
+			o.HTTPClient = &http.Client{Transport: inprocess.Transport{Handler: db.h}}
 		}),
 		"in-process": db.Client(),
 	}
