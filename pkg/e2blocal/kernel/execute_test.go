@@ -5,11 +5,13 @@ package kernel
 import (
 	"bytes"
 	"encoding/base64"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -206,11 +208,17 @@ func TestRawFdAndShell(t *testing.T) {
 	if r := e.run(t, "import os\n(os.getcwd(), os.environ['SBX'])").mustNoError(t); r.mainText() != "('/', '1')" {
 		t.Errorf("after magics: %q", r.mainText())
 	}
-	// Closing the real fds ends their capture instead of leaving it spinning on EOF.
-	e.run(t, "import os\nos.close(1)\nos.close(2)").mustNoError(t)
-	r = e.run(t, "import threading, time\nd = time.time() + 10\nwhile 'sbk-raw' in [t.name for t in threading.enumerate()] and time.time() < d:\n    time.sleep(0.01)\nprint('still printing')\n[t.name for t in threading.enumerate()]").mustNoError(t)
-	if strings.Contains(r.mainText(), "sbk-raw") || r.text("stdout") != "still printing\n" {
-		t.Errorf("after closing fds 1 and 2: %v", r.lines)
+	// Closing the real fds ends their capture instead of leaving it spinning
+	// on EOF: the kernel's thread reading them exits.
+	tasks := "len(os.listdir('/proc/self/task'))"
+	before, err := strconv.Atoi(e.run(t, "import os\n"+tasks).mustNoError(t).mainText())
+	if err != nil {
+		t.Fatalf("thread count: %v", err)
+	}
+	e.run(t, "os.close(1)\nos.close(2)").mustNoError(t)
+	r = e.run(t, fmt.Sprintf("import time\nd = time.time() + 10\nwhile %s >= %d and time.time() < d:\n    time.sleep(0.01)\nprint('still printing')\n%s", tasks, before, tasks)).mustNoError(t)
+	if got := r.mainText(); got != strconv.Itoa(before-1) || r.text("stdout") != "still printing\n" {
+		t.Errorf("after closing fds 1 and 2: %d threads before, %v", before, r.lines)
 	}
 }
 

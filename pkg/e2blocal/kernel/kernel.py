@@ -18,18 +18,23 @@
 import builtins
 import os
 import select
-import signal
 import sys
-import threading
 import time
 import types
 
 try:
-    # The C module ast wraps: the kernel needs only its parser flags and node
-    # types, and skipping ast's Python layer shortens every kernel's start.
+    # The C modules signal and ast wrap: the kernel needs only their functions,
+    # numbers, flags and node types, and the Python layers (signal's enum
+    # classes, ast's visitors) cost a kernel's start some milliseconds. User
+    # code that imports signal or ast gets the whole module.
+    import _signal as signal
     import _ast as _pyast
 except ImportError:
+    import signal
     import ast as _pyast
+# The kernel's threads are plain ones for the same reason (threading's module
+# is a millisecond of start); they stay out of threading.enumerate() in cells.
+import _thread
 
 _CMD_FD, _EVT_FD, _PROBE_FD = 3, 4, 5
 # Signal states of the main thread: between cells SIGINT is ignored; in kernel
@@ -134,14 +139,18 @@ class Kernel:
         self.cap = cap
         self.lang = lang
         self.bash = None
-        self.lock = threading.RLock()
-        self.rawlock = threading.Lock()
-        self.wake = threading.Event()
+        self.lock = _thread.RLock()
+        self.rawlock = _thread.allocate_lock()
+        # The flusher's wake-up: released (under self.lock) when a stream write
+        # schedules a flush, taken by the flusher. self.scheduled keeps it to
+        # one release per take.
+        self.wake = _thread.allocate_lock()
+        self.wake.acquire()
         self.scheduled = False
         self.out = []
         self.state = _IDLE
         self.intr_pending = False
-        self.main_id = threading.get_ident()
+        self.main_id = _thread.get_ident()
         self.count = 0
         self.loop = None
         self.raw = {}
@@ -160,7 +169,7 @@ class Kernel:
         """Writes every queued frame in one syscall; caller holds self.lock."""
         if not self.out:
             return
-        main = threading.get_ident() == self.main_id
+        main = _thread.get_ident() == self.main_id
         prev = self.state
         if main:
             self.state = _CRIT
@@ -226,7 +235,7 @@ class Kernel:
                 self.out.append(_frame(b"W", stream.tag))
             if not self.scheduled:
                 self.scheduled = True
-                self.wake.set()
+                self.wake.release()
 
     def flush_streams(self):
         with self.lock:
@@ -243,14 +252,13 @@ class Kernel:
     def _flusher(self):
         _block_sigint()
         while True:
-            self.wake.wait()
+            self.wake.acquire()
             time.sleep(_FLUSH_DELAY)
             with self.lock:
-                self.wake.clear()
                 self.scheduled = False
                 if self._queue_streams_locked(hold_partial=True):
                     self.scheduled = True
-                    self.wake.set()
+                    self.wake.release()
                 self._emit_locked()
 
     # ---- raw fd 1/2 capture (subprocesses, C extensions) ---------------
@@ -264,7 +272,7 @@ class Kernel:
             os.close(w)
             os.set_blocking(r, False)
             self.raw[r] = (stream, codecs.getincrementaldecoder("utf-8")("replace"))
-        threading.Thread(target=self._raw_reader, name="sbk-raw", daemon=True).start()
+        _thread.start_new_thread(self._raw_reader, ())
 
     def _drain_raw_locked(self, r):
         """Reads what fd r holds; reports whether its writers are all gone."""
@@ -1520,8 +1528,8 @@ def main():
     sys.meta_path.insert(0, _Finder(k))
     sys.meta_path.append(_ShimFinder(k))
     signal.signal(signal.SIGINT, k.on_sigint)
-    threading.Thread(target=k._flusher, name="sbk-flush", daemon=True).start()
-    threading.Thread(target=_watch_server, args=(k,), name="sbk-watch", daemon=True).start()
+    _thread.start_new_thread(k._flusher, ())
+    _thread.start_new_thread(_watch_server, (k,))
     k.send(b"K", (lang if lang != "python" else "python %d.%d.%d" % sys.version_info[:3]).encode())
     k.serve()
 
