@@ -17,6 +17,11 @@ type Config struct {
 	// (header and body read times, header size, open connections).
 	HTTPLimits httplimits.Limits
 
+	// Agent is the executable each sandbox runs as its init (and as its
+	// sudo): cmd/sessionbox-agent, whose main calls agentinit.RunIfRequested.
+	// Default "": this process's own binary, re-executed, whose main must
+	// then call RunAgentIfRequested.
+	Agent          string
 	Bwrap          string // bubblewrap binary, default /usr/bin/bwrap
 	Python         string // interpreter inside sandboxes, default /usr/bin/python3
 	Slirp4netns    string // user-mode network for allowInternetAccess, default slirp4netns from PATH

@@ -15,16 +15,17 @@ import (
 	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/e2blocal/agent"
+	"github.com/sessionbox/sessionbox/pkg/e2blocal/agentinit"
 )
 
 // Paths inside every sandbox.
 const (
 	insideHome  = "/home/user"
-	insideAgent = "/opt/e2b/agent"
+	insideAgent = agentinit.InsidePath
 	// insideKernel is where the compiled kernel is bound, when there is one.
 	insideKernel = "/opt/e2b/kernel.pyc"
 	insideUID    = 1000
-	agentEnvVar  = "E2BLOCAL_AGENT"
+	agentEnvVar  = agentinit.EnvVar
 	// insideSbin holds sudo, first in PATH so a host's setuid sudo (which
 	// cannot work under no_new_privs) never shadows it.
 	insideSbin = "/opt/e2b/sbin"
@@ -37,7 +38,7 @@ const (
 // launchSpec is everything bwrap needs to build one sandbox.
 type launchSpec struct {
 	bwrap    string
-	agentBin string // host path of the executable re-run as the agent
+	agentBin string // host path of the agent executable (Config.Agent or the runtime's own)
 	kernel   string // host path of the compiled kernel; "" binds none
 	etcDir   string // generated /etc
 	homeDir  string // host dir bound at /home/user

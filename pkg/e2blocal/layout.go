@@ -33,6 +33,7 @@ type layout struct {
 	state   string // DataDir, or a temp dir when DataDir is not traversable
 	shared  string // state/rt-<tag>/{etc,bin/agent,sandboxes/<id>/home}, removed at Close
 	runRoot string // <id>.sock, 0700
+	agent   string // Config.Agent: the agent executable installed, "" for our own
 	temp    []string
 }
 
@@ -40,7 +41,7 @@ type layout struct {
 // generated /etc and the agent binary, so a second runtime on the same
 // DataDir must not rebuild them in place, and sandboxes do not outlive their
 // runtime, so what a killed runtime left behind is removed by the next.
-func newLayout(dataDir, tag string, root bool, log *slog.Logger) (*layout, error) {
+func newLayout(dataDir, agent, tag string, root bool, log *slog.Logger) (*layout, error) {
 	dataDir, err := filepath.Abs(dataDir)
 	if err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
@@ -50,7 +51,7 @@ func newLayout(dataDir, tag string, root bool, log *slog.Logger) (*layout, error
 	}
 	removeStale(filepath.Join(os.TempDir(), "e2bl-*-*-*"), 2, log)
 	removeStale(filepath.Join(dataDir, "rt-*-*"), 1, log)
-	l := &layout{state: dataDir}
+	l := &layout{state: dataDir, agent: agent}
 	if root && !traversable(dataDir) {
 		dir, err := os.MkdirTemp("", tempPrefix("state"))
 		if err != nil {
@@ -93,7 +94,7 @@ func (l *layout) prepare() error {
 	if err := os.Chmod(filepath.Join(l.shared, "sandboxes"), 0o711); err != nil {
 		return fmt.Errorf("chmod sandboxes dir: %w", err)
 	}
-	return installAgent(l.agentBin())
+	return installAgent(l.agent, l.agentBin())
 }
 
 // compileKernel compiles the code interpreter's kernel for python into a
@@ -177,13 +178,14 @@ func traversable(dir string) bool {
 	}
 }
 
-// installAgent puts this executable where sandboxes can read it: a hard link
-// when possible (instant, same inode), else a copy. It is refreshed at every
-// start so a rebuilt binary is picked up.
-func installAgent(dst string) error {
-	exe, err := os.Executable()
+// installAgent puts the agent executable (src, or this executable when src
+// is "") where sandboxes can read it: a hard link when possible (instant,
+// same inode), else a copy. It is refreshed at every start so a rebuilt
+// binary is picked up.
+func installAgent(src, dst string) error {
+	exe, err := agentSource(src)
 	if err != nil {
-		return fmt.Errorf("find own executable: %w", err)
+		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return fmt.Errorf("create agent dir: %w", err)
@@ -199,6 +201,26 @@ func installAgent(dst string) error {
 		_ = os.Remove(dst)
 	}
 	return copyFile(exe, dst, 0o755)
+}
+
+// agentSource is the agent executable to install: src, which must be a
+// regular file with execute permission, or this process's own binary.
+func agentSource(src string) (string, error) {
+	if src == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return "", fmt.Errorf("find own executable: %w", err)
+		}
+		return exe, nil
+	}
+	fi, err := os.Stat(src)
+	if err != nil {
+		return "", fmt.Errorf("e2blocal: agent executable: %w", err)
+	}
+	if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+		return "", fmt.Errorf("e2blocal: agent executable %s is not an executable file (mode %s)", src, fi.Mode())
+	}
+	return filepath.Abs(src)
 }
 
 func copyFile(src, dst string, mode os.FileMode) error {

@@ -121,7 +121,7 @@ type Runtime struct {
 
 // Start builds the runtime and serves both addresses until Close.
 func Start(ctx context.Context, cfg Config) (*Runtime, error) {
-	if !agentHookCalled.Load() {
+	if cfg.Agent == "" && !agentHookCalled.Load() {
 		return nil, errNoAgentHook
 	}
 	cfg.setDefaults()
@@ -170,7 +170,7 @@ func (rt *Runtime) init() error {
 		return err
 	}
 	tag := fmt.Sprintf("%d-%s", os.Getpid(), suffix[:8])
-	fs, err := newLayout(rt.cfg.DataDir, tag, root, rt.log)
+	fs, err := newLayout(rt.cfg.DataDir, rt.cfg.Agent, tag, root, rt.log)
 	if err != nil {
 		return err
 	}
