@@ -9,20 +9,34 @@ FUNCTIONS := start stop status execute files install fetch mcp runs reaper autho
 ADDR     ?= 127.0.0.1:8080
 DATA_DIR ?= .data
 
-.PHONY: all setup run runtime test test-go test-conformance test-contract test-sdk test-infra test-cloud build bench lint proto synth deploy diff clean
+.PHONY: all setup bins run runtime test test-go test-conformance test-contract test-sdk test-infra test-cloud build bench lint proto synth deploy diff clean
 
 all: build
 
 setup:
 	@scripts/setup.sh
 
+## bins: bin/sessionbox and bin/sessionbox-agent (the sandboxes' init), linked
+## with one build stamp, a hash of every non-test file under cmd/ and pkg/ and of
+## go.mod and go.sum (pkg/buildstamp): sessionbox uses the agent beside it only
+## when their stamps match. The agent is built without -trimpath, which would
+## drop the -ldflags its build info records and so its stamp. The go build cache
+## makes this a relink at most when nothing changed.
+STAMP_VAR  := github.com/sessionbox/sessionbox/pkg/buildstamp.Stamp
+STAMP_HASH := find cmd pkg -type f ! -name '*_test.go' ! -path '*/testdata/*' -print0 \
+  | LC_ALL=C sort -z | xargs -0 sha256sum | cat - go.mod go.sum | sha256sum | cut -c1-32
+bins:
+	@stamp=$$($(STAMP_HASH)) && set -x && \
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-X $(STAMP_VAR)=$$stamp" -o bin/sessionbox ./cmd/sessionbox && \
+	CGO_ENABLED=0 $(GO) build -ldflags "-X $(STAMP_VAR)=$$stamp" -o bin/sessionbox-agent ./cmd/sessionbox-agent
+
 ## run: serve the whole API on $(ADDR) with embedded stand-ins for AWS and E2B
-run: setup
-	$(GO) run ./cmd/sessionbox serve --addr $(ADDR) --data-dir $(DATA_DIR)
+run: setup bins
+	bin/sessionbox serve --addr $(ADDR) --data-dir $(DATA_DIR)
 
 ## runtime: the local E2B-compatible runtime alone (API :3000, sandboxes :3002)
-runtime: setup
-	$(GO) run ./cmd/sessionbox runtime --data-dir $(DATA_DIR)/runtime
+runtime: setup bins
+	bin/sessionbox runtime --data-dir $(DATA_DIR)/runtime
 
 ## test: lint, then every test: Go (with -race), the SDK conformance suite, the OpenAPI contract, the TypeScript SDK, the CDK stack
 test: setup lint test-go test-conformance test-contract test-sdk test-infra
@@ -60,9 +74,8 @@ test-cloud:
 	  SESSIONBOX_TEST_E2B=cloud $(GO) test -count=1 -timeout 30m -v -run "$${t#*=}" "$${t%%=*}" || exit 1; \
 	done
 
-## build: one bootstrap per Lambda function under dist/<name>/, zipped, and bin/sessionbox
-build:
-	CGO_ENABLED=0 $(GO) build -trimpath -o bin/sessionbox ./cmd/sessionbox
+## build: one bootstrap per Lambda function under dist/<name>/, zipped, and bin/ (bins)
+build: bins
 	@for f in $(FUNCTIONS); do \
 	  if [ -d functions/$$f ]; then \
 	    CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -tags lambda.norpc -ldflags="-s -w" -trimpath -o dist/$$f/bootstrap ./functions/$$f || exit 1; \

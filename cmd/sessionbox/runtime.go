@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"time"
 
@@ -30,6 +31,7 @@ func runtimeFlags(args []string, getenv func(string) string) (e2blocal.Config, e
 	uidBase := fs.Int("uid-base", 200000, "first host uid for sandboxes when run as root, one per sandbox [$E2BLOCAL_UID_BASE]")
 	memMB := fs.Int64("memory-mb", 512, "memory limit per sandbox in MiB [$E2BLOCAL_MEMORY_MB]")
 	warmPool := fs.Int("warm-pool", 0, warmPoolUsage+" [$E2BLOCAL_WARM_POOL]")
+	agent := fs.String("agent", "", agentUsage+" [$E2BLOCAL_AGENT]")
 	minFree := fs.Int64("min-free-mib", 0, "free space kept on the data dir's file system: below it creates and uploads get 507; 0 is 1 GiB (or 5% of a smaller file system), negative turns it off [$E2BLOCAL_MIN_FREE_MIB]")
 	rest, err := fs.parse(args)
 	if err != nil {
@@ -40,7 +42,8 @@ func runtimeFlags(args []string, getenv func(string) string) (e2blocal.Config, e
 	}
 	if err := envFlags(fs.FlagSet, getenv, map[string]string{"api-addr": "E2BLOCAL_API_ADDR", "sandbox-addr": "E2BLOCAL_SANDBOX_ADDR",
 		"data-dir": "E2BLOCAL_DATA_DIR", "api-key": "E2BLOCAL_API_KEY", "uid-base": "E2BLOCAL_UID_BASE",
-		"memory-mb": "E2BLOCAL_MEMORY_MB", "min-free-mib": "E2BLOCAL_MIN_FREE_MIB", "warm-pool": "E2BLOCAL_WARM_POOL"}); err != nil {
+		"memory-mb": "E2BLOCAL_MEMORY_MB", "min-free-mib": "E2BLOCAL_MIN_FREE_MIB", "warm-pool": "E2BLOCAL_WARM_POOL",
+		"agent": "E2BLOCAL_AGENT"}); err != nil {
 		return e2blocal.Config{}, err
 	}
 	if *apiKey == "" {
@@ -52,7 +55,7 @@ func runtimeFlags(args []string, getenv func(string) string) (e2blocal.Config, e
 	}
 	floor := diskspace.Floor{Dir: *dataDir, MinFree: mibFloor(*minFree)}
 	return e2blocal.Config{APIAddr: *apiAddr, SandboxAddr: *sbAddr, DataDir: *dataDir, APIKey: *apiKey,
-		UIDBase: *uidBase, MemoryBytes: *memMB << 20, SpaceCheck: floor.Check, WarmPool: *warmPool}, nil
+		UIDBase: *uidBase, MemoryBytes: *memMB << 20, SpaceCheck: floor.Check, WarmPool: *warmPool, Agent: *agent}, nil
 }
 
 // warmPoolUsage describes --warm-pool, the same for serve and runtime.
@@ -63,6 +66,14 @@ func runRuntime(ctx context.Context, args []string, getenv func(string) string) 
 	if err != nil {
 		return err
 	}
+	agent, err := agentFor(cfg.Agent)
+	if err != nil {
+		return err
+	}
+	if agent.warning != "" {
+		slog.Warn(agent.warning)
+	}
+	cfg.Agent = agent.path
 	// The control API lists every sandbox with its access token: it takes
 	// one key, never any key of the right shape.
 	generated := cfg.APIKey == ""

@@ -36,6 +36,7 @@ type serveOptions struct {
 	reap       time.Duration
 	minFreeMiB int64
 	warmPool   int
+	agent      string // --agent as given; agentFor resolves it
 	jsonLogs   bool
 	// session holds the knobs, read by the loader the Lambda functions use.
 	session session.Config
@@ -54,6 +55,7 @@ func serveFlags(args []string, getenv func(string) string) (serveOptions, error)
 	fl.DurationVar(&o.reap, "reap-interval", 30*time.Second, "how often idle sandboxes are paused or killed [$SESSIONBOX_REAP_INTERVAL]")
 	fl.Int64Var(&o.minFreeMiB, "min-free-mib", 0, "free space kept on the data dir's file system: below it requests that start a sandbox or store an upload get 507; 0 is 1 GiB (or 5% of a smaller file system), negative turns it off [$SESSIONBOX_MIN_FREE_MIB]")
 	fl.IntVar(&o.warmPool, "warm-pool", 0, warmPoolUsage+" [$SESSIONBOX_WARM_POOL]")
+	fl.StringVar(&o.agent, "agent", "", agentUsage+" [$SESSIONBOX_AGENT]")
 	fl.BoolVar(&o.jsonLogs, "json-logs", false, "log JSON lines instead of text [$SESSIONBOX_JSON_LOGS]")
 	knobs := sessionconfig.AddFlags(fl.FlagSet)
 	rest, err := fl.parse(args)
@@ -65,7 +67,8 @@ func serveFlags(args []string, getenv func(string) string) (serveOptions, error)
 	}
 	err = envFlags(fl.FlagSet, getenv, map[string]string{"addr": "SESSIONBOX_ADDR", "data-dir": "SESSIONBOX_DATA_DIR",
 		"api-keys": "SESSIONBOX_API_KEYS", "reap-interval": "SESSIONBOX_REAP_INTERVAL", "json-logs": "SESSIONBOX_JSON_LOGS",
-		"min-free-mib": "SESSIONBOX_MIN_FREE_MIB", "allowed-origins": "SESSIONBOX_ALLOWED_ORIGINS", "warm-pool": "SESSIONBOX_WARM_POOL"})
+		"min-free-mib": "SESSIONBOX_MIN_FREE_MIB", "allowed-origins": "SESSIONBOX_ALLOWED_ORIGINS", "warm-pool": "SESSIONBOX_WARM_POOL",
+		"agent": "SESSIONBOX_AGENT"})
 	var oerr error
 	o.origins, oerr = parseOrigins(origins)
 	err = errors.Join(err, oerr)
@@ -100,9 +103,16 @@ func runServe(ctx context.Context, args []string, getenv func(string) string) er
 	if o.jsonLogs {
 		logger = slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	}
+	agent, err := agentFor(o.agent)
+	if err != nil {
+		return err
+	}
+	if agent.warning != "" {
+		logger.Warn(agent.warning)
+	}
 	svc, err := local.Start(ctx, local.Config{Addr: o.addr, DataDir: dir, Keys: keys, ReapInterval: o.reap, Logger: logger,
 		Session: o.session, MinFreeBytes: mibFloor(o.minFreeMiB), AllowedOrigins: o.origins,
-		Runtime: e2blocal.Config{WarmPool: o.warmPool}})
+		Runtime: e2blocal.Config{WarmPool: o.warmPool, Agent: agent.path}})
 	if err != nil {
 		return err
 	}
