@@ -171,7 +171,7 @@ func buildStack(t testing.TB, e2bTimeout time.Duration, cfg session.Config, part
 	// The runtime local mode starts takes testE2BKey, so s.sandboxes can
 	// reach it too.
 	svc, err := local.Start(ctx, local.Config{DataDir: dataDir, Tenant: "t1", Keys: keys, Session: cfg, E2B: e2bCfg, Logger: logger,
-		DynamoDB: parts.db, S3: parts.s3, Runtime: e2blocal.Config{APIKey: testE2BKey}, Fetcher: parts.fetcher})
+		DynamoDB: parts.db, S3: parts.s3, Runtime: withAgent(e2blocal.Config{APIKey: testE2BKey}), Fetcher: parts.fetcher})
 	if err != nil {
 		t.Fatalf("start local mode: %v", err)
 	}
@@ -239,7 +239,7 @@ func startRuntime(t testing.TB) *e2blocal.Runtime {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	rt, err := e2blocal.Start(ctx, e2blocal.Config{APIAddr: "127.0.0.1:0", SandboxAddr: "127.0.0.1:0", DataDir: t.TempDir()})
+	rt, err := e2blocal.Start(ctx, withAgent(e2blocal.Config{APIAddr: "127.0.0.1:0", SandboxAddr: "127.0.0.1:0", DataDir: t.TempDir()}))
 	if err != nil {
 		t.Fatalf("start local runtime: %v", err)
 	}

@@ -16,6 +16,20 @@ import (
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
 
+// agentEnv names a dedicated agent executable (a build of
+// cmd/sessionbox-agent) for the runtimes this package's stacks start,
+// as `sessionbox serve --agent` does; unset, they re-execute this test
+// binary. Benchmarks use it to compare the two.
+const agentEnv = "SESSIONBOX_AGENT"
+
+// withAgent is cfg with the agent agentEnv names, if any.
+func withAgent(cfg e2blocal.Config) e2blocal.Config {
+	if cfg.Agent == "" {
+		cfg.Agent = os.Getenv(agentEnv)
+	}
+	return cfg
+}
+
 // buildAgent builds cmd/sessionbox-agent into dir with this test's own Go
 // toolchain (go test puts its GOROOT/bin first in PATH) and returns its path.
 func buildAgent(t testing.TB, dir string) string {

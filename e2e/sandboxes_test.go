@@ -27,7 +27,7 @@ func runtime(t *testing.T) *e2blocal.Runtime {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	rt, err := e2blocal.Start(ctx, e2blocal.Config{APIAddr: "127.0.0.1:0", SandboxAddr: "127.0.0.1:0", DataDir: t.TempDir()})
+	rt, err := e2blocal.Start(ctx, withAgent(e2blocal.Config{APIAddr: "127.0.0.1:0", SandboxAddr: "127.0.0.1:0", DataDir: t.TempDir()}))
 	if err != nil {
 		t.Fatal(err)
 	}
