@@ -7,6 +7,7 @@ import (
 	"context"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -234,4 +235,80 @@ func TestCopyImage(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHomeTemplate: a home copied from the template is empty (its
+// lost+found was removed once, in the template), owned by the sandbox's
+// uid, and mounted so that the kernel's lazy-init thread leaves it alone;
+// the template keeps no backup superblocks. Formatted in place (no
+// template), a home still loses its lost+found.
+func TestHomeTemplate(t *testing.T) {
+	e2btest.NeedsSandboxes(t)
+	t.Parallel()
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name     string
+		template string
+	}{
+		{"template", filepath.Join(dir, "template.img")},
+		{"formatted in place", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, why := detectHomeImages(true, 64, tc.template)
+			if h == nil {
+				t.Fatalf("no image homes: %s", why)
+			}
+			for i := range 2 {
+				home := filepath.Join(dir, tc.name+strconv.Itoa(i))
+				if err := os.Mkdir(home, 0o700); err != nil {
+					t.Fatal(err)
+				}
+				if err := h.mount(context.Background(), home+".img", home, 4242); err != nil {
+					t.Fatalf("mount: %v", err)
+				}
+				t.Cleanup(func() { _ = unmountHome(home) })
+				entries, err := os.ReadDir(home)
+				if err != nil || len(entries) != 0 {
+					t.Fatalf("home entries %v (%v), want none", entries, err)
+				}
+				var st syscall.Stat_t
+				if err := syscall.Stat(home, &st); err != nil || st.Uid != 4242 {
+					t.Fatalf("home owner %d (%v), want 4242", st.Uid, err)
+				}
+				opts := mountOptions(t, home)
+				for _, o := range strings.Split(homeMountOptions, ",") {
+					if !strings.Contains(","+opts+",", ","+o+",") {
+						t.Fatalf("home mounted with %q, lacks %s", opts, o)
+					}
+				}
+			}
+			if tc.template == "" {
+				return
+			}
+			out, err := exec.Command("dumpe2fs", "-h", tc.template).Output()
+			if err != nil {
+				t.Fatalf("dumpe2fs: %v", err)
+			}
+			if !strings.Contains(string(out), "sparse_super2") || strings.Contains(string(out), "Backup block groups:") {
+				t.Fatalf("template keeps backup superblocks:\n%s", out)
+			}
+		})
+	}
+}
+
+// mountOptions is the super block options mountinfo reports for dir.
+func mountOptions(t testing.TB, dir string) string {
+	t.Helper()
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 4 && unescapeMount(f[4]) == dir {
+			return f[len(f)-1]
+		}
+	}
+	t.Fatalf("%s is not mounted", dir)
+	return ""
 }
