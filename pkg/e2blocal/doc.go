@@ -1,8 +1,9 @@
 // Package e2blocal is a local E2B-compatible sandbox runtime: E2B's
 // control-plane REST API on one address, every sandbox's envd and code
 // interpreter behind one routing address, and sandboxes as bubblewrap
-// process trees whose init is this binary re-executed as the agent
-// (RunAgentIfRequested, package agent).
+// process trees whose init is the agent (package agent): Config.Agent, a
+// build of cmd/sessionbox-agent, or by default this binary re-executed
+// (RunAgentIfRequested); package agentinit is the entry both run.
 //
 // A sandbox is one bwrap tree: new user, pid, net, ipc, uts, mount and
 // cgroup namespaces; uid 1000 "user" inside, an unprivileged host uid
