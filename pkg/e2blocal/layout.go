@@ -9,9 +9,12 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/sessionbox/sessionbox/pkg/e2blocal/kernel"
 )
@@ -28,7 +31,10 @@ import (
 //
 // Each agent serves on a unix socket the runtime creates and hands over as
 // a descriptor; sandboxes never see its path. Socket paths are limited to
-// 108 bytes, so they live in a short, private temp directory.
+// 108 bytes, so they live in a short, private temp directory, on a tmpfs
+// when the host has one at hand (runBase): creating an inode on ext4
+// without a journal scans for recently deleted inodes to skip, ~0.5 ms of
+// CPU per socket on a busy host against ~0.01 ms on tmpfs.
 type layout struct {
 	state   string // DataDir, or a temp dir when DataDir is not traversable
 	shared  string // state/rt-<tag>/{etc,bin/agent,sandboxes/<id>/home}, removed at Close
@@ -49,7 +55,10 @@ func newLayout(dataDir, agent, tag string, root bool, log *slog.Logger) (*layout
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
-	removeStale(filepath.Join(os.TempDir(), "e2bl-*-*-*"), 2, log)
+	runBase := runBase()
+	for _, base := range slices.Compact([]string{os.TempDir(), runBase}) {
+		removeStale(filepath.Join(base, "e2bl-*-*-*"), 2, log)
+	}
 	removeStale(filepath.Join(dataDir, "rt-*-*"), 1, log)
 	l := &layout{state: dataDir, agent: agent}
 	if root && !traversable(dataDir) {
@@ -62,7 +71,7 @@ func newLayout(dataDir, agent, tag string, root bool, log *slog.Logger) (*layout
 	}
 	l.shared = filepath.Join(l.state, "rt-"+tag)
 	l.temp = append(l.temp, l.shared)
-	if l.runRoot, err = os.MkdirTemp("", tempPrefix("run")); err != nil {
+	if l.runRoot, err = os.MkdirTemp(runBase, tempPrefix("run")); err != nil {
 		return nil, errors.Join(fmt.Errorf("create socket dir: %w", err), l.close())
 	}
 	l.temp = append(l.temp, l.runRoot)
@@ -162,6 +171,20 @@ func removeStale(pattern string, pidField int, log *slog.Logger) {
 			_ = os.RemoveAll(d)
 		}
 	}
+}
+
+// runBase is where the socket directory goes: $XDG_RUNTIME_DIR or
+// /dev/shm when it is a tmpfs, else the system temp dir. The directory
+// itself is 0700 with a random name, so a shared, sticky /dev/shm is as
+// private as /tmp; sandboxes have their own /dev/shm.
+func runBase() string {
+	for _, d := range []string{os.Getenv("XDG_RUNTIME_DIR"), "/dev/shm"} {
+		var st unix.Statfs_t
+		if d != "" && filepath.IsAbs(d) && unix.Statfs(d, &st) == nil && st.Type == unix.TMPFS_MAGIC && unix.Access(d, unix.W_OK|unix.X_OK) == nil {
+			return d
+		}
+	}
+	return os.TempDir()
 }
 
 // traversable reports whether every directory from / down to dir grants

@@ -1,0 +1,77 @@
+//go:build linux
+
+package e2blocal
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestSocketDirOnTmpfs: the agents' sockets live in a private 0700
+// directory on a tmpfs when the host has one (here /dev/shm), which Close
+// removes; a dead runtime's socket directory there is removed by the next
+// runtime's start.
+func TestSocketDirOnTmpfs(t *testing.T) {
+	var shm unix.Statfs_t
+	if err := unix.Statfs("/dev/shm", &shm); err != nil || shm.Type != unix.TMPFS_MAGIC {
+		t.Fatalf("this test needs /dev/shm on a tmpfs: %v", err)
+	}
+	t.Setenv("XDG_RUNTIME_DIR", "")
+	base := runBase()
+	if base != "/dev/shm" {
+		t.Fatalf("runBase() = %q, want /dev/shm", base)
+	}
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(base, fmt.Sprintf("e2bl-run-%d-stale", dead.Process.Pid))
+	if err := os.Mkdir(stale, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(stale) })
+
+	l, err := newLayout(t.TempDir(), "", "test", false, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exists(stale) {
+		t.Errorf("the dead runtime's %s is still there", stale)
+	}
+	var st unix.Statfs_t
+	fi, err := os.Stat(l.runRoot)
+	if err != nil || unix.Statfs(l.runRoot, &st) != nil {
+		t.Fatalf("socket dir %s: %v", l.runRoot, err)
+	}
+	if !strings.HasPrefix(l.runRoot, base+"/") || st.Type != unix.TMPFS_MAGIC || fi.Mode().Perm() != 0o700 {
+		t.Errorf("socket dir %s: on tmpfs %v, mode %v; want a 0700 dir below %s", l.runRoot, st.Type == unix.TMPFS_MAGIC, fi.Mode().Perm(), base)
+	}
+	if n := len(l.socketPath("abcdefghijklmnopqrst")); n > 107 {
+		t.Errorf("socket path of %d bytes, over the limit", n)
+	}
+	if err := l.close(); err != nil {
+		t.Fatal(err)
+	}
+	if exists(l.runRoot) {
+		t.Errorf("Close left %s", l.runRoot)
+	}
+}
+
+// TestRunBaseFallsBack: without a usable tmpfs named by XDG_RUNTIME_DIR,
+// /dev/shm is next, and a relative or non-tmpfs XDG_RUNTIME_DIR is ignored.
+func TestRunBaseFallsBack(t *testing.T) {
+	for _, dir := range []string{"relative/dir", t.TempDir(), "/nonexistent"} {
+		t.Setenv("XDG_RUNTIME_DIR", dir)
+		if got := runBase(); got == dir {
+			t.Errorf("XDG_RUNTIME_DIR=%q: runBase() took it", dir)
+		}
+	}
+}
