@@ -59,7 +59,7 @@ func runtimeFlags(args []string, getenv func(string) string) (e2blocal.Config, e
 }
 
 // warmPoolUsage describes --warm-pool, the same for serve and runtime.
-const warmPoolUsage = "sandbox trees kept spawned at rest, each ~26 MB RSS (~9 MB PSS) while it waits: a burst of new sandboxes beyond them spawns the rest on demand, ~60 ms of CPU each; 0 is 2, negative keeps none (after a burst the pool grows to it, up to 10, for ten minutes)"
+const warmPoolUsage = "sandbox trees kept spawned at rest, each ~22 MB RSS (~7 MB PSS) while it waits (~32 MB when this binary is the agent): a burst of new sandboxes beyond them spawns the rest on demand, ~60 ms of CPU each; 0 is 2, negative keeps none (after a burst the pool grows to it, up to 10, for ten minutes)"
 
 func runRuntime(ctx context.Context, args []string, getenv func(string) string) error {
 	cfg, err := runtimeFlags(args, getenv)

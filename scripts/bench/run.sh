@@ -9,6 +9,16 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 count=${BENCH_COUNT:-3}
+
+# Sandboxes run the dedicated agent, as under `make run`, unless
+# SESSIONBOX_AGENT names another; set to "" they re-execute the test binary.
+if [ -z "${SESSIONBOX_AGENT+set}" ]; then
+  agent_dir=$(mktemp -d)
+  trap 'rm -rf "$agent_dir"' EXIT
+  CGO_ENABLED=0 go build -o "$agent_dir/sessionbox-agent" ./cmd/sessionbox-agent
+  export SESSIONBOX_AGENT=$agent_dir/sessionbox-agent
+fi
+echo "== sandboxes' agent: ${SESSIONBOX_AGENT:-the test binary}"
 groups=("$@")
 [ ${#groups[@]} -gt 0 ] || groups=(kernel runtime e2b api session-start calls session store blob lambda jupyter rss)
 
