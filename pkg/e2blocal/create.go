@@ -236,14 +236,10 @@ func (s *sandbox) sweep(pids []int) (moved bool) {
 	return moved
 }
 
+// makeDirs makes the sandbox's directory, its home (layout.homeDir).
 func (rt *Runtime) makeDirs(s *sandbox) error {
-	for _, d := range []string{rt.fs.sandboxDir(s.id), rt.fs.homeDir(s.id)} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return fmt.Errorf("create %s: %w", d, err)
-		}
-	}
-	if err := os.Chmod(rt.fs.sandboxDir(s.id), 0o711); err != nil {
-		return fmt.Errorf("chmod sandbox dir: %w", err)
+	if err := os.Mkdir(rt.fs.homeDir(s.id), 0o700); err != nil {
+		return fmt.Errorf("create home: %w", err)
 	}
 	if s.hostUID >= 0 {
 		if err := os.Chown(rt.fs.homeDir(s.id), s.homeOwner(), s.homeOwner()); err != nil {

@@ -307,13 +307,13 @@ func (s *sandbox) release(ctx context.Context) error {
 	if s.cg != nil {
 		errs = append(errs, s.cg.destroy(ctx))
 	}
-	dirs := []string{s.rt.fs.sandboxDir(s.id), s.rt.fs.socketPath(s.id)}
+	dirs := []string{s.rt.fs.socketPath(s.id), s.rt.fs.sandboxDir(s.id), s.rt.fs.homeImage(s.id)}
 	if s.homeMounted {
 		// Removing the dir while the image is mounted would empty the
 		// image instead of freeing it; keep the files if it stays mounted.
 		if err := unmountHome(s.rt.fs.homeDir(s.id)); err != nil {
 			errs = append(errs, err)
-			dirs = dirs[1:]
+			dirs = dirs[:1]
 		}
 	}
 	for _, d := range dirs {
