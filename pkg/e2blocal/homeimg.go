@@ -149,9 +149,10 @@ func (h *homeImages) makeTemplate(ctx context.Context, size int64) (hasLostFound
 		return true, nil
 	}
 	// debugfs reports a failed request on stderr but exits 0: the
-	// directory's absence is checked instead.
-	_ = exec.CommandContext(ctx, h.debugfs, "-w", "-R", "rmdir lost+found", h.template).Run()
-	out, err := exec.CommandContext(ctx, h.debugfs, "-R", "ls -l /", h.template).Output()
+	// directory's absence is checked instead, in the same session.
+	cmd := exec.CommandContext(ctx, h.debugfs, "-w", "-f", "-", h.template)
+	cmd.Stdin = strings.NewReader("rmdir lost+found\nls -l /\n")
+	out, err := cmd.Output()
 	return err != nil || strings.Contains(string(out), "lost+found"), nil
 }
 

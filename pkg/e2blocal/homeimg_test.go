@@ -285,6 +285,12 @@ func TestHomeTemplate(t *testing.T) {
 			if tc.template == "" {
 				return
 			}
+			if h.tmplLostFound {
+				t.Fatal("the template kept its lost+found: every home removes its own")
+			}
+			if ls, err := exec.Command("debugfs", "-R", "ls /", tc.template).Output(); err != nil || strings.Contains(string(ls), "lost+found") {
+				t.Fatalf("template root: %s (%v)", ls, err)
+			}
 			out, err := exec.Command("dumpe2fs", "-h", tc.template).Output()
 			if err != nil {
 				t.Fatalf("dumpe2fs: %v", err)
