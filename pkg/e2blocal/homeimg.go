@@ -153,7 +153,16 @@ func (h *homeImages) makeTemplate(ctx context.Context, size int64) (hasLostFound
 	cmd := exec.CommandContext(ctx, h.debugfs, "-w", "-f", "-", h.template)
 	cmd.Stdin = strings.NewReader("rmdir lost+found\nls -l /\n")
 	out, err := cmd.Output()
-	return err != nil || strings.Contains(string(out), "lost+found"), nil
+	if err != nil {
+		return true, nil
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		// With -f debugfs echoes each request ("debugfs: rmdir ...").
+		if !strings.HasPrefix(line, "debugfs:") && strings.HasSuffix(strings.TrimSpace(line), " lost+found") {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // format makes the sparse file img an empty ext4 file system whose root
