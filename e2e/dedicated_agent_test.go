@@ -19,8 +19,10 @@ import (
 // agentEnv names a dedicated agent executable (a build of
 // cmd/sessionbox-agent) for the runtimes this package's stacks start,
 // as `sessionbox serve --agent` does; unset, they re-execute this test
-// binary. Benchmarks use it to compare the two.
-const agentEnv = "SESSIONBOX_AGENT"
+// binary. Benchmarks use it to compare the two. It is not serve's
+// SESSIONBOX_AGENT, so an agent exported for serve never runs the tests of
+// newer sources.
+const agentEnv = "SESSIONBOX_TEST_AGENT"
 
 // withAgent is cfg with the agent agentEnv names, if any.
 func withAgent(cfg e2blocal.Config) e2blocal.Config {

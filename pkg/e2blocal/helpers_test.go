@@ -32,8 +32,9 @@ const testKey = "e2b_0123456789abcdef"
 // agentEnv names a dedicated agent executable (a build of
 // cmd/sessionbox-agent) for the runtimes startRuntime starts, as
 // `sessionbox serve --agent` does; unset, they re-execute this test binary.
-// Benchmarks use it to compare the two.
-const agentEnv = "SESSIONBOX_AGENT"
+// Benchmarks use it to compare the two. It is not serve's SESSIONBOX_AGENT,
+// so an agent exported for serve never runs the tests of newer sources.
+const agentEnv = "SESSIONBOX_TEST_AGENT"
 
 // startRuntime starts a runtime on loopback ports with cfg's overrides.
 func startRuntime(t testing.TB, cfg Config) *Runtime {

@@ -11,14 +11,14 @@ cd "$(dirname "$0")/../.."
 count=${BENCH_COUNT:-3}
 
 # Sandboxes run the dedicated agent, as under `make run`, unless
-# SESSIONBOX_AGENT names another; set to "" they re-execute the test binary.
-if [ -z "${SESSIONBOX_AGENT+set}" ]; then
+# SESSIONBOX_TEST_AGENT names another; set to "" they re-execute the test binary.
+if [ -z "${SESSIONBOX_TEST_AGENT+set}" ]; then
   agent_dir=$(mktemp -d)
   trap 'rm -rf "$agent_dir"' EXIT
   CGO_ENABLED=0 go build -o "$agent_dir/sessionbox-agent" ./cmd/sessionbox-agent
-  export SESSIONBOX_AGENT=$agent_dir/sessionbox-agent
+  export SESSIONBOX_TEST_AGENT=$agent_dir/sessionbox-agent
 fi
-echo "== sandboxes' agent: ${SESSIONBOX_AGENT:-the test binary}"
+echo "== sandboxes' agent: ${SESSIONBOX_TEST_AGENT:-the test binary}"
 groups=("$@")
 [ ${#groups[@]} -gt 0 ] || groups=(kernel runtime e2b api session-start calls session store blob lambda jupyter rss)
 
