@@ -67,15 +67,7 @@ func TestDynamoDBInProcess(t *testing.T) {
 	defer db.Close()
 	client := db.Client()
 	ctx := t.Context()
-	_, err = client.CreateTable(ctx, &dynamodb.CreateTableInput{
-		TableName:            aws.String("t"),
-		BillingMode:          types.BillingModePayPerRequest,
-		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("pk"), AttributeType: types.ScalarAttributeTypeS}},
-		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: types.KeyTypeHash}},
-	})
-	if err != nil {
-		t.Fatalf("CreateTable: %v", err)
-	}
+	localaws.CreateTestTable(t, client)
 	key := map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "a"}}
 	if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("t"), Item: key}); err != nil {
 		t.Fatalf("PutItem: %v", err)

@@ -7,9 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/sessionbox/sessionbox/pkg/inprocess"
 )
@@ -30,7 +28,7 @@ func BenchmarkWrite(b *testing.B) {
 			}
 			defer db.Close()
 			c := db.Client()
-			createBenchTable(b, c)
+			CreateTestTable(b, c)
 			lat := make([]time.Duration, 0, b.N)
 			b.ResetTimer()
 			for i := range b.N {
@@ -63,7 +61,7 @@ func BenchmarkRead(b *testing.B) {
 		"in-process": db.Client(),
 	}
 	c := clients["in-process"]
-	createBenchTable(b, c)
+	CreateTestTable(b, c)
 	add(b, c, "k")
 	for _, name := range []string{"sdk-defaults", "in-process"} {
 		b.Run(name, func(b *testing.B) {
@@ -82,18 +80,5 @@ func BenchmarkRead(b *testing.B) {
 			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 		})
-	}
-}
-
-// createBenchTable makes the benchmarks' table "t", keyed by pk alone.
-func createBenchTable(b *testing.B, c *dynamodb.Client) {
-	_, err := c.CreateTable(b.Context(), &dynamodb.CreateTableInput{
-		TableName:            aws.String("t"),
-		BillingMode:          types.BillingModePayPerRequest,
-		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("pk"), AttributeType: types.ScalarAttributeTypeS}},
-		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: types.KeyTypeHash}},
-	})
-	if err != nil {
-		b.Fatal(err)
 	}
 }

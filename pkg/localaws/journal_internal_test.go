@@ -60,15 +60,7 @@ func TestJournalSurvivesKill(t *testing.T) {
 	first := openDB(t, dir)
 	t.Cleanup(first.Close)
 	c := first.Client()
-	_, err := c.CreateTable(t.Context(), &dynamodb.CreateTableInput{
-		TableName:            aws.String("t"),
-		BillingMode:          types.BillingModePayPerRequest,
-		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("pk"), AttributeType: types.ScalarAttributeTypeS}},
-		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: types.KeyTypeHash}},
-	})
-	if err != nil {
-		t.Fatalf("CreateTable: %v", err)
-	}
+	CreateTestTable(t, c)
 	for range 3 {
 		add(t, c, "a") // not idempotent: a write applied twice would show
 	}

@@ -28,15 +28,7 @@ func TestDynamoDB(t *testing.T) {
 		t.Fatalf("endpoint %s is not on loopback", endpoint)
 	}
 	db := localaws.DynamoDBClient(endpoint)
-	_, err = db.CreateTable(ctx, &dynamodb.CreateTableInput{
-		TableName:            aws.String("t"),
-		BillingMode:          types.BillingModePayPerRequest,
-		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("pk"), AttributeType: types.ScalarAttributeTypeS}},
-		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: types.KeyTypeHash}},
-	})
-	if err != nil {
-		t.Fatalf("CreateTable: %v", err)
-	}
+	localaws.CreateTestTable(t, db)
 	item := map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "a"}, "n": &types.AttributeValueMemberN{Value: "7"}}
 	if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("t"), Item: item}); err != nil {
 		t.Fatalf("PutItem: %v", err)
