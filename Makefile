@@ -16,7 +16,7 @@ all: build
 setup:
 	@scripts/setup.sh
 
-## bins: bin/sessionbox and bin/sessionbox-agent (the sandboxes' init), linked
+## bins: bin/sessionbox and, on Linux, bin/sessionbox-agent (the sandboxes' init), linked
 ## with one build stamp, a hash of every non-test file under cmd/ and pkg/ and of
 ## go.mod and go.sum (pkg/buildstamp): sessionbox uses the agent beside it only
 ## when their stamps match. The agent is built without -trimpath, which would
@@ -28,7 +28,8 @@ STAMP_HASH := find cmd pkg -type f ! -name '*_test.go' ! -path '*/testdata/*' -p
 bins:
 	@stamp=$$($(STAMP_HASH)) && set -x && \
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-X $(STAMP_VAR)=$$stamp" -o bin/sessionbox ./cmd/sessionbox && \
-	CGO_ENABLED=0 $(GO) build -ldflags "-X $(STAMP_VAR)=$$stamp" -o bin/sessionbox-agent ./cmd/sessionbox-agent
+	if [ "$$($(GO) env GOOS)" = linux ]; then \
+	  CGO_ENABLED=0 $(GO) build -ldflags "-X $(STAMP_VAR)=$$stamp" -o bin/sessionbox-agent ./cmd/sessionbox-agent; fi
 
 ## run: serve the whole API on $(ADDR) with embedded stand-ins for AWS and E2B
 run: setup bins

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,6 +59,7 @@ type homeImages struct {
 	template string
 	tmplOnce sync.Once
 	tmplErr  error
+	log      *slog.Logger // says once why there is no template
 	// tmplLostFound: removing the template's lost+found failed (or there
 	// is no debugfs), so each home removes its own.
 	tmplLostFound bool
@@ -66,7 +68,7 @@ type homeImages struct {
 // detectHomeImages reports whether image homes are possible: root (mount,
 // loop devices), mkfs.ext4 and /dev/loop-control. why says what is missing.
 // template is where the formatted image homes are copied from is kept.
-func detectHomeImages(root bool, diskMB int, template string) (h *homeImages, why string) {
+func detectHomeImages(root bool, diskMB int, template string, log *slog.Logger) (h *homeImages, why string) {
 	if !root {
 		return nil, "the runtime is not root"
 	}
@@ -78,7 +80,7 @@ func detectHomeImages(root bool, diskMB int, template string) (h *homeImages, wh
 		return nil, "/dev/loop-control is missing"
 	}
 	debugfs, _ := exec.LookPath("debugfs") // e2fsprogs, as mkfs.ext4
-	return &homeImages{mkfs: mkfs, debugfs: debugfs, mb: diskMB, template: template}, ""
+	return &homeImages{mkfs: mkfs, debugfs: debugfs, mb: diskMB, template: template, log: log}, ""
 }
 
 // mount creates img, a copy of the template (or, without one, formatted
@@ -117,7 +119,7 @@ func (h *homeImages) mount(ctx context.Context, img, dir string, uid int) error 
 func (h *homeImages) fill(ctx context.Context, f *os.File) (hasLostFound bool, err error) {
 	size := int64(h.mb) << 20
 	if h.template != "" {
-		h.tmplOnce.Do(func() { h.tmplLostFound, h.tmplErr = h.makeTemplate(ctx, size) })
+		h.tmplOnce.Do(func() { h.tmplLostFound, h.tmplErr = h.firstTemplate(ctx, size) })
 		if h.tmplErr == nil {
 			return h.tmplLostFound, copyImage(f, h.template, size)
 		}
@@ -126,6 +128,19 @@ func (h *homeImages) fill(ctx context.Context, f *os.File) (hasLostFound bool, e
 		return false, fmt.Errorf("size home image: %w", err)
 	}
 	return true, h.format(ctx, f.Name(), false)
+}
+
+// firstTemplate makes the template for the runtime's life: on a context
+// of its own, so that the first home's caller giving up does not leave
+// every later home formatting itself, and a failure is logged, once.
+func (h *homeImages) firstTemplate(ctx context.Context, size int64) (hasLostFound bool, err error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), homeMountTimeout)
+	defer cancel()
+	hasLostFound, err = h.makeTemplate(ctx, size)
+	if err != nil {
+		h.log.Warn("e2blocal: no home template; every home formats its own image", "error", err)
+	}
+	return hasLostFound, err
 }
 
 // makeTemplate formats the image every home of this runtime copies and

@@ -5,6 +5,7 @@ package e2blocal
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
@@ -254,7 +255,7 @@ func TestHomeTemplate(t *testing.T) {
 		{"formatted in place", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h, why := detectHomeImages(true, 64, tc.template)
+			h, why := detectHomeImages(true, 64, tc.template, slog.New(slog.DiscardHandler))
 			if h == nil {
 				t.Fatalf("no image homes: %s", why)
 			}

@@ -218,7 +218,9 @@ func spawnAgent(sp *spawner, s launchSpec, cg cgroup, base agent.Config) (*agent
 		return nil, err
 	}
 	defer lnFile.Close()
-	extra := []*os.File{cfgR, readyW, lnFile} // fds 3, 4 and 5 in the agent
+	// ExtraFiles[i] is the agent's fd 3+i, in the order agentinit reads them.
+	extra := make([]*os.File, 3)
+	extra[agentinit.ConfigFD-3], extra[agentinit.ReadyFD-3], extra[agentinit.ListenFD-3] = cfgR, readyW, lnFile
 	bw, err := bwrapFiles(&s, len(extra)+3)
 	if err != nil {
 		cfgW.Close()

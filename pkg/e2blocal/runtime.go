@@ -185,7 +185,7 @@ func (rt *Runtime) init() error {
 	var why string
 	if rt.cfg.DiskMB < 0 {
 		rt.log.Warn("e2blocal: sandbox homes are not size-limited", "reason", "DiskMB < 0")
-	} else if rt.homes, why = detectHomeImages(root, rt.cfg.DiskMB, rt.fs.homeTemplate()); rt.homes == nil {
+	} else if rt.homes, why = detectHomeImages(root, rt.cfg.DiskMB, rt.fs.homeTemplate(), rt.log); rt.homes == nil {
 		rt.log.Warn("e2blocal: sandbox homes are not size-limited: a sandbox can fill the file system holding the data dir", "reason", why, "dataDir", rt.cfg.DataDir)
 	}
 	if root {
