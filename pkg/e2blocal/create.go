@@ -71,10 +71,21 @@ func (rt *Runtime) create(ctx context.Context, p createParams) (*sandbox, error)
 	}()
 	// Cleanup after a failure must finish even if the client went away.
 	ctx = context.WithoutCancel(ctx)
+	var accessToken, trafficToken string
+	var err error
+	if p.secure {
+		if accessToken, err = newAccessToken(); err != nil {
+			return nil, err
+		}
+	}
+	if p.private {
+		if trafficToken, err = newAccessToken(); err != nil {
+			return nil, err
+		}
+	}
 	// The warm pool holds trees for the default, offline sandbox; one with
 	// internet access needs its own resolv.conf bound at spawn.
 	var s *sandbox
-	var err error
 	if p.wantsNet() {
 		s, err = rt.prepare(true, interpreterTemplate(p.templateID))
 	} else {
@@ -83,20 +94,9 @@ func (rt *Runtime) create(ctx context.Context, p createParams) (*sandbox, error)
 	if err != nil {
 		return nil, err
 	}
-	defer rt.doneStarting(s)
 	s.templateID, s.metadata, s.envVars = p.templateID, p.metadata, p.envVars
 	s.autoPause, s.autoResume, s.allowNet = p.autoPause, p.autoResume, p.allowNet
-	s.timeout = p.timeout
-	if p.secure {
-		if s.accessToken, err = newAccessToken(); err != nil {
-			return nil, errors.Join(err, s.teardown(ctx))
-		}
-	}
-	if p.private {
-		if s.trafficToken, err = newAccessToken(); err != nil {
-			return nil, errors.Join(err, s.teardown(ctx))
-		}
-	}
+	s.timeout, s.accessToken, s.trafficToken = p.timeout, accessToken, trafficToken
 	err = s.proc.configure(s.assignment(), rt.cfg.StartTimeout)
 	// Its agent serves: the next waiting create's tree may start.
 	rt.doneStarting(s)

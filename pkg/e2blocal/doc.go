@@ -62,9 +62,9 @@
 //   - bwrap resolves bind sources with realpath as that uid, so bound
 //     paths must be traversable by it (layout.go); --bind-fd does not help.
 //   - cgroup v1 here (memory, pids, cpu, freezer); root may create groups
-//     below its own. Attaching a task costs ~1.5 ms (RCU grace period), so
-//     bwrap is born in its group (v1: the spawning thread writes "0", itself,
-//     to "tasks", which skips that wait; v2
+//     below its own. Attaching another task waits out an RCU grace period
+//     (8-13 ms measured), so bwrap is born in its group (v1: the spawning
+//     thread writes "0", itself, to "tasks", which skips that wait; v2
 //     CLONE_INTO_CGROUP) and trees are spawned ahead into a warm pool.
 //   - RLIMIT_NPROC is counted per user namespace (ucounts), so it bounds
 //     one sandbox even when all share the runtime's uid.
