@@ -246,10 +246,16 @@ func (p *proc) readLoop(evR *os.File, maxFrame uint32) {
 
 // treeWatch returns the watch of the kernel's working directory, made on
 // first use; nil when there is none (inotify is out of instances, the
-// tree is too big...): the kernel then scans the tree around each cell.
+// tree is too big...): the kernel then scans the tree around each cell. A
+// watch that broke during a cell (its event queue overflowed, the cell
+// touched more files than a report holds) is made anew for the next one.
 func (p *proc) treeWatch() *treeWatch {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.watch != nil && !p.exited && p.watch.isBroken() {
+		p.watch.close()
+		p.watch, p.watchTried = nil, false
+	}
 	if p.exited || p.watchTried {
 		return p.watch
 	}

@@ -22,8 +22,9 @@ import (
 // out, as the kernel's own scan does). With it the kernel need not scan the
 // tree before and after every cell (a stat per file, twice); the server
 // reads the events after the cell and stats only the files they name. Any
-// doubt (a full event queue, the directory itself gone, a tree past the
-// scan's bound) breaks the watch for good: the kernel scans again.
+// doubt (a full event queue, the directory itself gone, more files named
+// than a report holds) breaks the watch: that cell is scanned, and the
+// next one gets a new watch (proc.treeWatch).
 type treeWatch struct {
 	// mu orders the cell's use with close, which the kernel's reader calls
 	// once the kernel is gone.
@@ -44,9 +45,9 @@ const (
 	watchDirMask = unix.IN_CREATE | unix.IN_MODIFY | unix.IN_CLOSE_WRITE | unix.IN_ATTRIB |
 		unix.IN_MOVED_TO | unix.IN_MOVED_FROM | unix.IN_DELETE | unix.IN_DELETE_SELF |
 		unix.IN_MOVE_SELF | unix.IN_ONLYDIR | unix.IN_EXCL_UNLINK
-	// maxWatchEntries bounds the entries of the directory (and those of a
-	// directory appearing in it) the watch lists, as the kernel's scan bounds
-	// its own.
+	// maxWatchEntries bounds the entries a new watch lists (the directory's
+	// and its subdirectories'), and those of a directory appearing in it,
+	// as the kernel's scan bounds its own (_SCAN_MAX).
 	maxWatchEntries = maxChangedFiles
 )
 
@@ -68,17 +69,23 @@ func newTreeWatch(dir string) (*treeWatch, error) {
 		return nil, err
 	}
 	entries, err := os.ReadDir(root)
-	if err != nil || len(entries) > maxWatchEntries {
-		w.close()
-		return nil, fmt.Errorf("list %s: %d entries: %w", root, len(entries), errors.Join(err, errWatchBroken))
-	}
+	seen := len(entries)
 	for _, e := range entries {
+		if err != nil || seen > maxWatchEntries {
+			break
+		}
 		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
-			if err := w.add(e.Name()); err != nil {
-				w.close()
-				return nil, err
+			if err = w.add(e.Name()); err == nil {
+				var below []os.DirEntry
+				below, err = os.ReadDir(filepath.Join(root, e.Name()))
+				seen += len(below)
 			}
 		}
+	}
+	if err != nil || seen > maxWatchEntries {
+		// As the kernel's scan, which gives up on a tree this big.
+		w.close()
+		return nil, fmt.Errorf("list %s: %d entries: %w", root, seen, errors.Join(err, errWatchBroken))
 	}
 	return w, nil
 }
@@ -100,6 +107,13 @@ func (w *treeWatch) close() {
 		unix.Close(w.fd)
 		w.fd = -1
 	}
+}
+
+// isBroken says whether the watch has stopped tracking the tree.
+func (w *treeWatch) isBroken() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.broken
 }
 
 // begin starts a cell: what happened since the last cell keeps the watch
@@ -217,6 +231,8 @@ func (w *treeWatch) event(wd int32, mask uint32, name string) {
 		for d, r := range w.dirs {
 			if r == rel {
 				delete(w.dirs, d)
+				// Moved out of the tree it would go on reporting.
+				_, _ = unix.InotifyRmWatch(w.fd, uint32(d))
 			}
 		}
 	}

@@ -3,6 +3,7 @@
 package kernel
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -92,5 +93,46 @@ os.rename('d', 'd2')`, []string{"d2/b.txt", "x/in.txt"}},
 	c.mu.Unlock()
 	if w == nil || w.broken {
 		t.Fatalf("watch %+v: the kernel scanned instead", w)
+	}
+}
+
+// TestWatchRecoversAfterBreaking: a cell that names more files than a
+// report holds breaks the watch for that cell only; the next cell has a new
+// watch and reports what it changed.
+func TestWatchRecoversAfterBreaking(t *testing.T) {
+	t.Parallel()
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+	if err != nil {
+		t.Skipf("no inotify instance to watch with: %v", err)
+	}
+	unix.Close(fd)
+	e := defaultEnv(t)
+	watch := func() *treeWatch {
+		c, err := e.srv.defaultContext(langPython)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.p.mu.Lock()
+		defer c.p.mu.Unlock()
+		return c.p.watch
+	}
+	e.run(t, "1+1").mustNoError(t)
+	first := watch()
+	if first == nil {
+		t.Fatal("the kernel has no watch")
+	}
+	churn := fmt.Sprintf("import os\nfor i in range(%d):\n    open('t%%d' %% i, 'w').close()\n    os.remove('t%%d' %% i)", maxChangedFiles+1)
+	e.run(t, churn).mustNoError(t)
+	if !first.isBroken() {
+		t.Fatal("the watch did not break on a cell naming more files than a report holds")
+	}
+	files, ok := changedFiles(t, e.dir, e.run(t, "open('after.txt', 'w').write('x')").mustNoError(t))
+	if !ok || len(files) != 1 || files[filepath.Join(e.dir, "after.txt")] == nil {
+		t.Fatalf("the cell after the break: files %v (line %v), want after.txt alone", files, ok)
+	}
+	if w := watch(); w == nil || w == first || w.isBroken() {
+		t.Fatalf("the cell after the break watched with %p (the broken one %p)", w, first)
 	}
 }
