@@ -22,7 +22,7 @@ type RunRequest struct {
 }
 
 var (
-	runIDRE          = lazyRegexp(`^[A-Za-z0-9._-]{1,128}$`)
+	runIDRE          = idRE
 	idempotencyKeyRE = lazyRegexp(`^[\x21-\x7e]{1,255}$`)
 )
 

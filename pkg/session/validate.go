@@ -18,9 +18,11 @@ func lazyRegexp(expr string) func() *regexp.Regexp {
 }
 
 var (
-	sessionIDRE   = lazyRegexp(`^[A-Za-z0-9._-]{1,128}$`)
+	// idRE is the rule of every id a caller names: sessions, contexts, runs.
+	idRE          = lazyRegexp(`^[A-Za-z0-9._-]{1,128}$`)
+	sessionIDRE   = idRE
+	contextRE     = idRE
 	templateRE    = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
-	contextRE     = lazyRegexp(`^[A-Za-z0-9._-]{1,128}$`)
 	envNameRE     = lazyRegexp(EnvNamePattern)
 	metaKeyRE     = lazyRegexp(MetadataKeyPattern)
 	contentTypeRE = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*(;\s?[A-Za-z0-9._-]+=[A-Za-z0-9._"-]+)*$`)
