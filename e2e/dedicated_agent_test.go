@@ -12,22 +12,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionbox/sessionbox/pkg/e2b/e2btest"
 	"github.com/sessionbox/sessionbox/pkg/e2blocal"
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
 
-// agentEnv names a dedicated agent executable (a build of
-// cmd/sessionbox-agent) for the runtimes this package's stacks start,
-// as `sessionbox serve --agent` does; unset, they re-execute this test
-// binary. Benchmarks use it to compare the two. It is not serve's
-// SESSIONBOX_AGENT, so an agent exported for serve never runs the tests of
-// newer sources.
-const agentEnv = "SESSIONBOX_TEST_AGENT"
-
-// withAgent is cfg with the agent agentEnv names, if any.
+// withAgent is cfg with the tests' dedicated agent, if one is named.
 func withAgent(cfg e2blocal.Config) e2blocal.Config {
 	if cfg.Agent == "" {
-		cfg.Agent = os.Getenv(agentEnv)
+		cfg.Agent = e2btest.Agent()
 	}
 	return cfg
 }

@@ -29,19 +29,12 @@ func TestMain(m *testing.M) {
 
 const testKey = "e2b_0123456789abcdef"
 
-// agentEnv names a dedicated agent executable (a build of
-// cmd/sessionbox-agent) for the runtimes startRuntime starts, as
-// `sessionbox serve --agent` does; unset, they re-execute this test binary.
-// Benchmarks use it to compare the two. It is not serve's SESSIONBOX_AGENT,
-// so an agent exported for serve never runs the tests of newer sources.
-const agentEnv = "SESSIONBOX_TEST_AGENT"
-
 // startRuntime starts a runtime on loopback ports with cfg's overrides.
 func startRuntime(t testing.TB, cfg Config) *Runtime {
 	t.Helper()
 	e2btest.NeedsSandboxes(t)
 	if cfg.Agent == "" {
-		cfg.Agent = os.Getenv(agentEnv)
+		cfg.Agent = e2btest.Agent()
 	}
 	cfg.APIAddr = "127.0.0.1:0"
 	cfg.SandboxAddr = "127.0.0.1:0"

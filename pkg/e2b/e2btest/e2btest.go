@@ -125,6 +125,14 @@ func NeedsSandboxes(t testing.TB) {
 	}
 }
 
+// Agent is the dedicated agent executable (a build of cmd/sessionbox-agent)
+// that SESSIONBOX_TEST_AGENT names for the local runtimes tests start, as
+// `sessionbox serve --agent` does; "" when unset, and those runtimes
+// re-execute the test binary. Benchmarks use it to compare the two. It is
+// not serve's SESSIONBOX_AGENT, so an agent exported for serve never runs
+// the tests of newer sources.
+func Agent() string { return os.Getenv("SESSIONBOX_TEST_AGENT") }
+
 // MainUnlessShort runs m's tests and returns the exit code, or runs none
 // under -short and says why: for a TestMain whose every test starts
 // sandboxes (the e2e package).
