@@ -106,7 +106,9 @@ func TestOutputNobodyReadsIsBounded(t *testing.T) {
 	_ = s.Close()
 	eventually(t, "the stream to detach", func() bool { return subscribers(t, e, pid) == 0 })
 	mustWrite(t, gate, "")
-	eventually(t, "exit", func() bool { return !alive(int(pid)) })
+	// Until envd has read the pipes dry, a Connect is a live reader of what
+	// is still in them, beyond the limit of what waited for nobody.
+	eventually(t, "envd to record the exit", func() bool { return ended(t, e, pid) })
 	r := connectBy(t, c, &process.ProcessSelector{Selector: &process.ProcessSelector_Pid{Pid: pid}})
 	if len(r.stdout) != limit {
 		t.Errorf("late Connect got %d bytes of stdout, want exactly the limit %d", len(r.stdout), limit)
@@ -214,6 +216,17 @@ func countRest(t *testing.T, s *connect.ServerStreamForClient[process.StartRespo
 		t.Fatalf("stream ended without end event after %d bytes", got)
 	}
 	return got, stderr, end
+}
+
+// ended says whether envd has recorded pid's end: its output read to the
+// end of its pipes, its exit status taken.
+func ended(t *testing.T, e *env, pid uint32) bool {
+	t.Helper()
+	p, err := e.srv.procs.find(&process.ProcessSelector{Selector: &process.ProcessSelector_Pid{Pid: pid}})
+	if err != nil {
+		t.Fatalf("find %d: %v", pid, err)
+	}
+	return p.hasExited()
 }
 
 func subscribers(t *testing.T, e *env, pid uint32) int {
