@@ -14,7 +14,7 @@ import (
 const agentName = "sessionbox-agent"
 
 // agentUsage describes --agent, the same for serve and runtime.
-const agentUsage = "the executable each sandbox runs as its init: a build of cmd/sessionbox-agent, refused when its build stamp shows other sources than this binary's (default: the " + agentName + " beside this binary when both carry the same build stamp, as `make build` makes them; else this binary itself)"
+const agentUsage = "the `PATH` of the executable each sandbox runs as its init: a build of cmd/sessionbox-agent, refused when its build stamp shows other sources than this binary's (default: the " + agentName + " beside this binary when both carry the same build stamp, as make build makes them; else this binary itself)"
 
 // agentChoice is the agent a runtime is given, and why a neighbour was
 // passed over ("" when none was, or there was none to consider).

@@ -21,6 +21,7 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"regexp"
 	"strings"
 	"text/tabwriter"
 
@@ -125,6 +126,7 @@ func (f *flags) help(w io.Writer) {
 			first = false
 		}
 		arg, text := flag.UnquoteUsage(fl)
+		arg = placeholder(fl.Name, arg, text)
 		name := "--" + fl.Name
 		if arg != "" {
 			name += " " + arg
@@ -145,6 +147,29 @@ func (f *flags) help(w io.Writer) {
 	}
 	_ = tw.Flush()
 }
+
+// placeholder is the word help shows for a flag's value: the one its usage
+// names in backquotes, else one made from the flag's name, since the flag
+// package's type names (string, int, value) say nothing to a reader. A
+// flag that counts in a unit shows the unit (--lifetime-secs SECS), a
+// number N, anything else its name's last word (--data-dir DIR).
+func placeholder(name, arg, usage string) string {
+	generic := map[string]bool{"string": true, "value": true, "int": true, "uint": true, "float": true}
+	if arg == "" || !generic[arg] {
+		return strings.ToUpper(strings.ReplaceAll(arg, " ", "_"))
+	}
+	word := name[strings.LastIndex(name, "-")+1:]
+	switch {
+	case word == "secs" || word == "bytes" || word == "mib":
+		return strings.ToUpper(word)
+	case arg == "int" || arg == "uint" || strings.HasPrefix(name, "max-") || numericDefault.MatchString(usage):
+		return "N"
+	}
+	return strings.ToUpper(word)
+}
+
+// numericDefault finds a usage that states a number as its default.
+var numericDefault = regexp.MustCompile(`\(default -?[0-9]`)
 
 // defaultURL is where `sessionbox serve` listens unless told otherwise.
 const defaultURL = "http://127.0.0.1:8080"
@@ -184,6 +209,16 @@ func printJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
+// unknownSub is the usage error for a subcommand the command lacks, with
+// the closest one it has as a hint.
+func (f *flags) unknownSub(name string) error {
+	known := make([]string, 0, len(f.u.subs))
+	for _, s := range f.u.subs {
+		known = append(known, strings.Fields(s.name)[0])
+	}
+	return f.misuse("unknown subcommand %q%s", name, didYouMean(name, known))
+}
+
 // noArgs refuses arguments to a command that takes none.
 func (f *flags) noArgs(args []string) error {
 	if len(args) > 0 {
@@ -205,8 +240,24 @@ func (f *flags) parseClient(args []string, o *apiFlags, getenv func(string) stri
 	return o.client(getenv)
 }
 
-// joinArgs is the code of exec and runs submit: the arguments joined by
-// spaces, or stdin for "-".
+// codeArgs is the code a command runs: the contents of the one file its one
+// argument names (`exec script.py`), stdin for "-", else the arguments
+// joined. A file that cannot be read is an error, not code.
+func codeArgs(f *flags, args []string, stdin io.Reader) (string, error) {
+	if len(args) == 1 && args[0] != "-" {
+		if st, err := os.Stat(args[0]); err == nil && st.Mode().IsRegular() {
+			b, err := os.ReadFile(args[0])
+			if err != nil {
+				return "", fmt.Errorf("read code from %s: %w", args[0], err)
+			}
+			return string(b), nil
+		}
+	}
+	return joinArgs(f, args, stdin)
+}
+
+// joinArgs is a command line or code given as arguments: the arguments
+// joined by spaces, or stdin for "-".
 func joinArgs(f *flags, args []string, stdin io.Reader) (string, error) {
 	switch {
 	case len(args) == 1 && args[0] == "-":

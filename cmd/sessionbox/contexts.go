@@ -51,7 +51,7 @@ func runContexts(ctx context.Context, args []string, getenv func(string) string)
 			return fl.misuse("%s: name at least one context", sub)
 		}
 	default:
-		return fl.misuse("unknown subcommand %q", sub)
+		return fl.unknownSub(sub)
 	}
 	c, err := o.client(getenv)
 	if err != nil {

@@ -20,9 +20,10 @@ import (
 func runExec(ctx context.Context, args []string, getenv func(string) string) error {
 	fl := newFlags(usage{
 		name:     "exec",
-		synopsis: []string{"[--session ID] [--context ID] [--timeout SECS] [--save-images DIR] CODE...", "--once [--template T] CODE...", "[flags] -   (reads the code from stdin)"},
+		synopsis: []string{"[--session ID] [--context ID] [--timeout SECS] [--save-images DIR] CODE...", "[flags] FILE   (runs the file's code)", "[flags] -   (reads the code from stdin)", "--once [--template T] CODE..."},
 		about: "Runs Python in the session's kernel (started on first use), printing its output as it comes.\n" +
 			"The arguments are joined by spaces; flags may come before or after them (use -- before code that starts with -).\n" +
+			"One argument that names a local file runs that file's code (pipe the text through - to run it as code instead).\n" +
 			"Exits 1 when the code raised or ran past its timeout.",
 		api: true,
 	})
@@ -39,7 +40,7 @@ func runExec(ctx context.Context, args []string, getenv func(string) string) err
 	if err := execFlagsAgree(fl, *once); err != nil {
 		return err
 	}
-	code, err := joinArgs(fl, args, os.Stdin)
+	code, err := codeArgs(fl, args, os.Stdin)
 	if err != nil {
 		return err
 	}

@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"net/http"
 	"os"
 	"path"
 	"path/filepath"
@@ -19,16 +22,16 @@ var filesUsage = usage{
 		"[--session ID] put LOCAL [REMOTE]",
 		"[--session ID] get REMOTE [LOCAL | -]",
 		"[--session ID] ls [--depth N] [DIR]",
-		"[--session ID] rm PATH...",
+		"[--session ID] rm [--force] PATH...",
 		"[--session ID] fetch [--dest DIR] URL...",
 	},
 	about: "Moves files in and out of the session's sandbox. Sandbox paths are relative to /home/user unless absolute.\n" +
 		"Transfers over a few MB show a progress bar when stderr is a terminal.",
 	subs: []sub{
-		{"put LOCAL [REMOTE]", "upload a local file (REMOTE defaults to its name in /home/user)"},
+		{"put LOCAL [REMOTE]", "upload a local file, or a directory's files (REMOTE defaults to its name in /home/user)"},
 		{"get REMOTE [LOCAL]", "download a file (LOCAL defaults to its name here; - writes to stdout); a failed download leaves no file"},
 		{"ls [DIR]", "list a directory (default /home/user)"},
-		{"rm PATH...", "remove files or directory trees"},
+		{"rm PATH...", "remove files or directory trees; a path that is not there fails the command unless --force"},
 		{"fetch URL...", "have the service download URLs into the sandbox"},
 	},
 	api: true,
@@ -38,6 +41,7 @@ func runFiles(ctx context.Context, args []string, getenv func(string) string) er
 	fl := newFlags(filesUsage)
 	o := fl.apiFlags(true)
 	depth := fl.Int("depth", 1, "with ls: list `N` levels deep")
+	force := fl.Bool("force", false, "with rm: ignore paths that are not there, as rm -f does")
 	dest := fl.String("dest", "", "with fetch: the sandbox `DIR` the files go to (default /home/user)")
 	args, err := fl.parse(args)
 	if err != nil {
@@ -51,7 +55,7 @@ func runFiles(ctx context.Context, args []string, getenv func(string) string) er
 	n, ok := argc[sub]
 	switch {
 	case !ok:
-		return fl.misuse("unknown subcommand %q", sub)
+		return fl.unknownSub(sub)
 	case len(rest) < n[0] || (n[1] >= 0 && len(rest) > n[1]):
 		return fl.misuse("wrong number of arguments to %s", sub)
 	}
@@ -67,7 +71,7 @@ func runFiles(ctx context.Context, args []string, getenv func(string) string) er
 	case "ls":
 		return listFiles(ctx, c, o, orDefault(rest, 0, "/home/user"), *depth)
 	case "rm":
-		return removeFiles(ctx, c, o, rest)
+		return removeFiles(ctx, c, o, rest, *force)
 	}
 	return fetchURLs(ctx, c, o, rest, *dest)
 }
@@ -80,26 +84,75 @@ func orDefault(args []string, i int, def string) string {
 	return def
 }
 
+// putFile uploads local to remote; a directory goes with every regular file
+// below it, each to the same relative path under remote.
 func putFile(ctx context.Context, c *client.Client, o *apiFlags, local, remote string) error {
-	f, err := os.Open(local)
+	st, err := os.Stat(local)
 	if err != nil {
 		return err
+	}
+	if !st.IsDir() {
+		e, err := putOne(ctx, c, o, local, remote)
+		if err != nil {
+			return err
+		}
+		return o.print(e, func() error {
+			fmt.Printf("%s (%s)\n", e.Path, byteCount(e.Size))
+			return nil
+		})
+	}
+	var entries []*session.FileEntry
+	err = filepath.WalkDir(local, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(local, p)
+		if err != nil {
+			return err
+		}
+		if !d.Type().IsRegular() {
+			fmt.Fprintf(os.Stderr, "skipped %s: not a regular file\n", p)
+			return nil
+		}
+		e, err := putOne(ctx, c, o, p, path.Join(remote, filepath.ToSlash(rel)))
+		if err != nil {
+			return fmt.Errorf("put %s: %w", p, err)
+		}
+		entries = append(entries, e)
+		if !o.json {
+			fmt.Printf("%s (%s)\n", e.Path, byteCount(e.Size))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if o.json {
+		return printJSON(os.Stdout, struct {
+			Entries []*session.FileEntry `json:"entries"`
+		}{entries})
+	}
+	if len(entries) == 0 {
+		fmt.Fprintf(os.Stderr, "%s has no files: nothing was uploaded\n", local)
+	}
+	return nil
+}
+
+// putOne uploads one local file, with a progress bar for large ones.
+func putOne(ctx context.Context, c *client.Client, o *apiFlags, local, remote string) (*session.FileEntry, error) {
+	f, err := os.Open(local)
+	if err != nil {
+		return nil, err
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	bar := progress(st.Size(), "put "+filepath.Base(local))
 	e, err := c.Upload(ctx, o.session, remote, countReader(f, bar), st.Size())
 	finish(bar, err)
-	if err != nil {
-		return err
-	}
-	return o.print(e, func() error {
-		fmt.Printf("%s (%s)\n", e.Path, byteCount(e.Size))
-		return nil
-	})
+	return e, err
 }
 
 // getFile downloads remote to local ("-" for stdout, a directory for the
@@ -186,21 +239,70 @@ func listFiles(ctx context.Context, c *client.Client, o *apiFlags, dir string, d
 	})
 }
 
-func removeFiles(ctx context.Context, c *client.Client, o *apiFlags, paths []string) error {
-	var removed []string
+// removeFiles removes each path, as rm does: a path that is not there is
+// said so and makes the command fail (exit 1) after the others are
+// removed, unless force. The API's delete succeeds for a missing path, as
+// E2B's does, so the parent's listing tells whether it was there.
+func removeFiles(ctx context.Context, c *client.Client, o *apiFlags, paths []string, force bool) error {
+	removed, missing := []string{}, []string{}
 	for _, p := range paths {
+		there := true
+		if !force {
+			var err error
+			if there, err = remoteExists(ctx, c, o.session, p); err != nil {
+				return fmt.Errorf("remove %s: %w", p, err)
+			}
+		}
 		if err := c.DeleteFile(ctx, o.session, p); err != nil {
 			return fmt.Errorf("remove %s: %w", p, err)
 		}
-		removed = append(removed, p)
-		if !o.json {
-			fmt.Printf("removed %s\n", p)
+		switch {
+		case !there:
+			missing = append(missing, p)
+			if !o.json {
+				fmt.Fprintf(os.Stderr, "%s: no such file or directory\n", p)
+			}
+		default:
+			removed = append(removed, p)
+			if !o.json {
+				fmt.Printf("removed %s\n", p)
+			}
 		}
 	}
 	if o.json {
-		return printJSON(os.Stdout, struct {
+		if err := printJSON(os.Stdout, struct {
 			Removed []string `json:"removed"`
-		}{removed})
+			Missing []string `json:"missing"`
+		}{removed, missing}); err != nil {
+			return err
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%d of %d paths were not there (--force to ignore)", len(missing), len(paths))
 	}
 	return nil
+}
+
+// remoteExists tells whether p is in the sandbox: its parent's listing
+// names it. A parent that is not there (404) means p is not either; a
+// session that is not there is the delete's to report.
+func remoteExists(ctx context.Context, c *client.Client, sessionID, p string) (bool, error) {
+	abs := path.Clean(p)
+	if !path.IsAbs(abs) {
+		abs = path.Join(session.WorkDir, abs)
+	}
+	entries, err := c.ListFiles(ctx, sessionID, path.Dir(abs), 1)
+	var prob *client.Problem
+	switch {
+	case errors.As(err, &prob) && prob.Status == http.StatusNotFound:
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	for _, e := range entries {
+		if path.Clean(e.Path) == abs {
+			return true, nil
+		}
+	}
+	return false, nil
 }

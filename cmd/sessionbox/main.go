@@ -11,8 +11,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/debug"
 	"syscall"
 
+	"github.com/sessionbox/sessionbox/pkg/buildstamp"
 	"github.com/sessionbox/sessionbox/pkg/e2blocal"
 )
 
@@ -50,6 +53,9 @@ func run(ctx context.Context, args []string) int {
 	}
 	name := args[0]
 	switch name {
+	case "version", "-version", "--version":
+		fmt.Fprintln(os.Stdout, versionLine())
+		return 0
 	case "help", "-h", "-help", "--help":
 		if len(args) == 1 {
 			mainUsage(os.Stdout, cmds)
@@ -64,6 +70,7 @@ func run(ctx context.Context, args []string) int {
 		}
 		err := c.run(ctx, args[1:])
 		var misuse *errUsage
+		var exit *exitError
 		switch {
 		case err == nil, errors.Is(err, flag.ErrHelp):
 			// ErrHelp: the command printed the help asked for.
@@ -71,13 +78,49 @@ func run(ctx context.Context, args []string) int {
 		case errors.As(err, &misuse):
 			fmt.Fprintf(os.Stderr, "sessionbox %s: %v\n", c.name, err)
 			return 2
+		case errors.As(err, &exit):
+			fmt.Fprintf(os.Stderr, "sessionbox %s: %s\n", c.name, describe(err))
+			return exit.code
 		}
 		fmt.Fprintf(os.Stderr, "sessionbox %s: %s\n", c.name, describe(err))
 		return 1
 	}
-	fmt.Fprintf(os.Stderr, "sessionbox: unknown command %q\n\n", name)
+	names := make([]string, len(cmds))
+	for i, c := range cmds {
+		names[i] = c.name
+	}
+	fmt.Fprintf(os.Stderr, "sessionbox: unknown command %q%s\n\n", name, didYouMean(name, names))
 	mainUsage(os.Stderr, cmds)
 	return 2
+}
+
+// exitError is a failure that sets the process's exit code, e.g. a remote
+// command's own, so that scripts can tell one failure from another.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// versionLine names this build: its build stamp (a hash of its sources, set
+// by `make bins`), the source revision when the go command recorded one,
+// and the toolchain and platform.
+func versionLine() string {
+	stamp := buildstamp.Stamp
+	if stamp == "" {
+		stamp = "unstamped"
+	}
+	line := "sessionbox " + stamp
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				line += " (revision " + s.Value[:12] + ")"
+			}
+		}
+	}
+	return line + " " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH
 }
 
 func mainUsage(w io.Writer, cmds []command) {
@@ -96,7 +139,8 @@ environment (client commands):
   SESSIONBOX_API_KEY  the API key (`+"`sessionbox serve`"+` prints one)
 
 Exit codes: 0 done, 1 failed (the code raised, the API refused, nothing
-answered), 2 misused.
+answered), 2 misused; "cmd run" exits with the remote command's code (124
+when it ran past its timeout). "sessionbox --version" prints the build.
 
 Run 'sessionbox help COMMAND' or 'sessionbox COMMAND --help' for a command's
 flags and subcommands.

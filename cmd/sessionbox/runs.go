@@ -13,13 +13,13 @@ import (
 var runsUsage = usage{
 	name: "runs",
 	synopsis: []string{
-		"[--session ID] submit [--timeout SECS] [--idempotency-key K] [--wait] CODE... | -",
+		"[--session ID] submit [--timeout SECS] [--idempotency-key K] [--wait] CODE... | FILE | -",
 		"get [--wait] RUN_ID",
 	},
 	about: "Runs code in the background: submit queues it and prints the run's id at once; get shows the run,\n" +
 		"with its output once it has finished. --wait polls until then; a failed run exits 1.",
 	subs: []sub{
-		{"submit CODE...", "queue code to run in the session (- reads it from stdin)"},
+		{"submit CODE...", "queue code to run in the session (a FILE runs its code; - reads it from stdin)"},
 		{"get RUN_ID", "show a run: its status, times and, once finished, its output"},
 	},
 	api: true,
@@ -42,7 +42,7 @@ func runRuns(ctx context.Context, args []string, getenv func(string) string) err
 	var c *client.Client
 	switch args[0] {
 	case "submit":
-		code, err := joinArgs(fl, args[1:], os.Stdin)
+		code, err := codeArgs(fl, args[1:], os.Stdin)
 		if err != nil {
 			return err
 		}
@@ -69,7 +69,7 @@ func runRuns(ctx context.Context, args []string, getenv func(string) string) err
 		}
 		runID = args[1]
 	default:
-		return fl.misuse("unknown subcommand %q", args[0])
+		return fl.unknownSub(args[0])
 	}
 	return showRun(ctx, c, o, runID, *wait)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"text/tabwriter"
@@ -62,7 +63,7 @@ func runCmd(ctx context.Context, args []string, getenv func(string) string) erro
 			return fl.misuse("%s: name one command id", sub)
 		}
 	default:
-		return fl.misuse("unknown subcommand %q", sub)
+		return fl.unknownSub(sub)
 	}
 	c, err := o.client(getenv)
 	if err != nil {
@@ -131,6 +132,21 @@ func cmdRun(ctx context.Context, c *client.Client, o *apiFlags, req client.Comma
 	return cmdOutcome(o, res)
 }
 
+// timedOutExit is the exit code of a command killed at its timeout, as
+// coreutils' timeout(1) has it.
+const timedOutExit = 124
+
+// remoteExit is the local exit code for a remote one: the same where a
+// process can exit with it (1 to 255), else 1. A remote code of 2 is passed
+// on too, though the CLI's own misuse is also 2: a script that runs a
+// command wants that command's code.
+func remoteExit(code int) int {
+	if code < 1 || code > 255 {
+		return 1
+	}
+	return code
+}
+
 // printOutput writes a command's output to ours as it comes.
 func printOutput(e session.Event) {
 	if e.Stdout != "" {
@@ -153,9 +169,9 @@ func cmdOutcome(o *apiFlags, res *session.CommandResult) error {
 	}
 	switch {
 	case res.TimedOut:
-		return fmt.Errorf("the command ran past its timeout and was killed")
+		return &exitError{code: timedOutExit, err: errors.New("the command ran past its timeout and was killed")}
 	case res.ExitCode != 0:
-		return fmt.Errorf("the command exited %d", res.ExitCode)
+		return &exitError{code: remoteExit(res.ExitCode), err: fmt.Errorf("the command exited %d", res.ExitCode)}
 	}
 	return nil
 }

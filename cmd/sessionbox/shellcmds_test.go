@@ -9,7 +9,7 @@ import (
 )
 
 // TestCmdRun: cmd run streams the command's output to stdout and stderr,
-// sends cwd, envs and the timeout, and exits 1 naming a non-zero exit;
+// sends cwd, envs and the timeout, and exits with the command's own code;
 // cmd bg prints the id.
 func TestCmdRun(t *testing.T) {
 	api := newAPIFake(t, map[string]http.HandlerFunc{
@@ -26,7 +26,7 @@ func TestCmdRun(t *testing.T) {
 		},
 	})
 	code, stdout, stderr := cli(t, api.srv.URL, "cmd", "--session", "s1", "run", "--cwd", "data", "--env", "A=b", "--timeout", "9", "--", "ls", "-la")
-	if code != 1 || stdout != "out\n" || !strings.Contains(stderr, "err\n") || !strings.Contains(stderr, "the command exited 3") {
+	if code != 3 || stdout != "out\n" || !strings.Contains(stderr, "err\n") || !strings.Contains(stderr, "the command exited 3") {
 		t.Fatalf("run: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	var sent map[string]any
