@@ -3,11 +3,13 @@
 // and the API, SESSIONBOX_API_KEY is pasted into it, CHROMIUM_PATH is the
 // browser, and the screenshot goes to PLAYGROUND_SCREENSHOT.
 //
-// It checks what a person would see: output lines appear while the cell is
-// still running, the chart renders, an exception shows its traceback, an
-// upload (inline and through a presigned URL) shows in the files panel and
-// downloads back, an install streams pip's output, reset and stop answer,
-// and the page's CSP refuses nothing it needs.
+// It checks what a person would see: a rejected key is not kept, output
+// lines appear while the cell is still running, the chart renders, an
+// exception shows its traceback, a looping cell can be interrupted with its
+// variables kept, an upload (inline and through a presigned URL) shows in
+// the files panel and downloads back, dot entries stay hidden until asked,
+// an install streams pip's output, every control is on screen at 360 and
+// 420 px, reset and stop answer, and the page's CSP refuses nothing it needs.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, existsSync, rmSync } from 'node:fs';
@@ -71,6 +73,20 @@ test('the page loads with its security headers', async () => {
   assert.match(csp, /script-src 'self'/);
   assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/);
   assert.equal(await page.title(), 'sessionbox playground');
+});
+
+test('a rejected key is said so and not kept', async () => {
+  const before = problems.length;
+  await page.type('#api-key', 'sbx_not_a_key_0123456789abcdef');
+  await page.click('#key-save');
+  await page.waitForSelector('#conn[data-state="error"]');
+  assert.match(await page.$eval('#conn', (c) => c.textContent), /key rejected/);
+  assert.equal(await page.evaluate(() => sessionStorage.getItem('sessionbox.apiKey')), null, 'a rejected key is not stored');
+  assert.equal(await page.$eval('#key-forget', (b) => b.hidden), true);
+  assert.match(await page.$eval('#api-key', (i) => i.placeholder), /Paste your API key/);
+  // Chromium logs the refused request itself; that one 401 is this test's.
+  const added = problems.splice(before);
+  assert.deepEqual(added.filter((p) => !/status of 401/.test(p)), []);
 });
 
 test('a pasted key connects and lists sessions', async () => {
@@ -207,6 +223,25 @@ test('an exception shows its traceback', async () => {
   assert.doesNotMatch(tb, /\x1b\[/, 'ANSI colours are stripped');
 });
 
+test('a running cell can be interrupted, and the kernel keeps its variables', async () => {
+  await page.click('#add-cell');
+  await setCode(4, 'kept = 41\nimport time\nprint("looping", flush=True)\nwhile True:\n    time.sleep(0.05)');
+  await page.click(`${cell(4)} .run`);
+  // The loop runs: its first line is in, and the Run button became Interrupt.
+  await page.waitForFunction((sel) => /looping/.test(document.querySelector(`${sel} .output`).textContent), {}, cell(4));
+  assert.equal(await page.$eval(`${cell(4)} .run`, (b) => b.hidden), true);
+  await page.click(`${cell(4)} .interrupt`);
+  assert.equal(await waitForState(4, 'interrupted', 'done', 'error'), 'interrupted');
+  assert.match(await page.$eval(`${cell(4)} .output`, (o) => o.textContent), /Interrupted/);
+  assert.equal(await page.$eval(`${cell(4)} .interrupt`, (b) => b.hidden), true);
+  // The kernel is free again (the loop would hold it forever) and kept state.
+  await setCode(4, 'kept + 1');
+  await page.click(`${cell(4)} .run`);
+  assert.equal(await waitForState(4, 'done', 'error'), 'done');
+  assert.match(await page.$eval(`${cell(4)} .output`, (o) => o.textContent), /42/);
+  await page.click(`${cell(4)} .remove`);
+});
+
 test('uploads show in the files panel and read back', async () => {
   const small = join(dir, 'hello.csv');
   writeFileSync(small, 'a,b\n1,2\n');
@@ -231,6 +266,24 @@ test('uploads show in the files panel and read back', async () => {
   }, key, session);
   assert.deepEqual(back, { small: 'a,b\n1,2\n', bigLen: bigBytes.length, bigAll7: true });
   assert.ok(readFileSync(small).length > 0);
+});
+
+test('dot entries are hidden unless asked', async () => {
+  await page.click('#add-cell');
+  await setCode(4, 'import os\nos.makedirs(".cachedir", exist_ok=True)\nopen(".dotfile", "w").write("x")\nopen("plain.txt", "w").write("y")');
+  await page.click(`${cell(4)} .run`);
+  assert.equal(await waitForState(4, 'done', 'error'), 'done');
+  await page.click('#files-refresh');
+  await page.waitForSelector('#files li[data-path="/home/user/plain.txt"]');
+  assert.equal(await page.$('#files li[data-path="/home/user/.dotfile"]'), null);
+  assert.equal(await page.$('#files li[data-path="/home/user/.cachedir"]'), null);
+  assert.match(await page.$eval('#files .hidden-count', (li) => li.textContent), /hidden \(dot\) entr/);
+  await page.click('#files-hidden');
+  await page.waitForSelector('#files li[data-path="/home/user/.dotfile"]');
+  await page.waitForSelector('#files li[data-path="/home/user/.cachedir"]');
+  await page.click('#files-hidden');
+  await page.waitForFunction(() => !document.querySelector('#files li[data-path="/home/user/.dotfile"]'));
+  await page.click(`${cell(4)} .remove`);
 });
 
 test('a file downloads from the files panel', async () => {
@@ -260,6 +313,27 @@ test('screenshot after the chart cell', async () => {
   await page.screenshot({ path: shot, fullPage: true });
   assert.ok(readFileSync(shot).length > 10_000);
 });
+
+for (const width of [360, 420]) {
+  test(`at ${width} px wide every control is on screen`, async () => {
+    await page.setViewport({ width, height: 800, isMobile: true, hasTouch: true });
+    await page.evaluate(() => window.scrollTo(0, 0));
+    const off = await page.evaluate(() => {
+      const vw = document.documentElement.clientWidth;
+      const sel = ['#api-key', '#key-save', '#conn', '#session-name', '#install-btn', '#reset-btn', '#stop-btn',
+        '#files-refresh', '#add-cell', '#cells .cell .run'];
+      const out = sel.filter((s) => {
+        const r = document.querySelector(s)?.getBoundingClientRect();
+        return !r || r.width === 0 || r.left < 0 || r.right > vw + 0.5;
+      });
+      if (document.documentElement.scrollWidth > vw) out.push(`page is ${document.documentElement.scrollWidth}px wide in ${vw}px`);
+      return out;
+    });
+    assert.deepEqual(off, []);
+    if (shot) await page.screenshot({ path: shot.replace(/\.png$/, `-${width}.png`), fullPage: false });
+    await page.setViewport({ width: 1440, height: 900 });
+  });
+}
 
 test('reset and stop answer', async () => {
   await page.click('#reset-btn');

@@ -7,6 +7,7 @@
 const KEY_ITEM = 'sessionbox.apiKey';
 const SESSION_ITEM = 'sessionbox.session';
 const CELLS_ITEM = 'sessionbox.cells';
+const HIDDEN_ITEM = 'sessionbox.showHidden';
 const HOME = '/home/user';
 // Files up to this size are written inline (PUT files/content); larger ones
 // take the presigned flow (upload-url, PUT to blob storage, import), which
@@ -25,6 +26,8 @@ const state = {
   key: sessionStorage.getItem(KEY_ITEM) || '',
   session: sessionStorage.getItem(SESSION_ITEM) || '',
   dir: HOME,
+  // Dot files and folders (caches, config) are listed only when asked.
+  showHidden: sessionStorage.getItem(HIDDEN_ITEM) === '1',
   // info is the open session as the API last described it; null when the
   // session does not exist yet.
   info: null,
@@ -87,7 +90,7 @@ async function problemOf(res) {
   } catch {
     problem = { title: res.statusText || `HTTP ${res.status}` };
   }
-  if (res.status === 401) setConn('error', 'key rejected');
+  if (res.status === 401) dropKey();
   return new ApiError(res.status, problem);
 }
 
@@ -383,7 +386,10 @@ async function refreshFiles(force = false) {
     // Folders first, dot files after the rest: caches and config are there
     // but rarely what a user looks for.
     const rank = (f) => (f.name.startsWith('.') ? 2 : 0) + (f.type === 'dir' ? 0 : 1);
-    const entries = (data.entries || []).slice().sort((a, b) => rank(a) - rank(b) || a.name.localeCompare(b.name));
+    const all = data.entries || [];
+    const entries = all.filter((f) => state.showHidden || !f.name.startsWith('.'))
+      .sort((a, b) => rank(a) - rank(b) || a.name.localeCompare(b.name));
+    const hidden = all.length - entries.length;
     const rows = [];
     if (state.dir !== '/' && state.dir !== HOME) {
       const up = state.dir.replace(/\/[^/]+\/?$/, '') || '/';
@@ -392,6 +398,7 @@ async function refreshFiles(force = false) {
     }
     for (const f of entries) rows.push(fileRow(f));
     if (entries.length === 0) rows.push(el('li', { class: 'empty' }, 'Empty folder. Upload a file or write one from code.'));
+    if (hidden) rows.push(el('li', { class: 'empty hidden-count' }, `${hidden} hidden (dot) ${hidden === 1 ? 'entry' : 'entries'}: tick .files to show`));
     list.replaceChildren(...rows);
   } catch (err) {
     list.replaceChildren();
@@ -509,6 +516,7 @@ function addCell(code = '', after = null, focus = true) {
   editor.addEventListener('input', () => { autosize(editor); saveCells(); });
   editor.addEventListener('keydown', (ev) => onEditorKey(ev, cell));
   $('.run', cell).addEventListener('click', () => runCell(cell));
+  $('.interrupt', cell).addEventListener('click', () => interruptCell(cell));
   $('.remove', cell).addEventListener('click', () => removeCell(cell));
   if (after) after.after(cell); else $('#cells').append(cell);
   autosize(editor);
@@ -527,6 +535,11 @@ function removeCell(cell) {
 
 function onEditorKey(ev, cell) {
   const t = ev.target;
+  if (ev.key === 'Escape' && cell.dataset.state === 'running') {
+    ev.preventDefault();
+    interruptCell(cell);
+    return;
+  }
   if (ev.key === 'Enter' && (ev.shiftKey || ev.ctrlKey || ev.metaKey)) {
     ev.preventDefault();
     runCell(cell);
@@ -612,6 +625,16 @@ class CellOutput {
   }
 }
 
+// aborts holds each running cell's AbortController.
+const aborts = new WeakMap();
+
+function interruptCell(cell) {
+  const abort = aborts.get(cell);
+  if (!abort) return;
+  $('.cell-status', cell).textContent = 'interrupting…';
+  abort.abort();
+}
+
 async function runCell(cell) {
   if (cell.dataset.state === 'running') return;
   const editor = $('.editor', cell);
@@ -627,8 +650,14 @@ async function runCell(cell) {
   const started = performance.now();
   let final = null;
   let failed = null;
+  // Interrupting hangs up the stream: the service then interrupts the
+  // cell in the kernel (KeyboardInterrupt), which keeps its variables.
+  const abort = new AbortController();
+  aborts.set(cell, abort);
+  $('.run', cell).hidden = true;
+  $('.interrupt', cell).hidden = false;
   try {
-    const res = await call('POST', sessionPath('/execute/stream'), { json: { code }, accept: 'application/x-ndjson' });
+    const res = await call('POST', sessionPath('/execute/stream'), { json: { code }, accept: 'application/x-ndjson', signal: abort.signal });
     status.textContent = 'running…';
     await readLines(res, (line) => {
       switch (line.type) {
@@ -656,8 +685,19 @@ async function runCell(cell) {
   } catch (err) {
     failed = err;
   }
-  if (failed) out.add(renderProblem(failed));
+  aborts.delete(cell);
+  $('.run', cell).hidden = false;
+  $('.interrupt', cell).hidden = true;
   const ms = final && typeof final.durationMs === 'number' ? final.durationMs : Math.round(performance.now() - started);
+  if (abort.signal.aborted && !final) {
+    out.add(el('div', { class: 'out-flags' }, 'Interrupted: the cell was stopped; variables from before it are kept.'));
+    cell.dataset.state = 'interrupted';
+    $('.count', cell).textContent = '[ ]';
+    status.textContent = `interrupted after ${formatDuration(ms)}`;
+    refreshAll();
+    return;
+  }
+  if (failed) out.add(renderProblem(failed));
   const errored = !!(failed || out.error || (final && final.success === false));
   cell.dataset.state = errored ? 'error' : 'done';
   $('.count', cell).textContent = final && final.executionCount ? `[${final.executionCount}]` : '[ ]';
@@ -744,13 +784,24 @@ function connect(ev) {
 }
 
 function forget() {
+  clearKey();
+  setConn('none', 'not connected');
+  state.info = null;
+  refreshAll();
+}
+
+function clearKey() {
   state.key = '';
   sessionStorage.removeItem(KEY_ITEM);
   $('#api-key').placeholder = 'Paste your API key (sbx_…)';
   $('#key-forget').hidden = true;
-  setConn('none', 'not connected');
-  state.info = null;
-  refreshAll();
+}
+
+// dropKey forgets a key the API refused (401), so that a mistyped or
+// revoked key is not sent again nor kept in the tab's storage.
+function dropKey() {
+  clearKey();
+  setConn('error', 'key rejected: paste another');
 }
 
 function init() {
@@ -765,6 +816,12 @@ function init() {
   });
   $('#sessions-refresh').addEventListener('click', refreshSessions);
   $('#files-refresh').addEventListener('click', () => refreshFiles(true));
+  $('#files-hidden').checked = state.showHidden;
+  $('#files-hidden').addEventListener('change', (ev) => {
+    state.showHidden = ev.target.checked;
+    sessionStorage.setItem(HIDDEN_ITEM, state.showHidden ? '1' : '0');
+    refreshFiles();
+  });
   $('#upload-input').addEventListener('change', async (ev) => {
     const files = [...ev.target.files];
     ev.target.value = '';
