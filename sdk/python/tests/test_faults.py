@@ -180,3 +180,36 @@ def test_parse_retry_after():
     assert parse_retry_after("3") == 3
     assert parse_retry_after("soon") is None
     assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == 0
+
+
+def test_inline_413_falls_back_to_presigned_both_ways():
+    ticket = {"uploadUrl": "http://storage.test/put", "method": "PUT", "headers": {}, "expiresAt": "2026-01-01T00:00:00Z", "transferId": "t1"}
+    entry = {"name": "f", "path": "/home/user/f", "type": "file", "size": 5, "modifiedAt": "2026-01-01T00:00:00Z"}
+
+    def handle(req: httpx.Request) -> httpx.Response:
+        path = req.url.path
+        if req.url.host == "storage.test":
+            assert "Authorization" not in req.headers
+            return httpx.Response(200, content=b"hello" if req.method == "GET" else b"")
+        if path.endswith("/files/content"):
+            return problem(413, "too-large", "past this deployment's limit")
+        if path.endswith("/upload-url"):
+            return httpx.Response(200, json=ticket)
+        if path.endswith("/download-url"):
+            return httpx.Response(200, json={"downloadUrl": "http://storage.test/get", "expiresAt": "2026-01-01T00:00:00Z", "sizeBytes": 5})
+        return httpx.Response(200, json=entry)
+
+    seen = []
+    transport = httpx.MockTransport(lambda r: seen.append(f"{r.method} {r.url.host}{r.url.path}") or handle(r))
+    with Sessionbox("http://api.test", "k", transport=transport) as sb:
+        assert sb.upload_file("s", "f", b"hello").size == 5
+        assert sb.download_file("s", "f") == b"hello"
+    assert seen == [
+        "PUT api.test/v1/sessions/s/files/content",
+        "POST api.test/v1/sessions/s/files/upload-url",
+        "PUT storage.test/put",
+        "POST api.test/v1/sessions/s/files/import",
+        "GET api.test/v1/sessions/s/files/content",
+        "POST api.test/v1/sessions/s/files/download-url",
+        "GET storage.test/get",
+    ]
