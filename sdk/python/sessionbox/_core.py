@@ -140,6 +140,17 @@ def retry_wait(req: Req, res: httpx.Response, attempt: int, cfg: Config) -> Opti
     ra = parse_retry_after(res.headers.get("Retry-After"))
     if ra is not None:
         return ra if ra <= cfg.max_delay else None
+    return backoff(attempt, cfg)
+
+
+#: Failures of a request that never reached the server: safe to send again, even an execute.
+NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout)
+
+
+def backoff(attempt: int, cfg: Config) -> Optional[float]:
+    """Exponential backoff with jitter before retry attempt (from 1), or None past max_retries."""
+    if attempt > cfg.max_retries:
+        return None
     full = min(cfg.max_delay, cfg.base_delay * 2 ** (attempt - 1))
     return full / 2 + random.random() * full / 2
 
@@ -294,3 +305,37 @@ class BytesReader:
         out = bytes(self._m[self._at : self._at + n])
         self._at += len(out)
         return out
+
+
+class Rewind:
+    """Upload data that can be read again from its start, for a retried PUT:
+    bytes always, a file when it can seek; None for a stream that cannot."""
+
+    def __init__(self, src: Any) -> None:
+        self.src = src
+        self.start: Optional[int] = None
+        if not isinstance(src, bytes):
+            try:
+                self.start = src.tell()
+            except (AttributeError, OSError):
+                self.start = None
+
+    @property
+    def rereadable(self) -> bool:
+        return isinstance(self.src, bytes) or self.start is not None
+
+    def reader(self) -> Any:
+        """A reader at the data's start."""
+        if isinstance(self.src, bytes):
+            return BytesReader(self.src)
+        if self.start is not None:
+            self.src.seek(self.start)
+        return self.src
+
+
+def put_retry_wait(rewind: Rewind, res: httpx.Response, attempt: int, cfg: Config) -> Optional[float]:
+    """The wait before sending a presigned PUT again (storage's 503 SlowDown, a 429), or None."""
+    if not rewind.rereadable:
+        return None
+    return retry_wait(Req("PUT", "", idempotent=True), res, attempt, cfg)
+

@@ -55,7 +55,15 @@ class AsyncSessionbox(_Api):
 
     async def _send(self, req: Req) -> httpx.Response:
         for attempt in itertools.count(1):
-            res = await self._http.send(req.build(self._http), stream=True)
+            try:
+                res = await self._http.send(req.build(self._http), stream=True)
+            except c.NOT_SENT:
+                # The server never got the request: sending it again is safe.
+                pause = c.backoff(attempt, self._cfg)
+                if pause is None:
+                    raise
+                await asyncio.sleep(pause)
+                continue
             if res.is_success:
                 return res
             try:
@@ -173,22 +181,18 @@ class AsyncSessionbox(_Api):
                 src.close()
 
     async def _put(self, ticket: Model, src: Any, n: int, on_progress: Any) -> None:
+        """Sends the bytes to a presigned upload; a 503 or 429 of storage is retried when the data can be read again."""
         headers = {k: v for k, v in ticket["headers"].items() if k.lower() != "content-length"}
         headers["Content-Length"] = str(n)
-        reader = c.BytesReader(src) if isinstance(src, bytes) else src
-        sync_chunks = c.chunks(reader, n, on_progress)
-
-        async def content() -> AsyncIterator[bytes]:
-            while True:
-                # Reading a file may block: not on the event loop.
-                b = next(sync_chunks, None) if isinstance(src, bytes) else await asyncio.to_thread(next, sync_chunks, None)
-                if b is None:
-                    return
-                yield b
-
-        res = await self._storage.request(ticket["method"], ticket["uploadUrl"], headers=headers, content=content())
-        if not res.is_success:
-            raise from_answer(res.status_code, res.reason_phrase, res.headers, res.content)
+        rewind = c.Rewind(src)
+        for attempt in itertools.count(1):
+            res = await self._storage.request(ticket["method"], ticket["uploadUrl"], headers=headers, content=_content(rewind, n, on_progress))
+            if res.is_success:
+                return
+            wait = c.put_retry_wait(rewind, res, attempt, self._cfg)
+            if wait is None:
+                raise from_answer(res.status_code, res.reason_phrase, res.headers, res.content)
+            await asyncio.sleep(wait)
 
     async def _open(self, session_id: str, path: str) -> httpx.Response:
         try:
@@ -227,3 +231,15 @@ class AsyncSessionbox(_Api):
             if f is not dest:
                 f.close()
         return n
+
+
+async def _content(rewind: c.Rewind, n: int, on_progress: Any) -> AsyncIterator[bytes]:
+    """The data's chunks; a file is read in a worker thread, as reading may block."""
+    in_memory = isinstance(rewind.src, bytes)
+    it = c.chunks(await asyncio.to_thread(rewind.reader) if not in_memory else rewind.reader(), n, on_progress)
+    while True:
+        b = next(it, None) if in_memory else await asyncio.to_thread(next, it, None)
+        if b is None:
+            return
+        yield b
+

@@ -63,7 +63,15 @@ class Sessionbox(_Api):
     def _send(self, req: Req) -> httpx.Response:
         """The successful response, open for streaming; raises the answer's error."""
         for attempt in itertools.count(1):
-            res = self._http.send(req.build(self._http), stream=True)
+            try:
+                res = self._http.send(req.build(self._http), stream=True)
+            except c.NOT_SENT:
+                # The server never got the request: sending it again is safe.
+                pause = c.backoff(attempt, self._cfg)
+                if pause is None:
+                    raise
+                time.sleep(pause)
+                continue
             if res.is_success:
                 return res
             try:
@@ -182,12 +190,19 @@ class Sessionbox(_Api):
                 src.close()
 
     def _put(self, ticket: Model, src: Any, n: int, on_progress: Any) -> None:
+        """Sends the bytes to a presigned upload; a 503 or 429 of storage is retried when the data can be read again."""
         headers = {k: v for k, v in ticket["headers"].items() if k.lower() != "content-length"}
         headers["Content-Length"] = str(n)
-        content = c.chunks(src, n, on_progress) if not isinstance(src, bytes) else c.chunks(c.BytesReader(src), n, on_progress)
-        res = self._storage.request(ticket["method"], ticket["uploadUrl"], headers=headers, content=content)
-        if not res.is_success:
-            raise from_answer(res.status_code, res.reason_phrase, res.headers, res.content)
+        rewind = c.Rewind(src)
+        for attempt in itertools.count(1):
+            content = c.chunks(rewind.reader(), n, on_progress)
+            res = self._storage.request(ticket["method"], ticket["uploadUrl"], headers=headers, content=content)
+            if res.is_success:
+                return
+            wait = c.put_retry_wait(rewind, res, attempt, self._cfg)
+            if wait is None:
+                raise from_answer(res.status_code, res.reason_phrase, res.headers, res.content)
+            time.sleep(wait)
 
     def _open(self, session_id: str, path: str) -> httpx.Response:
         """The response carrying a file's bytes: inline, or on its 413 the presigned download."""

@@ -158,12 +158,15 @@ def test_presigned_transfers_carry_no_api_key():
 
 def test_async_retries_and_types():
     busy = problem(503, "unavailable", headers={"Retry-After": "0"})
-    answers = [busy, httpx.Response(200, json=SESSION), busy]
+    answers = ["refused", busy, httpx.Response(200, json=SESSION), busy]
     seen = []
 
     def handle(req):
         seen.append(req.method)
-        return answers[len(seen) - 1]
+        a = answers[len(seen) - 1]
+        if a == "refused":
+            raise httpx.ConnectError("connection refused", request=req)
+        return a
 
     async def main():
         async with AsyncSessionbox("http://api.test", "k", base_delay=0.001, transport=httpx.MockTransport(handle)) as sb:
@@ -172,7 +175,7 @@ def test_async_retries_and_types():
                 await sb.execute("s", "1")
 
     asyncio.run(main())
-    assert seen == ["GET", "GET", "POST"], "the GET retried, the execute not"
+    assert seen == ["GET", "GET", "GET", "POST"], "the GET sent again after a refused connection and a 503, the execute not after a 503"
 
 
 def test_parse_retry_after():
@@ -213,3 +216,57 @@ def test_inline_413_falls_back_to_presigned_both_ways():
         "POST api.test/v1/sessions/s/files/download-url",
         "GET storage.test/get",
     ]
+
+
+def test_a_request_that_never_reached_the_server_is_sent_again_even_an_execute():
+    summary = {"success": True, "stdout": "", "stderr": "", "results": [], "durationMs": 1, "truncated": False,
+               "restarted": False, "kernelRestarted": False, "timedOut": False}
+
+    def refused(req):
+        raise httpx.ConnectError("connection refused", request=req)
+
+    sb, seen = client([refused, refused, httpx.Response(200, json=summary)])
+    assert sb.execute("s", "1").success
+    assert len(seen) == 3
+
+    sb, seen = client([refused], max_retries=1)
+    with pytest.raises(httpx.ConnectError):
+        sb.status("s")
+    assert len(seen) == 2
+
+
+def test_a_request_cut_after_it_was_sent_is_not_sent_again():
+    def cut(req):
+        raise httpx.ReadError("connection reset", request=req)
+
+    sb, seen = client([cut])
+    with pytest.raises(httpx.ReadError):
+        sb.execute("s", "1")
+    assert len(seen) == 1
+
+
+@pytest.mark.parametrize("make", [lambda b: b, lambda b: __import__("io").BytesIO(b)], ids=["bytes", "file"])
+def test_a_presigned_put_is_sent_again_on_storage_503_with_the_whole_body(make):
+    ticket = {"uploadUrl": "http://storage.test/put", "method": "PUT", "headers": {}, "expiresAt": "2026-01-01T00:00:00Z", "transferId": "t1"}
+    entry = {"name": "f", "path": "/home/user/f", "type": "file", "size": 10, "modifiedAt": "2026-01-01T00:00:00Z"}
+    bodies = []
+
+    def storage(req):
+        bodies.append(req.read())
+        return httpx.Response(503, headers={"Retry-After": "0"}) if len(bodies) == 1 else httpx.Response(200)
+
+    for cls in (Sessionbox, AsyncSessionbox):
+        bodies.clear()
+        answers = [httpx.Response(200, json=ticket), storage, storage, httpx.Response(200, json=entry)]
+        seen = []
+
+        def handle(req, answers=answers, seen=seen):
+            seen.append(req)
+            a = answers[len(seen) - 1]
+            return a(req) if callable(a) else a
+
+        sb = cls("http://api.test", "k", transport=httpx.MockTransport(handle))
+        call = sb.upload_file("s", "f", make(b"0123456789"), inline_limit=0)
+        res = asyncio.run(call) if cls is AsyncSessionbox else call
+        assert res.size == 10
+        assert bodies == [b"0123456789", b"0123456789"], cls.__name__
