@@ -163,6 +163,33 @@ describe("errors", () => {
 });
 
 describe("unreachable", () => {
+  it("sends again, an execute too, a request whose connection was refused", async () => {
+    let calls = 0;
+    const refused = () => new TypeError("fetch failed", { cause: Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }) });
+    const retries: RetryEvent[] = [];
+    const sb = new Sessionbox({
+      baseUrl: "http://api.test",
+      retry: { baseDelayMs: 1, onRetry: (e) => retries.push(e) },
+      fetch: async () => {
+        if (++calls < 3) throw refused();
+        return new Response(JSON.stringify({ success: true, stdout: "", stderr: "", results: [] }), { headers: { "Content-Type": "application/json" } });
+      },
+    });
+    assert.equal((await sb.execute("s", { code: "1" })).success, true);
+    assert.deepEqual(retries.map((r) => [r.attempt, r.status, r.method]), [[1, 0, "POST"], [2, 0, "POST"]]);
+    const reset = new Sessionbox({
+      baseUrl: "http://api.test",
+      retry: { baseDelayMs: 1 },
+      fetch: async () => {
+        calls++;
+        throw new TypeError("fetch failed", { cause: Object.assign(new Error("socket hang up"), { code: "ECONNRESET" }) });
+      },
+    });
+    calls = 0;
+    await assert.rejects(reset.execute("s", { code: "1" }), /no answer from http:\/\/api.test/);
+    assert.equal(calls, 1, "a connection cut after the request went out is not sent again");
+  });
+
   it("names the server it could not reach, and why", async () => {
     const f = await fake(() => {});
     await f.close();
