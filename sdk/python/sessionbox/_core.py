@@ -186,8 +186,11 @@ def stream_line(raw: str) -> Optional[Model]:
     try:
         v = json.loads(raw)
     except ValueError:
-        raise SessionboxError(502, "about:blank", "Bad stream", f"a stream line is not JSON: {raw[:200]!r}") from None
-    if v.get("type") == "failure":
+        v = None
+    if not isinstance(v, dict) or not isinstance(v.get("type"), str):
+        # A proxy's interjection is not mistaken for the service's output.
+        raise SessionboxError(502, "about:blank", "Bad stream", f"a stream line is not a JSON object with a type: {raw[:200]!r}")
+    if v["type"] == "failure":
         raise from_problem(v["problem"])
     return wrap(v)
 

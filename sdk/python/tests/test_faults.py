@@ -270,3 +270,9 @@ def test_a_presigned_put_is_sent_again_on_storage_503_with_the_whole_body(make):
         res = asyncio.run(call) if cls is AsyncSessionbox else call
         assert res.size == 10
         assert bodies == [b"0123456789", b"0123456789"], cls.__name__
+
+
+def test_a_stream_line_that_is_not_the_services_is_an_error():
+    sb, _ = client([httpx.Response(200, content=b'{"type":"start"}\n<html>proxy</html>\n', headers={"Content-Type": "application/x-ndjson"})])
+    with pytest.raises(sessionbox.SessionboxError, match="proxy"):
+        list(sb.execute_stream("s", "1"))

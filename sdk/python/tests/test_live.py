@@ -157,3 +157,20 @@ def test_commands_contexts_runs(sb):
         assert s.stop().state == "stopped"
     finally:
         s.delete()
+
+
+def test_quickstart_example_runs(api):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "SESSIONBOX_URL": api.base_url, "SESSIONBOX_API_KEY": api.api_key, "PYTHONPATH": str(root)}
+    out = subprocess.run([sys.executable, str(root / "examples" / "quickstart.py"), session_id("example")],
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "step 0\nstep 1\nstep 2\nresult: 45\n" in out.stdout
+    assert "mean temperature: 10.5" in out.stdout
+    assert "exit code: 3" in out.stdout
+    assert "refused: 400 https://sessionbox.dev/problems/invalid-input (InvalidInputError)" in out.stdout
