@@ -9,7 +9,7 @@ FUNCTIONS := start stop status execute files install fetch mcp runs reaper autho
 ADDR     ?= 127.0.0.1:8080
 DATA_DIR ?= .data
 
-.PHONY: all setup bins run runtime test test-go test-conformance test-contract test-sdk test-infra test-cloud build bench lint proto synth deploy diff clean
+.PHONY: all setup bins run runtime test test-go test-conformance test-contract test-sdk test-sdk-python test-infra test-cloud build bench lint proto synth deploy diff clean
 
 all: build
 
@@ -39,8 +39,8 @@ run: setup bins
 runtime: setup bins
 	bin/sessionbox runtime --data-dir $(DATA_DIR)/runtime
 
-## test: lint, then every test: Go (with -race), the SDK conformance suite, the OpenAPI contract, the TypeScript SDK, the CDK stack
-test: setup lint test-go test-conformance test-contract test-sdk test-infra
+## test: lint, then every test: Go (with -race), the SDK conformance suite, the OpenAPI contract, the TypeScript and Python SDKs, the CDK stack
+test: setup lint test-go test-conformance test-contract test-sdk test-sdk-python test-infra
 
 test-go:
 	$(GO) test -race -count=1 -timeout 30m ./...
@@ -58,6 +58,14 @@ test-contract:
 ## against SESSIONBOX_URL/SESSIONBOX_API_KEY when both are set, else against a serve it starts
 test-sdk:
 	cd sdk/typescript && npm test
+
+## test-sdk-python: the Python SDK (sdk/python) with pytest, on Debian's python3-httpx and
+## python3-pytest (the first python3 on PATH that has both, else /usr/bin/python3's), against
+## SESSIONBOX_URL/SESSIONBOX_API_KEY when both are set, else against a serve it starts
+SDK_PYTHON ?= $(shell for p in python3 /usr/bin/python3; do $$p -c 'import httpx, pytest' 2>/dev/null && { echo $$p; break; }; done)
+test-sdk-python:
+	@test -n "$(SDK_PYTHON)" || { echo "test-sdk-python: no python3 with httpx and pytest (scripts/setup.sh installs python3-httpx and python3-pytest)"; exit 1; }
+	cd sdk/python && $(SDK_PYTHON) -m pytest -q -p no:cacheprovider tests
 
 test-infra:
 	@if [ -f infra/go.mod ]; then cd infra && $(GO) test -count=1 -timeout 20m ./...; fi

@@ -1,4 +1,6 @@
+import { envVar } from "./env.js";
 import { SessionboxError, isProblem } from "./errors.js";
+import { collectCommand, collectExecution, wantsLive, withText, type CommandCallbacks, type Execution, type ExecuteCallbacks } from "./execution.js";
 import { Transport, type CallOptions, type Request } from "./http.js";
 import { readNDJSON } from "./ndjson.js";
 import { sleep, type RetryOptions } from "./retry.js";
@@ -39,13 +41,17 @@ import type {
   UploadUrlsRequest,
   UploadUrlsResult,
 } from "./types.js";
-import { putPresigned, uploadSize, type UploadData, type UploadOptions } from "./upload.js";
+import { SessionHandle } from "./session.js";
+import { inlineBytes, putPresigned, uploadSize, type UploadData, type UploadOptions } from "./upload.js";
 
 /** How to reach the API. */
 export interface SessionboxOptions {
-  /** The API's base URL, e.g. http://127.0.0.1:8080 or the stack's API URL. */
-  baseUrl: string;
-  /** The API key (sbx_...) or a bearer token, sent as `Authorization: Bearer`. Omit it when `headers` or a proxy authenticate. */
+  /** The API's base URL, e.g. http://127.0.0.1:8080 or the stack's API URL; default $SESSIONBOX_URL. */
+  baseUrl?: string;
+  /**
+   * The API key (sbx_...) or a bearer token, sent as `Authorization: Bearer`;
+   * default $SESSIONBOX_API_KEY. Omit both when `headers` or a proxy authenticate.
+   */
   apiKey?: string;
   /** Headers sent with every call. */
   headers?: Record<string, string>;
@@ -69,6 +75,26 @@ export interface ListSessionsOptions extends CallOptions {
   limit?: number;
   /** The previous page's nextCursor. */
   cursor?: string;
+}
+
+/** Options of execute and executeOnce: with any callback the output streams to it as it happens. */
+export interface ExecuteOptions extends CallOptions, ExecuteCallbacks {}
+
+/** Options of runCommand: with a callback the output streams to it as it happens. */
+export interface RunCommandOptions extends CallOptions, CommandCallbacks {}
+
+/** What downloadFile returns for each format. */
+export interface DownloadFormats {
+  bytes: Uint8Array;
+  text: string;
+  blob: Blob;
+  stream: ReadableStream<Uint8Array>;
+}
+
+/** Options of downloadFile. */
+export interface DownloadOptions<F extends keyof DownloadFormats = "bytes"> extends CallOptions {
+  /** bytes (default), text (UTF-8), blob, or stream (read it to the end or cancel it). */
+  format?: F;
 }
 
 /** Options of submitRun. */
@@ -96,13 +122,14 @@ export class Sessionbox {
   private readonly http: Transport;
   private readonly customFetch: boolean;
 
-  constructor(options: SessionboxOptions) {
-    if (!options.baseUrl) throw new TypeError("sessionbox: baseUrl is required");
+  constructor(options: SessionboxOptions = {}) {
+    const baseUrl = options.baseUrl ?? envVar("SESSIONBOX_URL");
+    if (!baseUrl) throw new TypeError("sessionbox: baseUrl is required (or set SESSIONBOX_URL)");
     const r = options.retry === false ? { maxRetries: 0 } : (options.retry ?? {});
     this.customFetch = options.fetch !== undefined;
     this.http = new Transport({
-      baseUrl: options.baseUrl,
-      apiKey: options.apiKey,
+      baseUrl,
+      apiKey: options.apiKey ?? envVar("SESSIONBOX_API_KEY"),
       headers: options.headers,
       fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
       retry: {
@@ -115,6 +142,22 @@ export class Sessionbox {
   }
 
   // Sessions and sandboxes.
+
+  /**
+   * A handle on a session: the same calls without the id. It sends nothing;
+   * the first call that needs the sandbox starts it, as the API does.
+   */
+  session(sessionId: string): SessionHandle {
+    return new SessionHandle(this, sessionId);
+  }
+
+  /** Starts a session (a fresh id unless given) and returns its handle. */
+  async createSession(req: StartRequest & { sessionId?: string } = {}, options?: CallOptions): Promise<SessionHandle> {
+    const { sessionId, ...start } = req;
+    const h = this.session(sessionId ?? `s-${globalThis.crypto.randomUUID()}`);
+    await h.start(start, options);
+    return h;
+  }
 
   /** Starts the session's sandbox (or resumes it, or returns the running one). */
   start(sessionId: string, req: StartRequest = {}, options?: CallOptions): Promise<Session> {
@@ -174,9 +217,15 @@ export class Sessionbox {
 
   // Code.
 
-  /** Runs Python in the session's kernel and returns the whole result. Never retried. */
-  execute(sessionId: string, req: ExecuteRequest, options?: CallOptions): Promise<ExecutionResult> {
-    return this.result({ method: "POST", path: `${sid(sessionId)}/execute`, json: req, idempotent: false, options });
+  /**
+   * Runs Python in the session's kernel and returns the whole result, with
+   * `text` (the last expression's value). With callbacks (onStdout, onStderr,
+   * onResult, onError) the output reaches them as it happens, through the
+   * stream, and the same result is returned at the end. Never retried.
+   */
+  async execute(sessionId: string, req: ExecuteRequest, options?: ExecuteOptions): Promise<Execution> {
+    if (wantsLive(options)) return collectExecution(this.executeStream(sessionId, req, options), options!);
+    return withText(await this.result<ExecutionResult>({ method: "POST", path: `${sid(sessionId)}/execute`, json: req, idempotent: false, options }));
   }
 
   /**
@@ -191,9 +240,10 @@ export class Sessionbox {
     return this.stream<ExecuteStreamLine>({ method: "POST", path: `${sid(sessionId)}/execute/stream`, json: req, idempotent: false, options });
   }
 
-  /** Runs Python once in a sandbox of its own, killed afterwards; no session is kept. */
-  executeOnce(req: ExecuteOnceRequest, options?: CallOptions): Promise<ExecutionResult> {
-    return this.result({ method: "POST", path: "/v1/execute", json: req, idempotent: false, options });
+  /** Runs Python once in a sandbox of its own, killed afterwards; no session is kept. Callbacks as for execute. */
+  async executeOnce(req: ExecuteOnceRequest, options?: ExecuteOptions): Promise<Execution> {
+    if (wantsLive(options)) return collectExecution(this.executeOnceStream(req, options), options!);
+    return withText(await this.result<ExecutionResult>({ method: "POST", path: "/v1/execute", json: req, idempotent: false, options }));
   }
 
   /** executeOnce with live output, as executeStream. */
@@ -253,7 +303,7 @@ export class Sessionbox {
     });
   }
 
-  /** A file's bytes (up to the inline limit; larger files: downloadUrl). */
+  /** A file's bytes, up to the inline limit (4.5 MB by default; 413 beyond it): downloadFile reads any size. */
   async readFile(sessionId: string, path: string, options?: CallOptions): Promise<Uint8Array> {
     const res = await this.http.send({
       method: "GET",
@@ -270,7 +320,10 @@ export class Sessionbox {
     return new TextDecoder().decode(await this.readFile(sessionId, path, options));
   }
 
-  /** Writes a file in one request (up to the inline limit; larger ones: uploadFile). */
+  /**
+   * Writes a file in one request, up to the inline limit (413 beyond it):
+   * uploadFile writes any size. A string is sent as its UTF-8 bytes.
+   */
   writeFile(sessionId: string, path: string, data: string | Uint8Array | ArrayBuffer | Blob, options?: CallOptions): Promise<FileEntry> {
     return this.http.json({
       method: "PUT",
@@ -288,13 +341,22 @@ export class Sessionbox {
   }
 
   /**
-   * Uploads a file of any size straight to blob storage: asks for a presigned
-   * upload, sends the bytes to it with progress, then imports them into the
-   * sandbox at path. Returns the file written.
+   * Writes a file of any size. Bytes in memory up to `inlineLimit` (default
+   * 4 MiB) without onProgress go in one request; the rest goes straight to
+   * blob storage: a presigned upload, the bytes sent to it with progress,
+   * then imported into the sandbox at path. Returns the file written.
    */
   async uploadFile(sessionId: string, path: string, data: UploadData, options: UploadOptions = {}): Promise<FileEntry> {
     const sizeBytes = uploadSize(data, options.size);
-    if (sizeBytes === 0) return this.writeFile(sessionId, path, new Uint8Array(0), options);
+    const inline = inlineBytes(data, sizeBytes, options);
+    if (inline) {
+      try {
+        return await this.writeFile(sessionId, path, inline, options);
+      } catch (err) {
+        // A deployment with a lower limit than ours: its 413 sends us the long way.
+        if (!(err instanceof SessionboxError && err.status === 413)) throw err;
+      }
+    }
     const contentType = options.contentType ?? (data instanceof Blob && data.type ? data.type : undefined);
     const ticket = await this.http.json<UploadTicket>({
       method: "POST",
@@ -317,6 +379,45 @@ export class Sessionbox {
     });
   }
 
+  /**
+   * A file of any size, as bytes, text, a Blob or a stream: read inline, or
+   * through a presigned download when the file is past the inline limit.
+   */
+  downloadFile(sessionId: string, path: string, options?: DownloadOptions<"bytes">): Promise<Uint8Array>;
+  downloadFile<F extends keyof DownloadFormats>(sessionId: string, path: string, options: DownloadOptions<F> & { format: F }): Promise<DownloadFormats[F]>;
+  async downloadFile(sessionId: string, path: string, options: DownloadOptions<keyof DownloadFormats> = {}): Promise<DownloadFormats[keyof DownloadFormats]> {
+    const res = await this.fileResponse(sessionId, path, options);
+    switch (options.format ?? "bytes") {
+      case "text":
+        return res.text();
+      case "blob":
+        return res.blob();
+      case "stream":
+        return res.body ?? new Blob([]).stream();
+      default:
+        return new Uint8Array(await res.arrayBuffer());
+    }
+  }
+
+  /** A file's content as a stream of any size, as downloadFile with format "stream". */
+  readFileStream(sessionId: string, path: string, options?: CallOptions): Promise<ReadableStream<Uint8Array>> {
+    return this.downloadFile(sessionId, path, { ...options, format: "stream" });
+  }
+
+  /** The response carrying a file's bytes: the inline read, or on its 413 the presigned download. */
+  private async fileResponse(sessionId: string, path: string, options: CallOptions): Promise<Response> {
+    try {
+      return await this.http.send({ method: "GET", path: `${sid(sessionId)}/files/content`, query: { path }, idempotent: true, options });
+    } catch (err) {
+      if (!(err instanceof SessionboxError && err.status === 413)) throw err;
+    }
+    const ticket = await this.downloadUrl(sessionId, path, options);
+    // The URL carries its own authority: no API key goes to blob storage.
+    const res = await this.http.config.fetch(ticket.downloadUrl, { signal: options.signal ?? null });
+    if (!res.ok) throw await SessionboxError.fromResponse(res);
+    return res;
+  }
+
   /** A presigned URL to download a file of any size, without credentials, until expiresAt. */
   downloadUrl(sessionId: string, path: string, options?: CallOptions): Promise<DownloadTicket> {
     return this.http.json({
@@ -335,8 +436,13 @@ export class Sessionbox {
 
   // Shell commands.
 
-  /** Runs a shell command (`bash -l -c`) in the session's sandbox and returns how it ended. Never retried. */
-  runCommand(sessionId: string, req: Omit<CommandRequest, "background">, options?: CallOptions): Promise<CommandResult> {
+  /**
+   * Runs a shell command (`bash -l -c`) in the session's sandbox and returns
+   * how it ended; with onStdout/onStderr its output reaches them as it
+   * happens. A non-zero exit is a result. Never retried.
+   */
+  runCommand(sessionId: string, req: Omit<CommandRequest, "background">, options?: RunCommandOptions): Promise<CommandResult> {
+    if (options?.onStdout || options?.onStderr) return collectCommand(this.runCommandStream(sessionId, req, options), options);
     return this.result({ method: "POST", path: `${sid(sessionId)}/commands`, json: { ...req, background: false }, idempotent: false, options });
   }
 

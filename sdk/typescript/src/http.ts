@@ -57,10 +57,19 @@ export class Transport {
     const signal = req.options?.signal;
     for (let attempt = 1; ; attempt++) {
       signal?.throwIfAborted();
-      const res = await this.config.fetch(url, { method: req.method, headers, body: body ?? null, signal: signal ?? null })
-        .catch((err: unknown) => {
-          throw unreachable(url, err, signal);
-        });
+      let res: Response;
+      try {
+        res = await this.config.fetch(url, { method: req.method, headers, body: body ?? null, signal: signal ?? null });
+      } catch (err) {
+        // A refused connection: the server never saw the request, so any call may be sent again.
+        const pause = neverSent(err, signal) && attempt <= this.config.retry.maxRetries
+          ? retryDelay(attempt, undefined, this.config.retry)
+          : undefined;
+        if (pause === undefined) throw unreachable(url, err, signal);
+        this.config.retry.onRetry?.({ attempt, delayMs: pause, status: 0, retryAfter: undefined, method: req.method, url });
+        await sleep(pause, signal);
+        continue;
+      }
       if (res.ok) return res;
       const delay = this.retryWait(req, res, attempt);
       if (delay === undefined) throw await SessionboxError.fromResponse(res);
@@ -100,6 +109,16 @@ export class Transport {
     }
     return retryDelay(attempt, parseRetryAfter(res.headers.get("Retry-After")), this.config.retry);
   }
+}
+
+/** Connection failures where the request cannot have reached the server (Node's codes; browsers give none). */
+const notSentCodes = new Set(["ECONNREFUSED", "UND_ERR_CONNECT_TIMEOUT"]);
+
+/** Whether fetch failed before the request reached the server. */
+function neverSent(err: unknown, signal: AbortSignal | undefined): boolean {
+  if (signal?.aborted || !(err instanceof Error)) return false;
+  const code = (err.cause as { code?: unknown } | undefined)?.code;
+  return typeof code === "string" && notSentCodes.has(code);
 }
 
 /**

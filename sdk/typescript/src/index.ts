@@ -5,12 +5,27 @@
  *
  * ```ts
  * import { Sessionbox } from "@sessionbox/sdk";
- * const sb = new Sessionbox({ baseUrl: "http://127.0.0.1:8080", apiKey: "sbx_..." });
- * for await (const line of sb.executeStream("chat-42", { code: "print('hi')" })) console.log(line);
+ * const sb = new Sessionbox(); // SESSIONBOX_URL, SESSIONBOX_API_KEY
+ * const s = sb.session("chat-42");
+ * const run = await s.execute("print('hi')\n6 * 7", { onStdout: (t) => process.stdout.write(t) });
+ * console.log(run.text); // "42"
  * ```
  */
 export { Sessionbox } from "./client.js";
-export type { ListFilesOptions, ListSessionsOptions, SessionboxOptions, SubmitRunOptions, WaitForRunOptions } from "./client.js";
+export type {
+  DownloadFormats,
+  DownloadOptions,
+  ExecuteOptions,
+  ListFilesOptions,
+  ListSessionsOptions,
+  RunCommandOptions,
+  SessionboxOptions,
+  SubmitRunOptions,
+  WaitForRunOptions,
+} from "./client.js";
+export type { CommandCallbacks, ExecuteCallbacks, Execution } from "./execution.js";
+export { SessionCommands, SessionContexts, SessionFiles, SessionHandle } from "./session.js";
+export type { CreateSessionOptions } from "./session.js";
 export { SessionboxError, parseRetryAfter } from "./errors.js";
 export type { ProblemType, SessionboxErrorInit } from "./errors.js";
 export type { CallOptions } from "./http.js";

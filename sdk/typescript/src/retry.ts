@@ -1,4 +1,7 @@
-/** When and how often idempotent calls are retried on 429 and 503. */
+/**
+ * When and how often idempotent calls are retried on 429 and 503, and any
+ * call whose connection was refused (the server never saw it).
+ */
 export interface RetryOptions {
   /** Retries after the first attempt; 0 turns retrying off. Default 3. */
   maxRetries?: number;
@@ -20,7 +23,7 @@ export interface RetryEvent {
   attempt: number;
   /** How long the SDK waits before it. */
   delayMs: number;
-  /** The status that caused it. */
+  /** The status that caused it; 0 for a connection the server refused (the request never reached it). */
   status: number;
   /** The response's Retry-After in seconds, when it had one. */
   retryAfter: number | undefined;

@@ -163,6 +163,33 @@ describe("errors", () => {
 });
 
 describe("unreachable", () => {
+  it("sends again, an execute too, a request whose connection was refused", async () => {
+    let calls = 0;
+    const refused = () => new TypeError("fetch failed", { cause: Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }) });
+    const retries: RetryEvent[] = [];
+    const sb = new Sessionbox({
+      baseUrl: "http://api.test",
+      retry: { baseDelayMs: 1, onRetry: (e) => retries.push(e) },
+      fetch: async () => {
+        if (++calls < 3) throw refused();
+        return new Response(JSON.stringify({ success: true, stdout: "", stderr: "", results: [] }), { headers: { "Content-Type": "application/json" } });
+      },
+    });
+    assert.equal((await sb.execute("s", { code: "1" })).success, true);
+    assert.deepEqual(retries.map((r) => [r.attempt, r.status, r.method]), [[1, 0, "POST"], [2, 0, "POST"]]);
+    const reset = new Sessionbox({
+      baseUrl: "http://api.test",
+      retry: { baseDelayMs: 1 },
+      fetch: async () => {
+        calls++;
+        throw new TypeError("fetch failed", { cause: Object.assign(new Error("socket hang up"), { code: "ECONNRESET" }) });
+      },
+    });
+    calls = 0;
+    await assert.rejects(reset.execute("s", { code: "1" }), /no answer from http:\/\/api.test/);
+    assert.equal(calls, 1, "a connection cut after the request went out is not sent again");
+  });
+
   it("names the server it could not reach, and why", async () => {
     const f = await fake(() => {});
     await f.close();
@@ -217,5 +244,42 @@ describe("abort", () => {
     const { f, sb } = await serve((_, res) => json(res, 200, session));
     await assert.rejects(sb.status("s", { signal: AbortSignal.abort() }), (e: Error) => e.name === "AbortError");
     assert.equal(f.seen.length, 0);
+  });
+});
+
+describe("files past a deployment's inline limit", () => {
+  const entry = { name: "f", path: "/home/user/f", type: "file", size: 5, modifiedAt: "2026-01-01T00:00:00Z" };
+
+  it("uploadFile tries inline, and on 413 takes the presigned way; the key never goes to storage", async () => {
+    let storage: { auth: string | undefined; body: string } | undefined;
+    const { f, sb } = await serve((req, res, n) => {
+      if (req.url?.startsWith("/store")) {
+        storage = { auth: req.headers.authorization, body: f.seen[n]!.body.toString() };
+        res.writeHead(200).end();
+      } else if (req.method === "PUT") problem(res, 413, "too-large", "past this deployment's 1 MB");
+      else if (req.url?.endsWith("/upload-url")) {
+        json(res, 200, { uploadUrl: `${f.url}/store`, method: "PUT", headers: {}, expiresAt: "2026-01-01T00:00:00Z", transferId: "t1" });
+      } else json(res, 200, entry);
+    });
+    assert.deepEqual(await sb.uploadFile("s", "f", new TextEncoder().encode("hello")), entry);
+    assert.deepEqual(f.seen.map((s) => `${s.method} ${s.url.split("?")[0]}`), [
+      "PUT /v1/sessions/s/files/content",
+      "POST /v1/sessions/s/files/upload-url",
+      "PUT /store",
+      "POST /v1/sessions/s/files/import",
+    ]);
+    assert.deepEqual(storage, { auth: undefined, body: "hello" });
+  });
+
+  it("downloadFile reads inline, and on 413 through the presigned URL", async () => {
+    const { f, sb } = await serve((req, res) => {
+      if (req.url === "/blob") res.writeHead(200).end("big bytes");
+      else if (req.url?.endsWith("/download-url")) json(res, 200, { downloadUrl: `${f.url}/blob`, expiresAt: "2026-01-01T00:00:00Z", sizeBytes: 9 });
+      else problem(res, 413, "too-large", "past the inline limit");
+    });
+    assert.equal(await sb.downloadFile("s", "f", { format: "text" }), "big bytes");
+    assert.equal(f.seen.length, 3);
+    assert.equal(f.seen[2]!.headers.authorization, undefined, "no key to storage");
+    await assert.rejects(sb.readFile("s", "f"), (e: unknown) => e instanceof SessionboxError && e.status === 413);
   });
 });

@@ -6,9 +6,10 @@ import { Readable } from "node:stream";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { Sessionbox, SessionboxError, type CommandOutputLine, type ExecuteOutputLine, type UploadProgress } from "@sessionbox/sdk";
+import { Sessionbox, SessionboxError, SessionHandle, type CommandOutputLine, type ExecError, type ExecuteOutputLine, type Result, type UploadProgress } from "@sessionbox/sdk";
 import { chromiumPath, runPage } from "./browser.js";
 import { sessionId, startApi, type Api } from "./harness.js";
+import { compile, freshProject } from "./pack.js";
 
 let api: Api;
 let sb: Sessionbox;
@@ -327,6 +328,105 @@ describe("contexts", () => {
     assert.equal(afterReset.results[0]?.text, "False");
     await sb.deleteContext(sid, ctx.contextId);
     await assert.rejects(sb.execute(sid, { code: "1", context: ctx.contextId }), (e: unknown) => e instanceof SessionboxError && e.status === 404);
+  });
+});
+
+describe("session handle", () => {
+  it("execute with callbacks: output, results and the exception as they happen, then the whole result with text", async (t) => {
+    const s = await SessionHandle.create({ client: sb, sessionId: sessionId("handle") });
+    t.after(() => s.delete().catch(() => {}));
+    const seen: string[] = [];
+    const results: Result[] = [];
+    const errors: ExecError[] = [];
+    const code = "import sys\nprint('a', flush=True)\nsys.stderr.write('b\\n')\ndisplay(6 * 7)\nv = 1\nv + 1";
+    const run = await s.execute(code, {
+      onStdout: (x) => void seen.push(`out:${x}`),
+      onStderr: (x) => void seen.push(`err:${x}`),
+      onResult: (r) => void results.push(r),
+      onError: (e) => void errors.push(e),
+    });
+    assert.deepEqual(seen, ["out:a\n", "err:b\n"]);
+    assert.deepEqual(results.map((r) => [r.text, r.isMainResult]), [["42", false], ["2", true]]);
+    assert.equal(errors.length, 0);
+    assert.equal(run.text, "2");
+    assert.equal(run.stdout, "a\n");
+    assert.equal(run.stderr, "b\n");
+    assert.equal(JSON.parse(JSON.stringify(run)).text, undefined, "text is an accessor, not part of the JSON");
+    const failed = await s.execute("raise KeyError('k')", { onError: (e) => void errors.push(e) });
+    assert.equal(errors[0]?.name, "KeyError");
+    assert.equal(failed.success, false);
+    assert.equal(failed.error?.name, "KeyError");
+    assert.equal(failed.text, undefined);
+    assert.equal((await s.execute("v * 10")).text, "10", "the same kernel, without callbacks");
+  });
+
+  it("files of any size: downloadFile past the inline limit through the presigned URL, as bytes, text, blob and stream", async (t) => {
+    const s = sb.session(sessionId("files"));
+    t.after(() => s.delete().catch(() => {}));
+    const big = new Uint8Array(5 * 1024 * 1024);
+    for (let i = 0; i < big.length; i++) big[i] = (i * 7 + 3) % 256;
+    await s.files.write("big.bin", big);
+    await assert.rejects(s.client.readFile(s.sessionId, "big.bin"), (e: unknown) => e instanceof SessionboxError && e.status === 413);
+    assert.deepEqual(await s.files.read("big.bin"), big);
+    const blob = await s.files.read("big.bin", { format: "blob" });
+    assert.equal(blob.size, big.length);
+    let n = 0;
+    for await (const c of (await s.files.readStream("big.bin")) as unknown as AsyncIterable<Uint8Array>) n += c.byteLength;
+    assert.equal(n, big.length);
+    await s.files.write("note.txt", "h\u00e9llo");
+    assert.equal(await s.files.readText("note.txt"), "h\u00e9llo");
+    assert.deepEqual((await s.files.list()).entries.map((e) => e.name).filter((n) => !n.startsWith(".")).sort(), ["big.bin", "note.txt"]);
+    await s.files.remove("note.txt");
+    await assert.rejects(s.files.readText("note.txt"), (e: unknown) => e instanceof SessionboxError && e.status === 404);
+  });
+
+  it("commands stream to callbacks and contexts keep their own variables", async (t) => {
+    const s = sb.session(sessionId("cmds"));
+    t.after(() => s.delete().catch(() => {}));
+    const out: string[] = [];
+    const res = await s.commands.run("echo one; echo two >&2; exit 4", { onStdout: (x) => void out.push(x), onStderr: (x) => void out.push(`!${x}`) });
+    assert.deepEqual([res.exitCode, res.stdout, res.stderr], [4, "one\n", "two\n"]);
+    assert.deepEqual(out.sort(), ["!two\n", "one\n"]);
+    const ctx = await s.contexts.create();
+    await s.execute({ code: "w = 'ctx'", context: ctx.contextId });
+    assert.equal((await s.execute("'w' in globals()")).text, "False");
+  });
+
+  it("reads SESSIONBOX_URL and SESSIONBOX_API_KEY when no options are given", async () => {
+    const saved = { url: process.env.SESSIONBOX_URL, key: process.env.SESSIONBOX_API_KEY };
+    process.env.SESSIONBOX_URL = api.baseUrl;
+    process.env.SESSIONBOX_API_KEY = api.apiKey;
+    try {
+      const own = new Sessionbox();
+      const res = await own.executeOnce({ code: "1 + 1" });
+      assert.equal(res.text, "2");
+      delete process.env.SESSIONBOX_API_KEY;
+      await assert.rejects(new Sessionbox().executeOnce({ code: "1" }), (e: unknown) => e instanceof SessionboxError && e.status === 401);
+      delete process.env.SESSIONBOX_URL;
+      assert.throws(() => new Sessionbox(), /SESSIONBOX_URL/);
+    } finally {
+      for (const [k, v] of [["SESSIONBOX_URL", saved.url], ["SESSIONBOX_API_KEY", saved.key]] as const) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
+  });
+});
+
+describe("packed", () => {
+  it("installs from its tarball offline, type-checks a program, which runs session, callbacks, chart, 20 MiB up and down, command", { timeout: 300_000 }, async () => {
+    const app = await freshProject();
+    await compile(app);
+    const { stdout } = await promisify(execFile)(process.execPath, ["out/program.js"], {
+      cwd: app,
+      env: { ...process.env, SESSIONBOX_URL: api.baseUrl, SESSIONBOX_API_KEY: api.apiKey },
+    });
+    const r = JSON.parse(stdout) as { text: string; stdout: string; png: number; bytes: number; sha256: string };
+    assert.equal(r.text, "42");
+    assert.equal(r.stdout, "drawing\n");
+    assert.ok(r.png > 1000, `a PNG of ${r.png} base64 characters`);
+    assert.equal(r.bytes, 20 * 1024 * 1024);
+    assert.match(r.sha256, /^[0-9a-f]{64}$/);
   });
 });
 
