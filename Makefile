@@ -9,7 +9,7 @@ FUNCTIONS := start stop status execute files install fetch mcp runs reaper autho
 ADDR     ?= 127.0.0.1:8080
 DATA_DIR ?= .data
 
-.PHONY: all setup bins run runtime test test-go test-conformance test-contract test-sdk test-sdk-python test-infra test-cloud build bench lint proto synth deploy diff clean
+.PHONY: all setup bins run runtime test test-go test-conformance test-contract test-sdk test-sdk-python test-infra test-cloud build bench lint proto synth preflight deploy diff clean
 
 all: build
 
@@ -128,7 +128,7 @@ CDK_ARGS     = -c tenant=$(TENANT) $(if $(DIST_DIR),-c distDir=$(DIST_DIR)) $(CD
 export CDK_DISABLE_CLI_TELEMETRY := true
 # aws-cdk-lib calls its own deprecated TableGrantsProps inside TableV2; the
 # warnings are not about this code.
-synth deploy diff test-infra: export JSII_DEPRECATED := quiet
+synth deploy diff preflight test-infra: export JSII_DEPRECATED := quiet
 
 $(CDK_CLI): infra/_cdk/package.json infra/_cdk/package-lock.json
 	cd infra/_cdk && npm ci --no-audit --no-fund
@@ -139,8 +139,16 @@ synth: build $(CDK_CLI)
 	$(CDK_CLI) synth $(CDK_ARGS) --output cdk.out --quiet --no-notices
 	@echo "CloudFormation for sessionbox-$(TENANT): cdk.out/sessionbox-$(TENANT).template.json"
 
+## preflight: the account's Lambda concurrency against the synthesized stack's
+## reservations (infra/README, "Concurrency"); deploy runs it first.
+preflight: build $(CDK_CLI)
+	@test -n "$(TENANT)" || { echo "TENANT is required: make preflight TENANT=acme"; exit 2; }
+	$(CDK_CLI) synth $(CDK_ARGS) --output cdk.out --quiet --no-notices
+	cd infra && $(GO) run ./preflight -template ../cdk.out/sessionbox-$(TENANT).template.json -stack sessionbox-$(TENANT)
+
 deploy: build $(CDK_CLI)
 	@test -n "$(TENANT)" || { echo "TENANT is required: make deploy TENANT=acme"; exit 2; }
+	$(MAKE) --no-print-directory preflight TENANT=$(TENANT)
 	$(CDK_CLI) deploy $(CDK_ARGS) --output cdk.out --no-notices $(CDK_DEPLOY_FLAGS) sessionbox-$(TENANT)
 
 diff: build $(CDK_CLI)

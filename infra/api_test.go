@@ -146,6 +146,15 @@ func checkRoutes(t *testing.T, s synthed, v variant) {
 		if !stream && (strings.Contains(uri, "response-streaming") || in["TimeoutInMillis"] != nil) {
 			t.Errorf("%s: buffered integration uri %s timeout %v", key, uri, in["TimeoutInMillis"])
 		}
+		// No function outlives its integration: past the integration's
+		// timeout (29 s unless set) the client has a 504 and retries.
+		limit := 29000.0
+		if ms, ok := in["TimeoutInMillis"].(float64); ok {
+			limit = ms
+		}
+		if _, fn := s.function(t, r.fn); fn["Timeout"].(float64)*1000 > limit {
+			t.Errorf("%s: %s runs up to %v s behind an integration that gives up after %v ms", key, r.fn, fn["Timeout"], limit)
+		}
 		if r.public {
 			if m.props["AuthorizationType"] != "NONE" || m.props["AuthorizerId"] != nil {
 				t.Errorf("%s is public but has authorization %v %v", key, m.props["AuthorizationType"], m.props["AuthorizerId"])
@@ -236,6 +245,13 @@ func checkStage(t *testing.T, s synthed, v variant) {
 		settings["HttpMethod"] != "*" || settings["ResourcePath"] != "/*" {
 		t.Errorf("stage throttling %s, want rate %v burst %v on every method", jsonOf(settings), v.rate, v.burst)
 	}
+	if p["TracingEnabled"] != !v.guards {
+		t.Errorf("stage X-Ray tracing %v, want %v", p["TracingEnabled"], !v.guards)
+	}
+	if settings["LoggingLevel"] != "ERROR" || settings["DataTraceEnabled"] != false {
+		t.Errorf("stage execution logging %s, want ERROR without data traces", jsonOf(settings))
+	}
+	checkWAF(t, s, v)
 	logSet := p["AccessLogSetting"].(map[string]any)
 	lg := ref(logSet["DestinationArn"])
 	if s.res[lg]["Type"] != "AWS::Logs::LogGroup" || props(s.res[lg])["RetentionInDays"] != v.retentionDays {
@@ -248,6 +264,32 @@ func checkStage(t *testing.T, s synthed, v variant) {
 	for _, k := range []string{"requestId", "status", "principal", "integrationError"} {
 		if !strings.HasPrefix(fields[k], "$context.") {
 			t.Errorf("access log field %q = %q", k, fields[k])
+		}
+	}
+}
+
+// checkWAF: a web ACL on the stage only with wafWebAcl, its body rules
+// counted (bodies are code and files).
+func checkWAF(t *testing.T, s synthed, v variant) {
+	acls := s.ofType("AWS::WAFv2::WebACL")
+	if !v.guards {
+		if len(acls) != 0 {
+			t.Errorf("%d web ACLs without wafWebAcl", len(acls))
+		}
+		return
+	}
+	aclID, acl := s.only(t, "AWS::WAFv2::WebACL")
+	_, assoc := s.only(t, "AWS::WAFv2::WebACLAssociation")
+	stageID, _ := s.only(t, "AWS::ApiGateway::Stage")
+	a := jsonOf(props(assoc))
+	if !strings.Contains(a, aclID) || !strings.Contains(a, stageID) && !strings.Contains(a, "/stages/") {
+		t.Errorf("web ACL association %s", a)
+	}
+	rules := jsonOf(props(acl)["Rules"])
+	for _, want := range []string{`"AggregateKeyType":"IP"`, "AWSManagedRulesCommonRuleSet", "AWSManagedRulesAmazonIpReputationList",
+		`{"ActionToUse":{"Count":{}},"Name":"SizeRestrictions_BODY"}`} {
+		if !strings.Contains(rules, want) {
+			t.Errorf("web ACL rules lack %s: %s", want, rules)
 		}
 	}
 }
@@ -287,6 +329,12 @@ func checkGatewayResponses(t *testing.T, s synthed, v variant) {
 		}
 		if prob["type"] == nil || prob["title"] == nil || prob["detail"] != "Unauthorized" {
 			t.Errorf("%s: problem %v", typ, prob)
+		}
+		// With the cache on, X-API-Key alone gets the gateway's 401: the
+		// body says which header to send.
+		hint, _ := prob["hint"].(string)
+		if wantHint := typ == "UNAUTHORIZED" && !v.acceptXAPIKey; wantHint != strings.Contains(hint, "Authorization: Bearer") {
+			t.Errorf("%s: hint %q (acceptXApiKey %v)", typ, hint, v.acceptXAPIKey)
 		}
 		if status != "" && jsonOf(prob["status"]) != status {
 			t.Errorf("%s: problem status %v, response %s", typ, prob["status"], status)

@@ -31,6 +31,13 @@ const (
 	ctxE2BDomain      = "e2bDomain"
 	ctxE2BAPIURL      = "e2bApiUrl"
 	ctxLogLevel       = "logLevel"
+	ctxDeletionProt   = "deletionProtection"
+	ctxTracing        = "tracing"
+	ctxAccessLogs     = "bucketAccessLogs"
+	ctxWAF            = "wafWebAcl"
+	ctxAuthorizerConc = "authorizerConcurrency"
+	ctxStreamConc     = "streamConcurrency"
+	ctxReaperConc     = "reaperConcurrency"
 	defaultStageName  = "prod"
 	defaultRetention  = 30
 	defaultRate       = 50
@@ -39,6 +46,19 @@ const (
 	removalDestroy    = "destroy"
 	maxTenantLen      = 24
 )
+
+// contextKeys is every context key the app reads (infra/README's options
+// table lists each, a test holds them equal).
+func contextKeys() []string {
+	keys := []string{ctxTenant, ctxDistDir, ctxAllowedOrigins, ctxE2BSecretName, ctxJWTIssuer, ctxJWTAudience, ctxJWTJWKSURL,
+		ctxRemovalPolicy, ctxLogRetention, ctxThrottleRate, ctxThrottleBurst, ctxAcceptXAPIKey, ctxAPIGatewayRole,
+		ctxAlarmTopicARN, ctxStageName, ctxPlayground, ctxE2BDomain, ctxE2BAPIURL, ctxLogLevel, ctxDeletionProt,
+		ctxTracing, ctxAccessLogs, ctxWAF, ctxAuthorizerConc, ctxStreamConc, ctxReaperConc}
+	for _, k := range sessionKnobs {
+		keys = append(keys, k.ctx)
+	}
+	return keys
+}
 
 // Config is everything the stack varies on, read from CDK context and
 // validated before any construct exists.
@@ -56,11 +76,32 @@ type Config struct {
 	LogRetentionDays int
 	ThrottleRate     float64
 	ThrottleBurst    float64
-	// AcceptXAPIKey (the default) lets the authorizer see X-API-Key as
-	// well as Authorization, as the README and local serve do, which means
-	// no identity source and so no result cache. Off, only Authorization
-	// works and decisions are cached.
+	// DeletionProtection turns on the table's deletion protection; off by
+	// default because DynamoDB then refuses the delete a failed first
+	// create's rollback needs (infra/README, day one).
+	DeletionProtection bool
+	// AcceptXAPIKey lets the authorizer see X-API-Key as well as
+	// Authorization, as local serve does, which means no identity source
+	// and so no result cache. Off (the default), only Authorization works
+	// and decisions are cached (infra/README, "API keys").
 	AcceptXAPIKey bool
+	// Tracing (the default) turns on X-Ray for the functions and the stage.
+	Tracing bool
+	// BucketAccessLogs (the default) writes the transfer bucket's server
+	// access logs to a log bucket of their own.
+	BucketAccessLogs bool
+	// WAF puts a WAFv2 web ACL (AWS managed rules and a per-IP rate rule)
+	// in front of the stage; off by default for its fixed monthly cost.
+	WAF bool
+	// Reserved concurrency, 0 for none: Lambda refuses any reservation
+	// that would leave an account fewer than 100 unreserved executions, so
+	// the defaults reserve nothing and fit a new account's quota of 10
+	// (infra/README, "Concurrency"). AuthorizerConcurrency keeps that many
+	// executions for the authorizer, StreamConcurrency caps each streaming
+	// function, ReaperConcurrency (1) stops reaper ticks overlapping.
+	AuthorizerConcurrency int
+	StreamConcurrency     int
+	ReaperConcurrency     int
 	// APIGatewayCloudWatchRole sets the account-wide role API Gateway needs
 	// to write access logs; one stack per account and region is enough.
 	APIGatewayCloudWatchRole bool
@@ -153,7 +194,52 @@ func ConfigFromContext(get func(key string) any) (Config, error) {
 	if err = c.readFunctionSettings(get); err != nil {
 		return Config{}, err
 	}
+	if err = c.readGuards(get); err != nil {
+		return Config{}, err
+	}
 	return c, nil
+}
+
+// maxReserved is Lambda's default account concurrency quota; a
+// reservation above it is a typo, not a plan.
+const maxReserved = 1000
+
+// readGuards reads tracing, logging, WAF and concurrency settings.
+func (c *Config) readGuards(get func(string) any) error {
+	var err error
+	for _, b := range []struct {
+		key string
+		def bool
+		dst *bool
+	}{{ctxTracing, true, &c.Tracing}, {ctxAccessLogs, true, &c.BucketAccessLogs}, {ctxWAF, false, &c.WAF}} {
+		if *b.dst, err = boolFrom(b.key, get(b.key), b.def); err != nil {
+			return err
+		}
+	}
+	for _, n := range []struct {
+		key string
+		dst *int
+	}{{ctxAuthorizerConc, &c.AuthorizerConcurrency}, {ctxStreamConc, &c.StreamConcurrency}, {ctxReaperConc, &c.ReaperConcurrency}} {
+		if *n.dst, err = countFrom(n.key, get(n.key)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// countFrom reads a whole number from 0 to maxReserved, 0 when not given.
+func countFrom(key string, v any) (int, error) {
+	if v == nil || stringOf(v) == "" || stringOf(v) == "0" {
+		return 0, nil
+	}
+	n, err := positiveNumber(key, v, 0)
+	if err != nil {
+		return 0, fmt.Errorf("%w (0 for none)", err)
+	}
+	if n != math.Trunc(n) || n > maxReserved {
+		return 0, fmt.Errorf("context %s: %v is not a whole number from 0 to %d", key, n, maxReserved)
+	}
+	return int(n), nil
 }
 
 // readFunctionSettings reads what the stack passes to the functions as
@@ -257,7 +343,10 @@ func (c *Config) readOperations(get func(string) any) error {
 	if c.ThrottleBurst != math.Trunc(c.ThrottleBurst) {
 		return fmt.Errorf("context %s: burst %v is not a whole number", ctxThrottleBurst, c.ThrottleBurst)
 	}
-	if c.AcceptXAPIKey, err = boolFrom(ctxAcceptXAPIKey, get(ctxAcceptXAPIKey), true); err != nil {
+	if c.AcceptXAPIKey, err = boolFrom(ctxAcceptXAPIKey, get(ctxAcceptXAPIKey), false); err != nil {
+		return err
+	}
+	if c.DeletionProtection, err = boolFrom(ctxDeletionProt, get(ctxDeletionProt), false); err != nil {
 		return err
 	}
 	if c.APIGatewayCloudWatchRole, err = boolFrom(ctxAPIGatewayRole, get(ctxAPIGatewayRole), true); err != nil {

@@ -18,8 +18,8 @@ func TestConfigDefaults(t *testing.T) {
 	}
 	want := Config{
 		Tenant: "acme", RetainData: true, LogRetentionDays: 30, ThrottleRate: 50, ThrottleBurst: 100,
-		APIGatewayCloudWatchRole: true, StageName: "prod", AcceptXAPIKey: true, LogLevel: "INFO", SessionEnv: map[string]string{},
-		Playground: true,
+		APIGatewayCloudWatchRole: true, StageName: "prod", LogLevel: "INFO", SessionEnv: map[string]string{},
+		Playground: true, Tracing: true, BucketAccessLogs: true,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults\n got %+v\nwant %+v", c, want)
@@ -46,10 +46,18 @@ func TestConfigValues(t *testing.T) {
 			}},
 		{"numbers as JSON", map[string]any{"throttleRate": 7.0, "throttleBurst": 9.0, "logRetentionDays": 365.0},
 			func(c Config) bool { return c.ThrottleRate == 7 && c.ThrottleBurst == 9 && c.LogRetentionDays == 365 }},
-		{"booleans as strings", map[string]any{"acceptXApiKey": "false", "apiGatewayCloudWatchRole": "false"},
-			func(c Config) bool { return !c.AcceptXAPIKey && !c.APIGatewayCloudWatchRole }},
-		{"booleans as JSON", map[string]any{"acceptXApiKey": false, "apiGatewayCloudWatchRole": false},
-			func(c Config) bool { return !c.AcceptXAPIKey && !c.APIGatewayCloudWatchRole }},
+		{"booleans as strings", map[string]any{"acceptXApiKey": "true", "apiGatewayCloudWatchRole": "false"},
+			func(c Config) bool { return c.AcceptXAPIKey && !c.APIGatewayCloudWatchRole }},
+		{"booleans as JSON", map[string]any{"acceptXApiKey": true, "apiGatewayCloudWatchRole": false},
+			func(c Config) bool { return c.AcceptXAPIKey && !c.APIGatewayCloudWatchRole }},
+		{"guards", map[string]any{"tracing": "false", "bucketAccessLogs": false, "wafWebAcl": "true", "deletionProtection": true},
+			func(c Config) bool { return !c.Tracing && !c.BucketAccessLogs && c.WAF && c.DeletionProtection }},
+		{"reservations", map[string]any{"authorizerConcurrency": "10", "streamConcurrency": 20.0, "reaperConcurrency": "1"},
+			func(c Config) bool {
+				return c.AuthorizerConcurrency == 10 && c.StreamConcurrency == 20 && c.ReaperConcurrency == 1
+			}},
+		{"no reservation spelled 0", map[string]any{"reaperConcurrency": "0", "streamConcurrency": 0.0},
+			func(c Config) bool { return c.ReaperConcurrency == 0 && c.StreamConcurrency == 0 }},
 		{"playground by default", map[string]any{}, func(c Config) bool { return c.Playground }},
 		{"playground off", map[string]any{"playground": "false"}, func(c Config) bool { return !c.Playground }},
 		{"playground off as JSON", map[string]any{"playground": false}, func(c Config) bool { return !c.Playground }},
@@ -118,6 +126,10 @@ func TestConfigRejects(t *testing.T) {
 		{"audience alone", map[string]any{"jwtAudience": "x"}, "go together"},
 		{"http jwks", map[string]any{"jwtIssuer": "https://i", "jwtAudience": "api", "jwtJwksUrl": "http://i/jwks"}, "https"},
 		{"unknown removal policy", map[string]any{"removalPolicy": "snapshot"}, "removalPolicy"},
+		{"fractional reservation", map[string]any{"reaperConcurrency": "1.5"}, "reaperConcurrency"},
+		{"negative reservation", map[string]any{"authorizerConcurrency": -1.0}, "authorizerConcurrency"},
+		{"huge reservation", map[string]any{"streamConcurrency": "5000"}, "streamConcurrency"},
+		{"tracing not a boolean", map[string]any{"tracing": "yes please"}, "tracing"},
 		{"retention not offered", map[string]any{"logRetentionDays": "10"}, "logRetentionDays"},
 		{"fractional retention", map[string]any{"logRetentionDays": 30.5}, "logRetentionDays"},
 		{"zero rate", map[string]any{"throttleRate": "0"}, "throttleRate"},

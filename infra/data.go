@@ -28,9 +28,15 @@ const (
 	prefixWorkspaces = "workspaces/" // sessions' durable /home/user
 )
 
+// removalPolicy is the data resources' and the secret's. Retained data is
+// RETAIN_ON_UPDATE_OR_DELETE (DeletionPolicy RetainExceptOnCreate,
+// UpdateReplacePolicy Retain): kept when the stack is deleted or a resource
+// replaced, but deleted when the create that made it rolls back, so a
+// failed first deploy leaves nothing behind that the retry would collide
+// with (the secret's fixed name) or orphan (the table and bucket, empty).
 func removalPolicy(retain bool) awscdk.RemovalPolicy {
 	if retain {
-		return awscdk.RemovalPolicy_RETAIN
+		return awscdk.RemovalPolicy_RETAIN_ON_UPDATE_OR_DELETE
 	}
 	return awscdk.RemovalPolicy_DESTROY
 }
@@ -53,8 +59,12 @@ func newTable(stack awscdk.Stack, cfg Config) awsdynamodb.TableV2 {
 		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
 			PointInTimeRecoveryEnabled: jsii.Bool(true),
 		},
-		Encryption:         awsdynamodb.TableEncryptionV2_DynamoOwnedKey(),
-		DeletionProtection: jsii.Bool(cfg.RetainData),
+		Encryption: awsdynamodb.TableEncryptionV2_DynamoOwnedKey(),
+		// DynamoDB refuses to delete a protected table, CloudFormation's
+		// rollback of a failed create included, which would leave the stack
+		// in ROLLBACK_FAILED: protection is a knob to turn on once the
+		// first deploy has succeeded (infra/README, day one).
+		DeletionProtection: jsii.Bool(cfg.DeletionProtection),
 		RemovalPolicy:      removalPolicy(cfg.RetainData),
 	})
 }
@@ -85,7 +95,7 @@ func newBucket(stack awscdk.Stack, cfg Config) awss3.Bucket {
 			AbortIncompleteMultipartUploadAfter: awscdk.Duration_Days(jsii.Number(transferDays)),
 		}
 	}
-	return awss3.NewBucket(stack, jsii.String("TransferBucket"), &awss3.BucketProps{
+	b := awss3.NewBucket(stack, jsii.String("TransferBucket"), &awss3.BucketProps{
 		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
 		Encryption:        awss3.BucketEncryption_S3_MANAGED,
 		EnforceSSL:        jsii.Bool(true),
@@ -99,8 +109,44 @@ func newBucket(stack awscdk.Stack, cfg Config) awss3.Bucket {
 			expire(prefixRunResults, runResultDays),
 			expire(prefixWorkspaces, workspaceDays),
 		},
+		RemovalPolicy:          removalPolicy(cfg.RetainData),
+		ServerAccessLogsBucket: accessLogBucket(stack, cfg),
+		ServerAccessLogsPrefix: accessLogPrefix(cfg),
+	})
+	if !cfg.BucketAccessLogs {
+		suppress(b, nagReason{"AwsSolutions-S1", "bucketAccessLogs=false: the operator turned the transfer bucket's server access logs off", nil})
+	}
+	return b
+}
+
+// accessLogDays is how long the transfer bucket's access logs are kept.
+const accessLogDays = 90
+
+// accessLogBucket receives the transfer bucket's server access logs
+// (context bucketAccessLogs, on by default); nil when they are off.
+func accessLogBucket(stack awscdk.Stack, cfg Config) awss3.Bucket {
+	if !cfg.BucketAccessLogs {
+		return nil
+	}
+	b := awss3.NewBucket(stack, jsii.String("AccessLogBucket"), &awss3.BucketProps{
+		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
+		Encryption:        awss3.BucketEncryption_S3_MANAGED,
+		EnforceSSL:        jsii.Bool(true),
+		ObjectOwnership:   awss3.ObjectOwnership_BUCKET_OWNER_ENFORCED,
+		LifecycleRules: &[]*awss3.LifecycleRule{{
+			Id: jsii.String("expire-logs"), Enabled: jsii.Bool(true), Expiration: awscdk.Duration_Days(jsii.Number(accessLogDays)),
+		}},
 		RemovalPolicy: removalPolicy(cfg.RetainData),
 	})
+	suppress(b, nagReason{"AwsSolutions-S1", "this bucket holds the transfer bucket's access logs; logging it in turn would never end", nil})
+	return b
+}
+
+func accessLogPrefix(cfg Config) *string {
+	if !cfg.BucketAccessLogs {
+		return nil
+	}
+	return jsii.String("transfer-bucket/")
 }
 
 // bucketCors lets browsers PUT to and GET from presigned URLs directly.

@@ -45,16 +45,26 @@ type fnSpec struct {
 	api bool
 }
 
+// bufferedSeconds is API Gateway's default integration timeout for a
+// buffered (not streamed) REST integration. A function behind one must not
+// run longer: past it the client has its 504 and retries while the first
+// attempt goes on.
+const bufferedSeconds = 29
+
 func fnSpecs() []fnSpec {
 	sec, minutes := awscdk.Duration_Seconds, awscdk.Duration_Minutes
+	buffered := sec(jsii.Number(bufferedSeconds))
 	return []fnSpec{
 		// A start may restore a workspace and a stop checkpoints one (up to
 		// 1 GiB): streamed, they may take longer than API Gateway's 29 s.
 		{name: "start", api: true, memoryMB: 512, timeout: minutes(jsii.Number(15)), e2b: true, streams: true},
 		{name: "stop", api: true, memoryMB: 512, timeout: minutes(jsii.Number(15)), e2b: true, streams: true},
-		{name: "status", api: true, memoryMB: 512, timeout: sec(jsii.Number(30)), e2b: true},
+		{name: "status", api: true, memoryMB: 512, timeout: buffered, e2b: true},
 		{name: "execute", api: true, memoryMB: 1024, timeout: minutes(jsii.Number(15)), e2b: true, streams: true},
-		{name: "files", api: true, memoryMB: 1024, timeout: minutes(jsii.Number(5)), e2b: true},
+		// files is buffered: it answers within the integration's 29 s, and
+		// a copy that cannot finish by then fails rather than running on
+		// after its client was told 504.
+		{name: "files", api: true, memoryMB: 1024, timeout: buffered, e2b: true},
 		{name: "install", api: true, memoryMB: 1024, timeout: minutes(jsii.Number(15)), e2b: true, streams: true},
 		// Uploads from URLs stream bodies through in constant memory; they
 		// may take minutes, up to the session's URLUploads.RequestTimeout.
@@ -62,7 +72,8 @@ func fnSpecs() []fnSpec {
 		// mcp serves /v1/mcp: MCP's tool calls run code as execute does.
 		{name: "mcp", api: true, memoryMB: 1024, timeout: minutes(jsii.Number(15)), e2b: true, streams: true},
 		{name: "runs", memoryMB: 1024, timeout: minutes(jsii.Number(15)), e2b: true},
-		// A tick checkpoints before it kills or pauses; ticks may overlap.
+		// A tick checkpoints before it kills or pauses; ticks overlap unless
+		// reaperConcurrency reserves 1.
 		{name: "reaper", memoryMB: 512, timeout: minutes(jsii.Number(15)), e2b: true},
 		{name: "authorizer", memoryMB: 256, timeout: sec(jsii.Number(10))},
 	}
@@ -129,8 +140,58 @@ func newFunction(stack awscdk.Stack, cfg Config, distDir string, s fnSpec, env m
 		ApplicationLogLevelV2: awslambda.ApplicationLogLevel(cfg.LogLevel),
 		SystemLogLevelV2:      awslambda.SystemLogLevel_INFO,
 		Environment:           &env,
+		Tracing:               tracing(cfg),
+		// nil leaves the function on the account's unreserved pool.
+		ReservedConcurrentExecutions: reservedFor(cfg, s),
 	})
+	suppress(role, nagReason{"AwsSolutions-IAM5", "X-Ray's PutTraceSegments and PutTelemetryRecords have no resource-level permissions; every other grant names its resource",
+		[]string{"Resource::*"}})
+	suppress(fn, nagReason{"Serverless-LambdaDLQ", dlqReason(s), nil})
+	if !cfg.Tracing {
+		suppress(fn, nagReason{"Serverless-LambdaTracing", "tracing=false: the operator turned X-Ray off for this stack", nil})
+	}
 	return function{spec: s, fn: fn, role: role, logGroup: lg}
+}
+
+// dlqReason says why a function has no dead-letter queue of its own.
+func dlqReason(s fnSpec) string {
+	switch s.name {
+	case "runs":
+		return "async failures go to the runs dead-letter queue through the function's on-failure destination (EventInvokeConfig), which keeps the error with the event"
+	case "reaper":
+		return "a failed tick is not worth keeping: the next tick, a minute later, redoes its work; failing and stalled ticks raise alarms"
+	}
+	return "invoked synchronously (API Gateway): the caller receives the error, there is no event to keep"
+}
+
+// tracing is X-Ray active tracing; it adds xray:PutTraceSegments and
+// xray:PutTelemetryRecords on "*" to the role (X-Ray has no resource-level
+// permissions).
+func tracing(cfg Config) awslambda.Tracing {
+	if cfg.Tracing {
+		return awslambda.Tracing_ACTIVE
+	}
+	return awslambda.Tracing_DISABLED
+}
+
+// reservedFor is the function's reserved concurrency from the knobs, nil
+// for none. A reservation is also a cap: the streaming functions are
+// capped so long streams cannot take the executions the authorizer and
+// the short routes need.
+func reservedFor(cfg Config, s fnSpec) *float64 {
+	n := 0
+	switch {
+	case s.name == "authorizer":
+		n = cfg.AuthorizerConcurrency
+	case s.name == "reaper":
+		n = cfg.ReaperConcurrency
+	case s.streams:
+		n = cfg.StreamConcurrency
+	}
+	if n == 0 {
+		return nil
+	}
+	return jsii.Number(float64(n))
 }
 
 func title(s string) string {

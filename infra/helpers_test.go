@@ -25,6 +25,8 @@ type synthed struct {
 	tpl    assertions.Template
 	res    map[string]map[string]any
 	out    map[string]any
+	// nag is every unsuppressed cdk-nag finding, error or warning.
+	nag []string
 }
 
 // fakeDist writes a bootstrap per function, as `make build` would.
@@ -101,7 +103,8 @@ func synth(t *testing.T, extra map[string]any) synthed {
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)
 	}
-	return synthed{tenant: fmt.Sprint(extra["tenant"]), outdir: outdir, tpl: tpl, res: doc.Resources, out: doc.Outputs}
+	return synthed{tenant: fmt.Sprint(extra["tenant"]), outdir: outdir, tpl: tpl, res: doc.Resources, out: doc.Outputs,
+		nag: nagFindings(stack)}
 }
 
 // check turns a failed CDK assertion (a panic through jsii) into a test
@@ -189,6 +192,27 @@ func (s synthed) only(t *testing.T, typ string) (string, map[string]any) {
 	return "", nil
 }
 
+// transferBucket is the transfer bucket (the other bucket, when there is
+// one, holds its access logs).
+func (s synthed) transferBucket(t *testing.T) (string, map[string]any) {
+	t.Helper()
+	for id, r := range s.ofType("AWS::S3::Bucket") {
+		if strings.HasPrefix(id, "TransferBucket") {
+			return id, r
+		}
+	}
+	t.Fatal("no transfer bucket")
+	return "", nil
+}
+
+// retainPolicy is what a retained data resource's DeletionPolicy is.
+func retainPolicy(retain bool) string {
+	if retain {
+		return "RetainExceptOnCreate"
+	}
+	return "Delete"
+}
+
 // jsonOf renders a template fragment for substring checks on intrinsics.
 func jsonOf(v any) string {
 	b, _ := json.Marshal(v)
@@ -218,4 +242,33 @@ func sorted(in ...string) []string {
 
 func equal(a, b []string) bool {
 	return strings.Join(a, "\x00") == strings.Join(b, "\x00")
+}
+
+// nagFindings are the stack's cdk-nag annotations that no suppression
+// covered, as "path: message".
+func nagFindings(stack awscdk.Stack) []string {
+	ann := assertions.Annotations_FromStack(stack)
+	pattern := assertions.Match_StringLikeRegexp(jsii.String("^(AwsSolutions|Serverless)-"))
+	var out []string
+	// Through JSON: the messages' Go type (cxapi) is deprecated in
+	// aws-cdk-go, though Annotations still returns it.
+	collect := func(msgs any) {
+		raw, _ := json.Marshal(msgs)
+		var list []struct {
+			ID    string `json:"id"`
+			Entry struct {
+				Data any `json:"data"`
+			} `json:"entry"`
+		}
+		if err := json.Unmarshal(raw, &list); err != nil {
+			out = append(out, "reading cdk-nag annotations: "+err.Error())
+		}
+		for _, m := range list {
+			out = append(out, fmt.Sprintf("%s: %v", m.ID, m.Entry.Data))
+		}
+	}
+	collect(ann.FindError(jsii.String("*"), pattern))
+	collect(ann.FindWarning(jsii.String("*"), pattern))
+	sort.Strings(out)
+	return out
 }

@@ -34,19 +34,45 @@ func sum(period float64) *awscloudwatch.MetricOptions {
 	return &awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: minutes(period)}
 }
 
+// Missing data, decided per alarm (TreatMissingData is never left to
+// CloudWatch's default, "missing"):
+//   - quiet: the metric has a datapoint only when something happens, so no
+//     data means nothing happened. Lambda publishes Errors and Throttles
+//     only for periods with invocations or throttles; the authorizer's
+//     AuthFailures (EMF, pkg/lambdaenv) only in periods with a failure;
+//     SQS stops publishing for an empty, idle queue; the 5xx rate has no
+//     value without requests.
+//   - silent: no data is the failure itself. The reaper runs every minute,
+//     so a period without its Invocations means the schedule or the
+//     function is broken.
+var (
+	quiet  = awscloudwatch.TreatMissingData_NOT_BREACHING
+	silent = awscloudwatch.TreatMissingData_BREACHING
+)
+
+// alarmSpec is one alarm before it exists.
+type alarmSpec struct {
+	id, desc  string
+	metric    awscloudwatch.IMetric
+	threshold float64
+	periods   float64
+	cmp       awscloudwatch.ComparisonOperator
+	missing   awscloudwatch.TreatMissingData
+}
+
 // addAlarms: errors and throttles per function, dead letters, a stalled or
 // failing reaper and the API's 5xx rate.
 func addAlarms(stack awscdk.Stack, m monitored) []awscloudwatch.Alarm {
 	var alarms []awscloudwatch.Alarm
-	add := func(id, desc string, metric awscloudwatch.IMetric, threshold float64, periods float64, cmp awscloudwatch.ComparisonOperator, missing awscloudwatch.TreatMissingData) {
-		a := awscloudwatch.NewAlarm(stack, jsii.String(id), &awscloudwatch.AlarmProps{
-			Metric:             metric,
-			AlarmDescription:   jsii.String(fmt.Sprintf("sessionbox %s: %s", m.cfg.Tenant, desc)),
-			Threshold:          jsii.Number(threshold),
-			EvaluationPeriods:  jsii.Number(periods),
-			DatapointsToAlarm:  jsii.Number(periods),
-			ComparisonOperator: cmp,
-			TreatMissingData:   missing,
+	for _, s := range alarmSpecs(m) {
+		a := awscloudwatch.NewAlarm(stack, jsii.String(s.id), &awscloudwatch.AlarmProps{
+			Metric:             s.metric,
+			AlarmDescription:   jsii.String(fmt.Sprintf("sessionbox %s: %s", m.cfg.Tenant, s.desc)),
+			Threshold:          jsii.Number(s.threshold),
+			EvaluationPeriods:  jsii.Number(s.periods),
+			DatapointsToAlarm:  jsii.Number(s.periods),
+			ComparisonOperator: s.cmp,
+			TreatMissingData:   s.missing,
 		})
 		if m.topic != nil {
 			a.AddAlarmAction(awscloudwatchactions.NewSnsAction(m.topic))
@@ -54,31 +80,41 @@ func addAlarms(stack awscdk.Stack, m monitored) []awscloudwatch.Alarm {
 		}
 		alarms = append(alarms, a)
 	}
+	return alarms
+}
+
+func alarmSpecs(m monitored) []alarmSpec {
 	atLeast := awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD
 	above := awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD
-	notBreaching := awscloudwatch.TreatMissingData_NOT_BREACHING
+	var out []alarmSpec
 	for _, f := range m.fns {
 		n := title(f.spec.name)
 		if f.spec.name == "authorizer" {
 			// Every refused key is a function error to Lambda (that is how
 			// an authorizer answers 401): only real failures page.
-			add("AlarmAuthorizerFailures", "authorizer failures (not refusals)", authMetric(m.cfg, metricAuthFailures), 1, 1, atLeast, notBreaching)
+			out = append(out, alarmSpec{"AlarmAuthorizerFailures", "authorizer failures (not refusals)", authMetric(m.cfg, metricAuthFailures), 1, 1, atLeast, quiet})
 		} else {
-			add("Alarm"+n+"Errors", f.spec.name+" function errors", f.fn.MetricErrors(sum(5)), 1, 1, atLeast, notBreaching)
+			out = append(out, alarmSpec{"Alarm" + n + "Errors", f.spec.name + " function errors", f.fn.MetricErrors(sum(5)), 1, 1, atLeast, quiet})
 		}
-		add("Alarm"+n+"Throttles", f.spec.name+" function throttled", f.fn.MetricThrottles(sum(5)), 1, 1, atLeast, notBreaching)
+		// A reaper with reserved concurrency 1 is throttled by design when
+		// a tick outlasts the minute; a reaper that stops running shows as
+		// stalled instead.
+		if f.spec.name != "reaper" || m.cfg.ReaperConcurrency == 0 {
+			out = append(out, alarmSpec{"Alarm" + n + "Throttles", f.spec.name + " function throttled", f.fn.MetricThrottles(sum(5)), 1, 1, atLeast, quiet})
+		}
 		if f.spec.name != "reaper" {
 			continue
 		}
-		add("AlarmReaperFailing", "reaper failed three ticks in a row", f.fn.MetricErrors(sum(1)), 1, 3, atLeast, notBreaching)
-		add("AlarmReaperStalled", "reaper not invoked for 10 minutes (schedule broken?)", f.fn.MetricInvocations(sum(10)), 1, 1,
-			awscloudwatch.ComparisonOperator_LESS_THAN_THRESHOLD, awscloudwatch.TreatMissingData_BREACHING)
+		out = append(out,
+			alarmSpec{"AlarmReaperFailing", "reaper failed three ticks in a row", f.fn.MetricErrors(sum(1)), 1, 3, atLeast, quiet},
+			alarmSpec{"AlarmReaperStalled", "reaper not invoked for 10 minutes (schedule broken?)", f.fn.MetricInvocations(sum(10)), 1, 1,
+				awscloudwatch.ComparisonOperator_LESS_THAN_THRESHOLD, silent})
 	}
-	add("AlarmDeadLetters", "run requests in the dead-letter queue",
-		m.dlq.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Statistic: jsii.String("Maximum"), Period: minutes(5)}),
-		0, 1, above, notBreaching)
-	add("AlarmApi5xxRate", fmt.Sprintf("more than %d%% of API requests answered 5xx", api5xxPercent), api5xxRate(m.api), api5xxPercent, 1, above, notBreaching)
-	return alarms
+	return append(out,
+		alarmSpec{"AlarmDeadLetters", "run requests in the dead-letter queue",
+			m.dlq.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Statistic: jsii.String("Maximum"), Period: minutes(5)}),
+			0, 1, above, quiet},
+		alarmSpec{"AlarmApi5xxRate", fmt.Sprintf("more than %d%% of API requests answered 5xx", api5xxPercent), api5xxRate(m.api), api5xxPercent, 1, above, quiet})
 }
 
 // api5xxRate is the percentage of 5xx answers, zero while traffic is too

@@ -45,11 +45,21 @@ func checkEvents(t *testing.T, s synthed) {
 			"Condition": obj(map[string]any{"ArnEquals": obj(map[string]any{"aws:SourceArn": assertions.Match_AnyValue()})}),
 		})),
 	})})
-	_, cfg := s.only(t, "AWS::Lambda::EventInvokeConfig")
-	cp := props(cfg)
-	if ref(cp["FunctionName"]) != runsID || cp["MaximumRetryAttempts"] != 2.0 || cp["MaximumEventAgeInSeconds"] != 3600.0 ||
+	configs := map[string]map[string]any{}
+	for _, c := range s.ofType("AWS::Lambda::EventInvokeConfig") {
+		configs[ref(props(c)["FunctionName"])] = props(c)
+	}
+	if len(configs) != 2 {
+		t.Errorf("%d async invoke configs, want runs and reaper", len(configs))
+	}
+	if cp := configs[runsID]; cp["MaximumRetryAttempts"] != 2.0 || cp["MaximumEventAgeInSeconds"] != 3600.0 ||
 		!strings.Contains(jsonOf(cp["DestinationConfig"]), queueID) {
 		t.Errorf("runs async config %s", jsonOf(cp))
+	}
+	// Scheduler's RetryAttempts does not stop Lambda retrying a failed
+	// async invocation twice: the function's own config does.
+	if cp := configs[reaperID]; cp["MaximumRetryAttempts"] != 0.0 || cp["MaximumEventAgeInSeconds"] != 60.0 {
+		t.Errorf("reaper async config %s, want no retries and a 60 s event age", jsonOf(cp))
 	}
 	_, sch := s.only(t, "AWS::Scheduler::Schedule")
 	sp := props(sch)
@@ -99,19 +109,30 @@ func checkSecret(t *testing.T, s synthed, v variant) {
 		"SecretString":         absent(),
 		"GenerateSecretString": map[string]any{},
 	})
-	policy := "Delete"
-	if v.retain {
-		policy = "Retain"
-	}
-	s.hasResource(t, "AWS::SecretsManager::Secret", map[string]any{"DeletionPolicy": policy})
+	s.hasResource(t, "AWS::SecretsManager::Secret", map[string]any{"DeletionPolicy": retainPolicy(v.retain)})
 }
 
 func checkAlarms(t *testing.T, s synthed, v variant) {
 	alarms := s.ofType("AWS::CloudWatch::Alarm")
 	// errors and throttles per function, reaper failing and stalled,
-	// dead letters, API 5xx rate.
-	if len(alarms) != 2*len(functionNames)+4 {
-		t.Errorf("%d alarms", len(alarms))
+	// dead letters, API 5xx rate; no reaper throttles alarm when its
+	// reservation of 1 throttles overlapping ticks by design.
+	want := 2*len(functionNames) + 4
+	if v.reaperConc > 0 {
+		want--
+	}
+	if len(alarms) != want {
+		t.Errorf("%d alarms, want %d", len(alarms), want)
+	}
+	for id, a := range alarms {
+		// Chosen per alarm: only a stalled reaper breaches on no data.
+		want := "notBreaching"
+		if strings.Contains(id, "ReaperStalled") {
+			want = "breaching"
+		}
+		if got := props(a)["TreatMissingData"]; got != want {
+			t.Errorf("%s: TreatMissingData %v, want %s", id, got, want)
+		}
 	}
 	byDesc := map[string]map[string]any{}
 	for _, a := range alarms {
@@ -129,6 +150,9 @@ func checkAlarms(t *testing.T, s synthed, v variant) {
 		for suffix, metric := range map[string]string{" function errors": "Errors", " function throttled": "Throttles"} {
 			if name == "authorizer" && metric == "Errors" {
 				continue // below: a wrong key must not page
+			}
+			if name == "reaper" && metric == "Throttles" && v.reaperConc > 0 {
+				continue
 			}
 			a, ok := byDesc[name+suffix]
 			if !ok {
@@ -177,7 +201,7 @@ func checkAlarms(t *testing.T, s synthed, v variant) {
 
 func checkOutputs(t *testing.T, s synthed) {
 	tableID, _ := s.only(t, "AWS::DynamoDB::GlobalTable")
-	bucketID, _ := s.only(t, "AWS::S3::Bucket")
+	bucketID, _ := s.transferBucket(t)
 	busID, _ := s.only(t, "AWS::Events::EventBus")
 	apiID, _ := s.only(t, "AWS::ApiGateway::RestApi")
 	want := map[string]string{"ApiUrl": apiID, "TableName": tableID, "BucketName": bucketID, "EventBusName": busID, "E2BSecretArn": ":secret"}
@@ -199,8 +223,9 @@ var untaggable = map[string]bool{
 	"AWS::ApiGateway::GatewayResponse": true, "AWS::ApiGateway::Method": true, "AWS::ApiGateway::Resource": true,
 	"AWS::IAM::Policy": true, "AWS::Lambda::Permission": true, "AWS::Lambda::EventInvokeConfig": true,
 	"AWS::S3::BucketPolicy": true, "AWS::SQS::QueuePolicy": true, "AWS::Scheduler::Schedule": true,
-	"AWS::CDK::Metadata":         true,
-	"AWS::DynamoDB::GlobalTable": true, // tagged per replica, checked with the table
+	"AWS::WAFv2::WebACLAssociation": true,
+	"AWS::CDK::Metadata":            true,
+	"AWS::DynamoDB::GlobalTable":    true, // tagged per replica, checked with the table
 }
 
 func checkTags(t *testing.T, s synthed) {

@@ -29,6 +29,11 @@ type variant struct {
 	sessionEnv map[string]string
 	e2b        map[string]string
 	logLevel   string
+	// guards: the knobs that default to on are off (tracing, bucket
+	// access logs) and those that default to off are on (WAF, deletion
+	// protection, the reservations below).
+	guards                                 bool
+	authorizerConc, streamConc, reaperConc int
 }
 
 func obj(m map[string]any) assertions.Matcher { return assertions.Match_ObjectLike(&m) }
@@ -61,19 +66,37 @@ func checkTable(t *testing.T, s synthed, v variant) {
 		"TimeToLiveSpecification": map[string]any{"AttributeName": "expiresAt", "Enabled": true},
 		"Replicas": []any{obj(map[string]any{
 			"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true},
-			"DeletionProtectionEnabled":        v.retain,
-			"Tags":                             arrWith(map[string]any{"Key": "tenant", "Value": s.tenant}),
+			// Protection would stop the rollback of a failed first create.
+			"DeletionProtectionEnabled": v.guards,
+			"Tags":                      arrWith(map[string]any{"Key": "tenant", "Value": s.tenant}),
 		})},
 	})
-	policy := "Delete"
-	if v.retain {
-		policy = "Retain"
-	}
-	s.hasResource(t, "AWS::DynamoDB::GlobalTable", map[string]any{"DeletionPolicy": policy, "UpdateReplacePolicy": policy})
+	// Retained, except when the create that made it rolls back (a retry
+	// would otherwise find it in the way, or orphaned).
+	policy, replace := retainPolicy(v.retain), map[bool]string{true: "Retain", false: "Delete"}[v.retain]
+	s.hasResource(t, "AWS::DynamoDB::GlobalTable", map[string]any{"DeletionPolicy": policy, "UpdateReplacePolicy": replace})
 }
 
 func checkBucket(t *testing.T, s synthed, v variant) {
-	s.count(t, "AWS::S3::Bucket", 1)
+	buckets := 2 // the transfer bucket and its access logs
+	if v.guards {
+		buckets = 1
+	}
+	s.count(t, "AWS::S3::Bucket", buckets)
+	bucketID, bucket := s.transferBucket(t)
+	logging := props(bucket)["LoggingConfiguration"]
+	if v.guards != (logging == nil) {
+		t.Errorf("transfer bucket access logs %s, want them unless bucketAccessLogs=false", jsonOf(logging))
+	}
+	for id, b := range s.ofType("AWS::S3::Bucket") {
+		if id == bucketID {
+			continue
+		}
+		if ref(logging.(map[string]any)["DestinationBucketName"]) != id || b["DeletionPolicy"] != retainPolicy(v.retain) ||
+			!strings.Contains(jsonOf(props(b)["LifecycleConfiguration"]), `"ExpirationInDays":90`) {
+			t.Errorf("access log bucket %s, transfer bucket logging %s", jsonOf(b), jsonOf(logging))
+		}
+	}
 	cors := any(absent())
 	if len(v.origins) > 0 || !v.noPlayground {
 		cors = map[string]any{"CorsRules": bucketCorsWant(t, s, v)}
@@ -100,11 +123,9 @@ func checkBucket(t *testing.T, s synthed, v variant) {
 			"Condition": map[string]any{"Bool": map[string]any{"aws:SecureTransport": "false"}},
 		})),
 	})})
-	policy := "Delete"
-	if v.retain {
-		policy = "Retain"
+	if bucket["DeletionPolicy"] != retainPolicy(v.retain) {
+		t.Errorf("transfer bucket DeletionPolicy %v, want %s", bucket["DeletionPolicy"], retainPolicy(v.retain))
 	}
-	s.hasResource(t, "AWS::S3::Bucket", map[string]any{"DeletionPolicy": policy})
 	// Emptying a bucket on delete would need a custom-resource Lambda
 	// with wildcard S3 rights; the stack has none.
 	s.count(t, "Custom::S3AutoDeleteObjects", 0)
@@ -143,8 +164,8 @@ func toAny(in []string) []any {
 
 // fnWant is a function's expected size, written from the brief.
 var fnWant = map[string]struct{ memory, timeout float64 }{
-	"start": {512, 900}, "stop": {512, 900}, "status": {512, 30},
-	"execute": {1024, 900}, "install": {1024, 900}, "fetch": {1024, 900}, "files": {1024, 300}, "mcp": {1024, 900},
+	"start": {512, 900}, "stop": {512, 900}, "status": {512, 29},
+	"execute": {1024, 900}, "install": {1024, 900}, "fetch": {1024, 900}, "files": {1024, 29}, "mcp": {1024, 900},
 	"runs": {1024, 900}, "reaper": {512, 900}, "authorizer": {256, 10},
 }
 
@@ -167,6 +188,13 @@ func checkFunctions(t *testing.T, s synthed, v variant) {
 		if fn["MemorySize"] != want.memory || fn["Timeout"] != want.timeout {
 			t.Errorf("%s: memory %v timeout %v, want %v MB %v s", name, fn["MemorySize"], fn["Timeout"], want.memory, want.timeout)
 		}
+		tracing := map[bool]string{false: `{"Mode":"Active"}`, true: "null"}[v.guards]
+		if mode := jsonOf(fn["TracingConfig"]); mode != tracing {
+			t.Errorf("%s: tracing %s, want %s", name, mode, tracing)
+		}
+		if got, want := fn["ReservedConcurrentExecutions"], wantReserved(name, v); got != want {
+			t.Errorf("%s: reserved concurrency %v, want %v", name, got, want)
+		}
 		lg := ref(fn["LoggingConfig"].(map[string]any)["LogGroup"])
 		lgRes, ok := s.res[lg]
 		if !ok || lgRes["Type"] != "AWS::Logs::LogGroup" {
@@ -183,6 +211,24 @@ func checkFunctions(t *testing.T, s synthed, v variant) {
 	s.count(t, "Custom::LogRetention", 0)
 }
 
+// wantReserved is a function's ReservedConcurrentExecutions: none unless
+// its knob is set (Lambda refuses reservations on a small account).
+func wantReserved(name string, v variant) any {
+	n := 0
+	switch {
+	case name == "authorizer":
+		n = v.authorizerConc
+	case name == "reaper":
+		n = v.reaperConc
+	case streamingFns[name]:
+		n = v.streamConc
+	}
+	if n == 0 {
+		return nil
+	}
+	return float64(n)
+}
+
 // e2bCallers are the functions that call E2B and may read its key.
 var e2bCallers = map[string]bool{"start": true, "stop": true, "status": true, "execute": true, "files": true,
 	"install": true, "fetch": true, "mcp": true, "runs": true, "reaper": true}
@@ -192,7 +238,7 @@ var apiFns = map[string]bool{"start": true, "stop": true, "status": true, "execu
 
 func checkEnvironment(t *testing.T, s synthed, v variant) {
 	tableID, _ := s.only(t, "AWS::DynamoDB::GlobalTable")
-	bucketID, _ := s.only(t, "AWS::S3::Bucket")
+	bucketID, _ := s.transferBucket(t)
 	busID, _ := s.only(t, "AWS::Events::EventBus")
 	queueID, _ := s.only(t, "AWS::SQS::Queue")
 	for _, name := range functionNames {

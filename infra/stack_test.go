@@ -30,6 +30,7 @@ var checks = []struct {
 	{"alarms and dashboard", checkAlarms},
 	{"outputs", func(t *testing.T, s synthed, _ variant) { checkOutputs(t, s) }},
 	{"tags", func(t *testing.T, s synthed, _ variant) { checkTags(t, s) }},
+	{"cdk-nag", checkNag},
 }
 
 func runChecks(t *testing.T, s synthed, v variant) {
@@ -41,11 +42,13 @@ func runChecks(t *testing.T, s synthed, v variant) {
 // TestDefaultStack: only the tenant given; everything else defaults.
 func TestDefaultStack(t *testing.T) {
 	s := synth(t, map[string]any{"tenant": "acme", "distDir": fakeDist(t)})
-	runChecks(t, s, variant{retain: true, retentionDays: 30, rate: 50, burst: 100, acceptXAPIKey: true})
+	runChecks(t, s, variant{retain: true, retentionDays: 30, rate: 50, burst: 100})
+	t.Run("README", func(t *testing.T) { checkReadme(t, s) })
 }
 
 // TestConfiguredStack: imported secret, JWT, browser origins, dev removal,
-// X-API-Key without the cache, custom throttling, retention and alarm topic,
+// X-API-Key without the cache, tracing and bucket access logs off, WAF,
+// deletion protection and reserved concurrency on, custom throttling, retention and alarm topic,
 // no account-wide API Gateway role, values typed as the CLI passes them
 // (strings) and as cdk.json does.
 func TestConfiguredStack(t *testing.T) {
@@ -59,7 +62,14 @@ func TestConfiguredStack(t *testing.T) {
 		"jwtJwksUrl":                   "https://auth.example.com/.well-known/jwks.json",
 		"allowedOrigins":               "https://app.example.com, http://localhost:5173",
 		"removalPolicy":                "destroy",
-		"acceptXApiKey":                "false",
+		"acceptXApiKey":                "true",
+		"tracing":                      "false",
+		"bucketAccessLogs":             false,
+		"wafWebAcl":                    "true",
+		"deletionProtection":           true,
+		"authorizerConcurrency":        "10",
+		"streamConcurrency":            20.0,
+		"reaperConcurrency":            "1",
 		"throttleRate":                 "20",
 		"throttleBurst":                40.0,
 		"logRetentionDays":             "7",
@@ -79,7 +89,8 @@ func TestConfiguredStack(t *testing.T) {
 		retain: false, retentionDays: 7, rate: 20, burst: 40,
 		origins:       []string{"https://app.example.com", "http://localhost:5173"},
 		importedName:  "shared/e2b/api-key",
-		acceptXAPIKey: false,
+		acceptXAPIKey: true,
+		guards:        true, authorizerConc: 10, streamConc: 20, reaperConc: 1,
 		alarmTopic:    topic,
 		noAccountRole: true,
 		noPlayground:  true,
@@ -180,5 +191,13 @@ func TestCLIPinned(t *testing.T) {
 	}
 	if got := lock.Packages["node_modules/aws-cdk"].Version; got != want {
 		t.Errorf("package-lock.json locks aws-cdk %q, want %q", got, want)
+	}
+}
+
+// checkNag: cdk-nag's AwsSolutions and Serverless packs find nothing that
+// is not suppressed, with its reason, beside the resource.
+func checkNag(t *testing.T, s synthed, _ variant) {
+	for _, f := range s.nag {
+		t.Error(f)
 	}
 }
