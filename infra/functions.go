@@ -27,6 +27,7 @@ const (
 	envJWTJWKSURL  = "SESSIONBOX_JWT_JWKS_URL"
 	envOrigins     = "SESSIONBOX_ALLOWED_ORIGINS"
 	envStackID     = "SESSIONBOX_STACK_ID"
+	envBearerOnly  = "SESSIONBOX_AUTH_BEARER_ONLY"
 	envE2BDomain   = "E2B_DOMAIN"
 	envE2BAPIURL   = "E2B_API_URL"
 	// The session knobs' variables are in sessionKnobs (config.go).

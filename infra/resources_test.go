@@ -283,6 +283,13 @@ func checkEnvironment(t *testing.T, s synthed, v variant) {
 				t.Errorf("%s: %s = %q, want %q", name, k, got, want[k])
 			}
 		}
+		// An authorizer whose answers are cached by Authorization reads
+		// that header alone, or a cached identity would serve anyone
+		// sending the same Authorization value beside another X-API-Key.
+		bearerOnly, _ := env["SESSIONBOX_AUTH_BEARER_ONLY"].(string)
+		if want := name == "authorizer" && !v.acceptXAPIKey; (bearerOnly == "true") != want || (!want && bearerOnly != "") {
+			t.Errorf("%s: SESSIONBOX_AUTH_BEARER_ONLY = %q, want it set: %v", name, bearerOnly, want)
+		}
 		for _, k := range []string{"SESSIONBOX_JWT_ISSUER", "SESSIONBOX_JWT_AUDIENCE", "SESSIONBOX_JWT_JWKS_URL"} {
 			want := ""
 			if name == "authorizer" {

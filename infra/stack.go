@@ -147,6 +147,11 @@ func environmentFor(cfg Config, s fnSpec, r resources) map[string]*string {
 	case "runs":
 		env[envDLQURL] = r.dlq.QueueUrl()
 	case "authorizer":
+		if !cfg.AcceptXAPIKey {
+			// API Gateway caches the answer keyed on Authorization: the key
+			// must come from that header alone (newAuthorizer).
+			env[envBearerOnly] = jsii.String("true")
+		}
 		for k, v := range map[string]string{envJWTIssuer: cfg.JWTIssuer, envJWTAudience: cfg.JWTAudience, envJWTJWKSURL: cfg.JWTJWKSURL} {
 			if v != "" {
 				env[k] = jsii.String(v)

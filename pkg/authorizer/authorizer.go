@@ -33,6 +33,13 @@ type Config struct {
 	JWT *JWTConfig
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+	// BearerOnly reads the credential from Authorization: Bearer alone,
+	// never X-API-Key. It must be set whenever API Gateway caches the
+	// authorizer's answers keyed on Authorization (the stack's default):
+	// otherwise a request with "Authorization: Basic x" and a valid
+	// X-API-Key would leave that key's identity cached under "Basic x" for
+	// anyone who sends the same header.
+	BearerOnly bool
 }
 
 // Authorizer answers API Gateway's authorization requests.
@@ -41,6 +48,8 @@ type Authorizer struct {
 	tenant string
 	jwt    *jwtVerifier
 	log    *slog.Logger
+	// bearerOnly: see Config.BearerOnly.
+	bearerOnly bool
 }
 
 // New builds an Authorizer. JWKS keys are fetched lazily, on the first JWT.
@@ -48,7 +57,7 @@ func New(keys Keys, cfg Config) (*Authorizer, error) {
 	if cfg.Tenant == "" {
 		return nil, errors.New("authorizer: tenant is required")
 	}
-	a := &Authorizer{keys: keys, tenant: cfg.Tenant, log: cfg.Logger}
+	a := &Authorizer{keys: keys, tenant: cfg.Tenant, log: cfg.Logger, bearerOnly: cfg.BearerOnly}
 	if a.log == nil {
 		a.log = slog.Default()
 	}
@@ -107,7 +116,11 @@ func (a *Authorizer) Handle(ctx context.Context, ev events.APIGatewayCustomAutho
 // the precedence of pkg/credential and checked by session.VerifyAPIKey, as
 // the API served locally does.
 func (a *Authorizer) Authenticate(ctx context.Context, headers map[string]string) (Identity, error) {
-	token, err := credential.FromMap(headers)
+	extract := credential.FromMap
+	if a.bearerOnly {
+		extract = credential.BearerFromMap
+	}
+	token, err := extract(headers)
 	if err != nil {
 		return Identity{}, fmt.Errorf("%v: %w", err, ErrUnauthorized)
 	}

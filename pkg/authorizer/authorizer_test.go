@@ -285,3 +285,44 @@ func TestJWKSUnavailable(t *testing.T) {
 		t.Fatalf("after recovery: %+v, %v", res, err)
 	}
 }
+
+// TestBearerOnly: an authorizer whose answers API Gateway caches keyed on
+// Authorization reads that header alone. With X-API-Key read too, the
+// answer for "Authorization: Basic x" beside alice's X-API-Key would be
+// cached under "Basic x", and anyone sending "Basic x" would be alice for
+// the cache's lifetime.
+func TestBearerOnly(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	a, err := authorizer.New(s, authorizer.Config{Tenant: "acme", BearerOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := seedKey(t, s, "acme", "alice")
+	cases := []struct {
+		name      string
+		headers   map[string]string
+		principal string // empty: refused
+	}{
+		{"bearer", map[string]string{"Authorization": "Bearer " + good}, "alice"},
+		{"bearer beside another x-api-key", map[string]string{"Authorization": "Bearer " + good, "X-API-Key": "sbx_other"}, "alice"},
+		{"x-api-key alone", map[string]string{"X-API-Key": good}, ""},
+		{"basic scheme beside x-api-key", map[string]string{"Authorization": "Basic dXNlcjpwdw==", "X-API-Key": good}, ""},
+		{"empty bearer beside x-api-key", map[string]string{"Authorization": "Bearer ", "X-API-Key": good}, ""},
+		{"token without scheme beside x-api-key", map[string]string{"Authorization": good, "X-API-Key": good}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := a.Handle(context.Background(), request(c.headers))
+			if c.principal == "" {
+				if err == nil || err.Error() != "Unauthorized" {
+					t.Fatalf("want the Unauthorized error, got %+v, %v", res, err)
+				}
+				return
+			}
+			if err != nil || res.PrincipalID != c.principal {
+				t.Fatalf("got %+v, %v; want %s", res, err, c.principal)
+			}
+		})
+	}
+}

@@ -30,6 +30,27 @@ const (
 // message says what to send instead and is fit for the caller.
 var ErrMissing = errors.New("an API key is required: send Authorization: Bearer <key> or X-API-Key: <key>")
 
+// ErrBearerOnly is why a request to an authorizer that reads Authorization
+// alone carries no usable credential there.
+var ErrBearerOnly = errors.New("an API key is required: send Authorization: Bearer <key> (this deployment does not read X-API-Key)")
+
+// BearerFromMap takes the credential from the Authorization header alone,
+// as a Bearer token, and never from X-API-Key. It is for an authorizer
+// whose answers API Gateway caches keyed on Authorization: a credential
+// read from any other header would make the cached answer (the caller's
+// identity) that of whoever next sends the same Authorization value.
+func BearerFromMap(m map[string]string) (string, error) {
+	authz, err := single(func(name string) []string { return valuesOf(m, name) }, HeaderAuthorization)
+	if err != nil {
+		return "", err
+	}
+	scheme, token, _ := strings.Cut(strings.TrimSpace(authz), " ")
+	if token = strings.TrimSpace(token); !strings.EqualFold(scheme, "Bearer") || token == "" {
+		return "", ErrBearerOnly
+	}
+	return token, nil
+}
+
 // FromHeader takes the credential from an HTTP request's headers.
 func FromHeader(h http.Header) (string, error) {
 	return fromValues(func(name string) []string { return h.Values(name) })
@@ -38,15 +59,18 @@ func FromHeader(h http.Header) (string, error) {
 // FromMap takes the credential from headers given as a map, as API Gateway
 // hands them to a Lambda authorizer: names as the client spelled them.
 func FromMap(m map[string]string) (string, error) {
-	return fromValues(func(name string) []string {
-		var vs []string
-		for k, v := range m {
-			if strings.EqualFold(k, name) {
-				vs = append(vs, v)
-			}
+	return fromValues(func(name string) []string { return valuesOf(m, name) })
+}
+
+// valuesOf is every value of the header name in m, matched in any case.
+func valuesOf(m map[string]string, name string) []string {
+	var vs []string
+	for k, v := range m {
+		if strings.EqualFold(k, name) {
+			vs = append(vs, v)
 		}
-		return vs
-	})
+	}
+	return vs
 }
 
 // fromValues applies the precedence to every value each header has. A

@@ -94,3 +94,31 @@ func TestFromMapIsDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestBearerFromMap: the Bearer-only extraction never reads X-API-Key and
+// says what to send instead.
+func TestBearerFromMap(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name    string
+		headers []header
+		want    string // empty: refused
+	}{
+		{"bearer", []header{{"Authorization", "Bearer tok-a"}}, "tok-a"},
+		{"bearer, any case", []header{{"authorization", "  bEaReR  tok-a "}}, "tok-a"},
+		{"bearer beside x-api-key", []header{{"Authorization", "Bearer tok-a"}, {"X-API-Key", "tok-b"}}, "tok-a"},
+		{"x-api-key alone", []header{{"X-API-Key", "tok-b"}}, ""},
+		{"basic beside x-api-key", []header{{"Authorization", "Basic dXNlcjpwdw=="}, {"X-API-Key", "tok-b"}}, ""},
+		{"empty bearer beside x-api-key", []header{{"Authorization", "Bearer "}, {"X-API-Key", "tok-b"}}, ""},
+		{"nothing", nil, ""},
+	}
+	for _, c := range cases {
+		got, err := credential.BearerFromMap(asMap(c.headers))
+		switch {
+		case c.want != "" && (err != nil || got != c.want):
+			t.Errorf("%s: got %q, %v; want %q", c.name, got, err, c.want)
+		case c.want == "" && (got != "" || !errors.Is(err, credential.ErrBearerOnly) || !strings.Contains(err.Error(), "Authorization: Bearer <key>")):
+			t.Errorf("%s: got %q, %v; want ErrBearerOnly", c.name, got, err)
+		}
+	}
+}

@@ -100,7 +100,7 @@ func Exit(err error) {
 
 // Authorizer is the REQUEST authorizer over the store's API keys.
 func (b *Base) Authorizer() (*authorizer.Authorizer, error) {
-	a, err := authorizer.New(b.Store, authorizer.Config{Tenant: b.Config.Tenant, JWT: b.Config.JWT, Logger: b.Log})
+	a, err := authorizer.New(b.Store, authorizer.Config{Tenant: b.Config.Tenant, JWT: b.Config.JWT, Logger: b.Log, BearerOnly: b.Config.BearerOnly})
 	if err != nil {
 		return nil, fmt.Errorf("authorizer: %w", err)
 	}

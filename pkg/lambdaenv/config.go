@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 
 	"github.com/sessionbox/sessionbox/pkg/authorizer"
@@ -28,6 +29,10 @@ const (
 	EnvJWTJWKSURL   = "SESSIONBOX_JWT_JWKS_URL"
 	EnvStackID      = "SESSIONBOX_STACK_ID"
 	EnvOrigins      = "SESSIONBOX_ALLOWED_ORIGINS"
+	// EnvBearerOnly ("true") makes the authorizer read Authorization:
+	// Bearer alone; the stack sets it whenever API Gateway caches the
+	// authorizer's answers keyed on that header.
+	EnvBearerOnly = "SESSIONBOX_AUTH_BEARER_ONLY"
 	// The session knobs (template, timeouts, caps, internet access, output
 	// budgets) are pkg/sessionconfig's, shared with sessionbox serve.
 
@@ -71,6 +76,7 @@ type Config struct {
 	DLQURL string
 	// JWT is set when issuer, audience and JWKS URL all are.
 	JWT            *authorizer.JWTConfig
+	BearerOnly     bool
 	StackID        string
 	AllowedOrigins []string
 	Session        session.Config
@@ -111,6 +117,8 @@ func Load(getenv func(string) string, needs Needs) (Config, error) {
 	}
 	jwt, err := loadJWT(get)
 	errs = append(errs, err)
+	c.BearerOnly, err = parseBool(EnvBearerOnly, get(EnvBearerOnly))
+	errs = append(errs, err)
 	c.JWT = jwt
 	c.Session, err = sessionconfig.Load(sessionconfig.FromEnv(get), sessionconfig.Lambda)
 	errs = append(errs, err)
@@ -121,6 +129,18 @@ func Load(getenv func(string) string, needs Needs) (Config, error) {
 		return Config{}, fmt.Errorf("configuration: %w", err)
 	}
 	return c, nil
+}
+
+// parseBool reads a boolean variable: empty is false.
+func parseBool(name, v string) (bool, error) {
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("%s: %q is not true or false", name, v)
+	}
+	return b, nil
 }
 
 // checkName keeps the tenant to what keys, metrics and bus names accept.

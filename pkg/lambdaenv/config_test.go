@@ -60,6 +60,7 @@ func TestLoad(t *testing.T) {
 		{"half a JWT", with("SESSIONBOX_JWT_ISSUER", "https://issuer"), lambdaenv.Authorizer.Needs, []string{"SESSIONBOX_JWT_AUDIENCE"}},
 		{"bad internet switch", with("SESSIONBOX_ALLOW_INTERNET_ACCESS", "yes"), lambdaenv.Execute.Needs, []string{"SESSIONBOX_ALLOW_INTERNET_ACCESS", `"yes"`}},
 		{"bad log level", with("AWS_LAMBDA_LOG_LEVEL", "LOUD"), lambdaenv.Status.Needs, []string{"AWS_LAMBDA_LOG_LEVEL", "LOUD"}},
+		{"bad bearer-only switch", with("SESSIONBOX_AUTH_BEARER_ONLY", "cached"), lambdaenv.Authorizer.Needs, []string{"SESSIONBOX_AUTH_BEARER_ONLY", `"cached"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := lambdaenv.Load(getenv(tc.env), tc.needs)
@@ -83,6 +84,15 @@ func TestLoad(t *testing.T) {
 		c, err := lambdaenv.Load(getenv(with("SESSIONBOX_ALLOW_INTERNET_ACCESS", "false")), lambdaenv.Execute.Needs)
 		if err != nil || c.Session.AllowInternetAccess {
 			t.Fatalf("%+v %v", c.Session, err)
+		}
+	})
+	t.Run("bearer only", func(t *testing.T) {
+		c, err := lambdaenv.Load(getenv(with("SESSIONBOX_AUTH_BEARER_ONLY", "true")), lambdaenv.Authorizer.Needs)
+		if err != nil || !c.BearerOnly {
+			t.Fatalf("%+v %v", c, err)
+		}
+		if c, err := lambdaenv.Load(getenv(full), lambdaenv.Authorizer.Needs); err != nil || c.BearerOnly {
+			t.Fatalf("unset: %+v %v", c, err)
 		}
 	})
 	t.Run("JWT", func(t *testing.T) {
