@@ -20,7 +20,8 @@ help:
 ## all: build (every Lambda bootstrap and bin/)
 all: build
 
-## setup: install what `make run` and `make test` need and is missing (apt, npm, Go modules)
+## setup: install what `make run` and `make test` need and is missing (apt, npm,
+## Go modules) and build the heavy test tools pinned in tools/go.mod into bin/tools/
 setup:
 	@scripts/setup.sh
 
