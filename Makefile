@@ -9,10 +9,19 @@ FUNCTIONS := start stop status execute files install fetch mcp runs reaper autho
 ADDR     ?= 127.0.0.1:8080
 DATA_DIR ?= .data
 
-.PHONY: all setup bins run runtime test test-go test-conformance test-contract test-sdk test-sdk-python test-infra test-cloud build bench lint proto synth preflight deploy diff clean
+.PHONY: all setup bins run runtime test test-go test-conformance test-contract test-sdk test-sdk-python test-infra test-cloud build bench lint proto synth preflight deploy diff clean help
 
+## help: this list (the default goal): each target's `## name: what it does` comment
+.DEFAULT_GOAL := help
+help:
+	@awk '/^## / { sub(/^## /, ""); if (!block) { n = index($$0, ": "); name = substr($$0, 1, n - 1); $$0 = substr($$0, n + 2) } \
+	  else name = ""; printf "  %-22s %s\n", name, $$0; block = 1; next } { block = 0 }' $(MAKEFILE_LIST)
+
+## all: build (every Lambda bootstrap and bin/)
 all: build
 
+## setup: install what `make run` and `make test` need and is missing (apt, npm,
+## Go modules) and build the heavy test tools pinned in tools/go.mod into bin/tools/
 setup:
 	@scripts/setup.sh
 

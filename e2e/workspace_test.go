@@ -367,8 +367,11 @@ func TestCheckpointSizeCap(t *testing.T) {
 
 // TestRestoreLongerThanTheLease restores a workspace that takes longer
 // than the start lease while a second call waits for the session: the
-// lease is extended as the restore runs, so the waiting call does not take
-// the start over, and both calls find the files in the same sandbox.
+// lease is extended as the sandbox's create and the restore run, so the
+// waiting call does not take the start over, and both calls find the files
+// in the same sandbox. pkg/session's TestCreateLongerThanTheLease pins the
+// create's part deterministically: a loaded host's slow create outlived the
+// lease here, and the waiting call restored a second time.
 func TestRestoreLongerThanTheLease(t *testing.T) {
 	t.Parallel()
 	r := newWSRig(t, session.Config{LeaseDuration: 300 * time.Millisecond}, "ws-long-restore")

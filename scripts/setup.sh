@@ -41,3 +41,13 @@ fi
 
 # Go modules, once, so later steps do not race to download them.
 go mod download
+
+# Heavy test-only Go tools, pinned in their own module (tools/go.mod) so their
+# dependencies stay out of the product's go.mod, built here once into
+# bin/tools/ rather than by the tests inside their deadlines. Rebuilt when
+# tools/go.mod or go.sum is newer than the binary.
+tool_bin=bin/tools/versitygw
+if [ ! -x "$tool_bin" ] || [ tools/go.mod -nt "$tool_bin" ] || [ tools/go.sum -nt "$tool_bin" ]; then
+  log "building $tool_bin (tools/go.mod)"
+  go -C tools build -o "../$tool_bin" github.com/versity/versitygw/cmd/versitygw
+fi

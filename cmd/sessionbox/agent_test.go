@@ -45,6 +45,9 @@ func stampedAgents(t *testing.T, dir string) (one, two, none string) {
 // only when provably from the same sources, else passed over with a
 // warning (or quietly, when there is none or this build is unstamped).
 func TestChooseAgent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("links the agent three times")
+	}
 	t.Parallel()
 	bins := t.TempDir()
 	one, two, none := stampedAgents(t, bins)

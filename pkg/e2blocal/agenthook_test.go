@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sessionbox/sessionbox/pkg/e2blocal/jail"
 )
 
 // noHookEnv makes TestMain skip RunAgentIfRequested, as a main that forgot it.
@@ -81,7 +83,7 @@ func TestAgentSource(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := agentSource(c.src)
+			got, err := jail.AgentSource(c.src)
 			if c.err != "" {
 				if err == nil || !strings.Contains(err.Error(), c.err) || !strings.Contains(err.Error(), c.src) {
 					t.Fatalf("agentSource(%q) = %q, %v; want an error naming it and %q", c.src, got, err, c.err)

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sessionbox/sessionbox/pkg/e2blocal/jail"
 )
 
 // BenchmarkCreateToFirstCommand measures what a user waits for: create a
@@ -157,7 +159,7 @@ func benchIdleMemory(b *testing.B, template string) {
 	for range b.N {
 		rss, pss = 0, 0
 		for _, id := range ids {
-			for _, pid := range processTree(rt.lookup(id).proc.cmd.Process.Pid) {
+			for _, pid := range jail.ProcessTree(rt.lookup(id).proc.Cmd.Process.Pid) {
 				r, p := memOf(pid)
 				rss += r
 				pss += p
@@ -320,7 +322,7 @@ func BenchmarkIdlePoolMemory(b *testing.B) {
 	var rss, pss int64
 	for range b.N {
 		rss, pss = 0, 0
-		for _, pid := range processTree(os.Getpid()) {
+		for _, pid := range jail.ProcessTree(os.Getpid()) {
 			if pid == os.Getpid() {
 				continue
 			}

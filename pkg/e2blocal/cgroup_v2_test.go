@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/sessionbox/sessionbox/pkg/e2blocal/jail"
 )
 
 // v2Root finds a unified hierarchy this process may manage: the host's own
@@ -24,7 +26,7 @@ func v2Root(t *testing.T) string {
 	if os.Geteuid() != 0 {
 		t.Skip("managing cgroup v2 groups here needs root")
 	}
-	for _, dir := range []string{cgroupRoot, filepath.Join(cgroupRoot, "unified")} {
+	for _, dir := range []string{jail.CgroupRoot, filepath.Join(jail.CgroupRoot, "unified")} {
 		var st unix.Statfs_t
 		if unix.Statfs(dir, &st) == nil && st.Type == unix.CGROUP2_SUPER_MAGIC {
 			return dir
@@ -51,25 +53,25 @@ func v2Member(t testing.TB, root, dir string, pid int) bool {
 // kills every member and removes the group.
 func TestCgroupV2Group(t *testing.T) {
 	root := v2Root(t)
-	d, err := newV2Driver(root, fmt.Sprintf("%d-v2test", os.Getpid()))
+	d, err := jail.NewV2Driver(root, fmt.Sprintf("%d-v2test", os.Getpid()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.close()
-	cg, err := d.create("sbx1", limits{MemoryBytes: 64 << 20, Pids: 32, CPUPercent: 50})
+	defer d.Close()
+	cg, err := d.Create("sbx1", jail.Limits{MemoryBytes: 64 << 20, Pids: 32, CPUPercent: 50})
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := cg.(*v2Group)
-	for _, c := range v2Controllers {
-		_, err := os.Stat(filepath.Join(g.dir, c+".max"))
-		if d.enabled[c] != (err == nil) {
-			t.Errorf("controller %s enabled %v, but %s.max: %v", c, d.enabled[c], c, err)
+	g := cg.(*jail.V2Group)
+	for _, c := range jail.V2Controllers {
+		_, err := os.Stat(filepath.Join(g.Dir, c+".max"))
+		if d.Enabled[c] != (err == nil) {
+			t.Errorf("controller %s enabled %v, but %s.max: %v", c, d.Enabled[c], c, err)
 		}
 	}
 	born := exec.Command("sleep", "60")
 	born.SysProcAttr = &syscall.SysProcAttr{}
-	if err := g.startIn(born); err != nil {
+	if err := g.StartIn(born); err != nil {
 		t.Fatal(err)
 	}
 	defer born.Process.Kill()
@@ -78,34 +80,34 @@ func TestCgroupV2Group(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer added.Process.Kill()
-	if err := g.add(added.Process.Pid); err != nil {
+	if err := g.Add(added.Process.Pid); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []*os.Process{born.Process, added.Process} {
-		if !v2Member(t, root, g.dir, p.Pid) {
-			t.Fatalf("pid %d is not in %s", p.Pid, g.dir)
+		if !v2Member(t, root, g.Dir, p.Pid) {
+			t.Fatalf("pid %d is not in %s", p.Pid, g.Dir)
 		}
 	}
-	if procs, err := g.procs(); err != nil || len(procs) != 2 {
+	if procs, err := g.Procs(); err != nil || len(procs) != 2 {
 		t.Fatalf("procs %v (%v), want both", procs, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := g.freeze(ctx); err != nil {
+	if err := g.Freeze(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if readStatField(g.dir+"/cgroup.events", "frozen") != 1 {
+	if jail.ReadStatField(g.Dir+"/cgroup.events", "frozen") != 1 {
 		t.Fatal("not frozen")
 	}
-	if err := g.thaw(); err != nil {
+	if err := g.Thaw(); err != nil {
 		t.Fatal(err)
 	}
-	if err := waitFor(ctx, "thaw", func() bool { return readStatField(g.dir+"/cgroup.events", "frozen") == 0 }); err != nil {
+	if err := jail.WaitFor(ctx, "thaw", func() bool { return jail.ReadStatField(g.Dir+"/cgroup.events", "frozen") == 0 }); err != nil {
 		t.Fatal(err)
 	}
 	// destroy ends the members itself (cgroup.kill); reaping them is ours.
 	destroyed := make(chan error, 1)
-	go func() { destroyed <- g.destroy(ctx) }()
+	go func() { destroyed <- g.Destroy(ctx) }()
 	for _, c := range []*exec.Cmd{born, added} {
 		if err := c.Wait(); err == nil || !strings.Contains(err.Error(), "killed") {
 			t.Errorf("pid %d ended with %v, want killed", c.Process.Pid, err)
@@ -114,14 +116,14 @@ func TestCgroupV2Group(t *testing.T) {
 	if err := <-destroyed; err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(g.dir); !os.IsNotExist(err) {
-		t.Fatalf("group %s still there: %v", g.dir, err)
+	if _, err := os.Stat(g.Dir); !os.IsNotExist(err) {
+		t.Fatalf("group %s still there: %v", g.Dir, err)
 	}
-	if err := d.close(); err != nil {
+	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(d.parent); !os.IsNotExist(err) {
-		t.Fatalf("parent %s still there: %v", d.parent, err)
+	if _, err := os.Stat(d.Parent); !os.IsNotExist(err) {
+		t.Fatalf("parent %s still there: %v", d.Parent, err)
 	}
 }
 
@@ -131,35 +133,35 @@ func TestCgroupV2Group(t *testing.T) {
 func TestRuntimeOnCgroupV2(t *testing.T) {
 	root := v2Root(t)
 	rt := startRuntime(t, Config{cgroupV2Root: root})
-	d, ok := rt.cgroups.(*v2Driver)
+	d, ok := rt.cgroups.(*jail.V2Driver)
 	if !ok {
 		t.Fatalf("driver %T, want the v2 one", rt.cgroups)
 	}
 	sb := createSandbox(t, rt, nil)
 	s := rt.lookup(sb.SandboxID)
-	g := s.cg.(*v2Group)
+	g := s.cg.(*jail.V2Group)
 	mustRun(t, rt, sb, "sleep 30 >/dev/null 2>&1 &")
-	tree := processTree(s.proc.cmd.Process.Pid)
+	tree := jail.ProcessTree(s.proc.Cmd.Process.Pid)
 	if len(tree) < 4 {
 		t.Fatalf("tree %v: want bwrap, its init, the agent and the sleep", tree)
 	}
 	for _, pid := range tree {
-		if !v2Member(t, root, g.dir, pid) {
-			t.Fatalf("pid %d of the tree is not in %s", pid, g.dir)
+		if !v2Member(t, root, g.Dir, pid) {
+			t.Fatalf("pid %d of the tree is not in %s", pid, g.Dir)
 		}
 	}
 	if r := api(t, rt, "DELETE", "/sandboxes/"+sb.SandboxID, nil); r.status != http.StatusNoContent {
 		t.Fatalf("kill: %d", r.status)
 	}
 	assertGone(t, tree)
-	if _, err := os.Stat(g.dir); !os.IsNotExist(err) {
-		t.Fatalf("group %s left after kill: %v", g.dir, err)
+	if _, err := os.Stat(g.Dir); !os.IsNotExist(err) {
+		t.Fatalf("group %s left after kill: %v", g.Dir, err)
 	}
 	t.Run("pause keeps memory", func(t *testing.T) { pauseResumeKeepsMemory(t, rt) })
 	if err := rt.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(d.parent); !os.IsNotExist(err) {
-		t.Fatalf("runtime group %s left after Close: %v", d.parent, err)
+	if _, err := os.Stat(d.Parent); !os.IsNotExist(err) {
+		t.Fatalf("runtime group %s left after Close: %v", d.Parent, err)
 	}
 }

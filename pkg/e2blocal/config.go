@@ -49,7 +49,7 @@ type Config struct {
 	StartTimeout     time.Duration
 	DefaultV1Timeout time.Duration // create v1 without timeout, default 15 s
 	DefaultV2Timeout time.Duration // create v2 and connect v2 without timeout, default 300 s
-	// NoSeccomp starts sandboxes without their seccomp filter (seccomp.go);
+	// NoSeccomp starts sandboxes without their seccomp filter (jail/seccomp.go);
 	// it exists to measure the filter's cost and to diagnose a workload it
 	// refuses, never for production.
 	NoSeccomp bool

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/sessionbox/sessionbox/pkg/e2blocal/agent"
+	"github.com/sessionbox/sessionbox/pkg/e2blocal/jail"
 )
 
 // createParams is the parsed body of a create request (v1 or v2).
@@ -97,7 +98,7 @@ func (rt *Runtime) create(ctx context.Context, p createParams) (*sandbox, error)
 	s.templateID, s.metadata, s.envVars = p.templateID, p.metadata, p.envVars
 	s.autoPause, s.autoResume, s.allowNet = p.autoPause, p.autoResume, p.allowNet
 	s.timeout, s.accessToken, s.trafficToken = p.timeout, accessToken, trafficToken
-	err = s.proc.configure(s.assignment(), rt.cfg.StartTimeout)
+	err = s.proc.Configure(s.assignment(), rt.cfg.StartTimeout)
 	// Its agent serves: the next waiting create's tree may start.
 	rt.doneStarting(s)
 	if err != nil {
@@ -153,15 +154,15 @@ func (rt *Runtime) prepare(withNet, standby bool) (*sandbox, error) {
 func (rt *Runtime) provision(s *sandbox, withNet, standby bool) error {
 	if rt.uids != nil {
 		rt.mu.Lock()
-		lease, err := rt.uids.acquire()
+		lease, err := rt.uids.Acquire()
 		rt.mu.Unlock()
 		if err != nil {
 			return err
 		}
-		s.uid, s.hostUID = lease, lease.uid
+		s.uid, s.hostUID = lease, lease.UID
 		// The lease covers the uid UIDCount above it: user's, while the
 		// leased one is root's inside the sandbox.
-		s.userUID = lease.uid + rt.cfg.UIDCount
+		s.userUID = lease.UID + rt.cfg.UIDCount
 	}
 	if err := rt.makeDirs(s); err != nil {
 		return err
@@ -172,23 +173,23 @@ func (rt *Runtime) provision(s *sandbox, withNet, standby bool) error {
 	go func() { homeErr <- rt.mountHome(s) }()
 	var cgErr error
 	if rt.cgroups != nil {
-		var cg cgroup
-		if cg, cgErr = rt.cgroups.create(s.id, limits{MemoryBytes: rt.cfg.MemoryBytes, Pids: rt.cfg.Pids, CPUPercent: rt.cfg.CPUPercent}); cgErr == nil {
+		var cg jail.Cgroup
+		if cg, cgErr = rt.cgroups.Create(s.id, jail.Limits{MemoryBytes: rt.cfg.MemoryBytes, Pids: rt.cfg.Pids, CPUPercent: rt.cfg.CPUPercent}); cgErr == nil {
 			s.cg = cg
 		}
 	}
 	if err := errors.Join(cgErr, <-homeErr); err != nil {
 		return err
 	}
-	spec := launchSpec{
-		bwrap: rt.cfg.Bwrap, agentBin: rt.fs.agentBin(), kernel: rt.kernel, etcDir: rt.fs.etcDir(),
-		homeDir: rt.fs.homeDir(s.id), socket: rt.fs.socketPath(s.id), hostUID: s.hostUID,
-		tmpBytes: rt.cfg.TmpBytes, seccomp: rt.seccomp, python: rt.cfg.Python, userUID: s.userUID,
+	spec := jail.LaunchSpec{
+		Bwrap: rt.cfg.Bwrap, AgentBin: rt.fs.AgentBin(), Kernel: rt.kernel, EtcDir: rt.fs.EtcDir(),
+		HomeDir: rt.fs.HomeDir(s.id), Socket: rt.fs.SocketPath(s.id), HostUID: s.hostUID,
+		TmpBytes: rt.cfg.TmpBytes, Seccomp: rt.seccomp, Python: rt.cfg.Python, UserUID: s.userUID,
 	}
 	if withNet {
-		spec.resolv = rt.fs.netResolvConf()
+		spec.Resolv = rt.fs.NetResolvConf()
 	}
-	proc, err := spawnAgent(rt.spawn, spec, s.cg, rt.agentBase(s, standby))
+	proc, err := jail.SpawnAgent(rt.spawn, spec, s.cg, rt.agentBase(s, standby))
 	if err != nil {
 		return fmt.Errorf("spawn sandbox %s: %w", s.id, err)
 	}
@@ -198,7 +199,7 @@ func (rt *Runtime) provision(s *sandbox, withNet, standby bool) error {
 
 func (s *sandbox) joinCgroup(pid int) {
 	if s.cg != nil {
-		_ = s.cg.add(pid)
+		_ = s.cg.Add(pid)
 	}
 }
 
@@ -216,9 +217,9 @@ func (s *sandbox) sweepIntoCgroup() {
 	if s.cg == nil {
 		return
 	}
-	root := s.proc.cmd.Process.Pid
-	if s.sweep(processTreeDepth(root, 2)) {
-		s.sweep(processTreeDepth(root, 3))
+	root := s.proc.Cmd.Process.Pid
+	if s.sweep(jail.ProcessTreeDepth(root, 2)) {
+		s.sweep(jail.ProcessTreeDepth(root, 3))
 	}
 }
 
@@ -227,7 +228,7 @@ func (s *sandbox) sweepIntoCgroup() {
 func (s *sandbox) sweep(pids []int) (moved bool) {
 	for _, pid := range pids {
 		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
-		if err == nil && strings.Count(string(data), "/"+s.id+"\n") >= s.cg.controllers() {
+		if err == nil && strings.Count(string(data), "/"+s.id+"\n") >= s.cg.Controllers() {
 			continue
 		}
 		s.joinCgroup(pid)
@@ -238,11 +239,11 @@ func (s *sandbox) sweep(pids []int) (moved bool) {
 
 // makeDirs makes the sandbox's directory, its home (layout.homeDir).
 func (rt *Runtime) makeDirs(s *sandbox) error {
-	if err := os.Mkdir(rt.fs.homeDir(s.id), 0o700); err != nil {
+	if err := os.Mkdir(rt.fs.HomeDir(s.id), 0o700); err != nil {
 		return fmt.Errorf("create home: %w", err)
 	}
 	if s.hostUID >= 0 {
-		if err := os.Chown(rt.fs.homeDir(s.id), s.homeOwner(), s.homeOwner()); err != nil {
+		if err := os.Chown(rt.fs.HomeDir(s.id), s.homeOwner(), s.homeOwner()); err != nil {
 			return fmt.Errorf("chown home: %w", err)
 		}
 	}
@@ -255,9 +256,9 @@ func (rt *Runtime) mountHome(s *sandbox) error {
 	if rt.homes == nil {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(rt.ctx, homeMountTimeout)
+	ctx, cancel := context.WithTimeout(rt.ctx, jail.HomeMountTimeout)
 	defer cancel()
-	if err := rt.homes.mount(ctx, rt.fs.homeImage(s.id), rt.fs.homeDir(s.id), s.homeOwner()); err != nil {
+	if err := rt.homes.Mount(ctx, rt.fs.HomeImage(s.id), rt.fs.HomeDir(s.id), s.homeOwner()); err != nil {
 		return fmt.Errorf("sandbox %s home: %w", s.id, err)
 	}
 	s.homeMounted = true
@@ -289,12 +290,12 @@ func (rt *Runtime) agentBase(s *sandbox, standby bool) agent.Config {
 		rl = append(rl, agent.Rlimit{Resource: unix.RLIMIT_DATA, Cur: m, Max: m})
 	}
 	cfg := agent.Config{
-		User: "user", Home: insideHome, Shell: "/bin/bash", Python: rt.cfg.Python,
+		User: "user", Home: jail.InsideHome, Shell: "/bin/bash", Python: rt.cfg.Python,
 		MaxOutputBytes: rt.cfg.MaxOutputBytes, Rlimits: rl, ServeLoopback: true,
 		WithRoot: s.userUID >= 0, StandbyKernel: standby,
 	}
 	if rt.kernel != "" {
-		cfg.KernelCompiled = insideKernel
+		cfg.KernelCompiled = jail.InsideKernel
 	}
 	return cfg
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/e2b/e2btest"
+	"github.com/sessionbox/sessionbox/pkg/e2blocal/jail"
 )
 
 // childRuntimeEnv makes the test binary a runtime process that creates one
@@ -48,9 +49,9 @@ func runChildRuntime(dir string) int {
 		fmt.Fprintln(os.Stderr, "sandbox not created")
 		return 1
 	}
-	pids := processTree(s.proc.cmd.Process.Pid)
+	pids := jail.ProcessTree(s.proc.Cmd.Process.Pid)
 	if s.net != nil {
-		pids = append(pids, processTree(s.net.cmd.Process.Pid)...)
+		pids = append(pids, jail.ProcessTree(s.net.cmd.Process.Pid)...)
 	}
 	_ = json.NewEncoder(os.Stdout).Encode(pids)
 	select {} // killed by the test
@@ -112,7 +113,7 @@ func TestCloseKillsSandboxes(t *testing.T) {
 	var pids []int
 	for range 3 {
 		sb := createSandbox(t, rt, nil)
-		pids = append(pids, processTree(rt.lookup(sb.SandboxID).proc.cmd.Process.Pid)...)
+		pids = append(pids, jail.ProcessTree(rt.lookup(sb.SandboxID).proc.Cmd.Process.Pid)...)
 	}
 	if err := rt.Close(); err != nil {
 		t.Fatalf("Close: %v", err)

@@ -9,7 +9,7 @@
 // cgroup namespaces; uid 1000 "user" inside, an unprivileged host uid
 // outside (its own per sandbox when the runtime is root). When the runtime
 // is root, the sandbox also has root: bwrap waits while the runtime maps
-// the leased uid to 0 and the uid UIDCount above it to 1000 (idmap.go);
+// the leased uid to 0 and the uid UIDCount above it to 1000 (jail/idmap.go);
 // the agent runs as root with a few capabilities of that user namespace,
 // starts commands and kernels as user unless a request names root, and
 // serves sudo (package sudo); /root is a capped tmpfs. Root inside is still
@@ -22,7 +22,7 @@
 // host and a size-capped /tmp; its own network namespace with only lo, unless
 // created with allowInternetAccess (below); a seccomp filter that refuses
 // namespaces, mounts, io_uring, keyrings, bpf and the like with EPERM
-// (seccomp.go). Limits: memory, tasks and CPU through
+// (jail/seccomp.go). Limits: memory, tasks and CPU through
 // cgroups (v1 or v2) when the runtime can manage them, and always rlimits
 // (core 0, file size, open files, processes; data size without cgroups);
 // at most Config.MaxSandboxes live sandboxes, creates past it get 429.
@@ -30,7 +30,7 @@
 // /home/user is the sandbox's own sparse ext4 image of Config.DiskMB,
 // owned by its host uid and loop-mounted (nosuid, nodev) on the host dir
 // bwrap binds, so filling it gets ENOSPC (507 on upload) inside the sandbox
-// and leaves the host's file system alone (homeimg.go). Images are made by
+// and leaves the host's file system alone (jail/homeimg.go). Images are made by
 // the warm pool ahead of demand, unmounted and deleted with the sandbox's
 // other files (once its tree is gone), at Close, and, for a runtime that
 // died, by the next runtime's start. Otherwise (not root, no mkfs.ext4, no
@@ -60,7 +60,7 @@
 //     setuid) runs as the sandbox's host uid and maps it to 1000 inside.
 //     Started as root it would map the sandbox user to host root instead.
 //   - bwrap resolves bind sources with realpath as that uid, so bound
-//     paths must be traversable by it (layout.go); --bind-fd does not help.
+//     paths must be traversable by it (jail/layout.go); --bind-fd does not help.
 //   - cgroup v1 here (memory, pids, cpu, freezer); root may create groups
 //     below its own. Attaching another task waits out an RCU grace period
 //     (8-13 ms measured), so bwrap is born in its group (v1: the spawning

@@ -3,7 +3,6 @@
 package e2blocal
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/e2b/e2btest"
+	"github.com/sessionbox/sessionbox/pkg/e2blocal/jail"
 )
 
 // TestHomeQuota: a home image of DiskMB stops writes with ENOSPC inside the
@@ -30,7 +30,7 @@ func TestHomeQuota(t *testing.T) {
 	}
 	sb := createSandbox(t, rt, nil)
 	s := rt.lookup(sb.SandboxID)
-	home, img := rt.fs.homeDir(s.id), rt.fs.homeImage(s.id)
+	home, img := rt.fs.HomeDir(s.id), rt.fs.HomeImage(s.id)
 	if !mounted(t, home) {
 		t.Fatalf("%s is not a mount point", home)
 	}
@@ -102,9 +102,9 @@ func TestCloseUnmountsHomes(t *testing.T) {
 	var homes []string
 	for range 2 {
 		sb := createSandbox(t, rt, nil)
-		homes = append(homes, rt.fs.homeDir(sb.SandboxID))
+		homes = append(homes, rt.fs.HomeDir(sb.SandboxID))
 	}
-	shared := rt.fs.shared
+	shared := rt.fs.Shared
 	if err := rt.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
@@ -157,7 +157,7 @@ func mountsBelow(t testing.TB, dir string) []string {
 
 func mountsWith(t testing.TB, part string) []string {
 	t.Helper()
-	points, err := mountPoints()
+	points, err := jail.MountPoints()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,74 +168,6 @@ func mountsWith(t testing.TB, part string) []string {
 		}
 	}
 	return out
-}
-
-// TestUnescapeMount: mountinfo escapes spaces, tabs, newlines and
-// backslashes in paths.
-func TestUnescapeMount(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		{"/a/b", "/a/b"},
-		{`/a\040b`, "/a b"},
-		{`/a\134b\011`, "/a\\b\t"},
-		{`/a\04`, `/a\04`},
-	} {
-		if got := unescapeMount(c.in); got != c.want {
-			t.Errorf("unescapeMount(%q) = %q, want %q", c.in, got, c.want)
-		}
-	}
-}
-
-// TestCopyImage: a home copied from the template has the template's bytes
-// and size, and its holes stay holes (the copy allocates no more than the
-// template's data).
-func TestCopyImage(t *testing.T) {
-	t.Parallel()
-	const size = 64 << 20
-	dir := t.TempDir()
-	src := filepath.Join(dir, "template.img")
-	f, err := os.Create(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Truncate(size); err != nil {
-		t.Fatal(err)
-	}
-	for _, off := range []int64{0, 1 << 20, 5<<20 + 4096, size - 8192} {
-		if _, err := f.WriteAt(bytes.Repeat([]byte{byte(off>>12) | 1}, 8192), off); err != nil {
-			t.Fatal(err)
-		}
-	}
-	f.Close()
-	for _, tc := range []struct {
-		name string
-		size int64
-	}{{"same size", size}, {"larger home", 2 * size}} {
-		t.Run(tc.name, func(t *testing.T) {
-			dst, err := os.Create(filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".img"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer dst.Close()
-			if err := copyImage(dst, src, tc.size); err != nil {
-				t.Fatalf("copyImage: %v", err)
-			}
-			want, _ := os.ReadFile(src)
-			got, _ := os.ReadFile(dst.Name())
-			if int64(len(got)) != tc.size || !bytes.Equal(got[:size], want) || bytes.ContainsFunc(got[size:], func(r rune) bool { return r != 0 }) {
-				t.Fatalf("copy of %d bytes differs from the template (%d bytes)", len(got), len(want))
-			}
-			var ss, ds syscall.Stat_t
-			if err := syscall.Stat(src, &ss); err != nil {
-				t.Fatal(err)
-			}
-			if err := syscall.Stat(dst.Name(), &ds); err != nil {
-				t.Fatal(err)
-			}
-			if ds.Blocks > ss.Blocks {
-				t.Fatalf("copy allocates %d blocks, the template %d: holes were filled", ds.Blocks, ss.Blocks)
-			}
-		})
-	}
 }
 
 // TestHomeTemplate: a home copied from the template is empty (its
@@ -255,7 +187,7 @@ func TestHomeTemplate(t *testing.T) {
 		{"formatted in place", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h, why := detectHomeImages(true, 64, tc.template, slog.New(slog.DiscardHandler))
+			h, why := jail.DetectHomeImages(true, 64, tc.template, slog.New(slog.DiscardHandler))
 			if h == nil {
 				t.Fatalf("no image homes: %s", why)
 			}
@@ -264,10 +196,10 @@ func TestHomeTemplate(t *testing.T) {
 				if err := os.Mkdir(home, 0o700); err != nil {
 					t.Fatal(err)
 				}
-				if err := h.mount(context.Background(), home+".img", home, 4242); err != nil {
+				if err := h.Mount(context.Background(), home+".img", home, 4242); err != nil {
 					t.Fatalf("mount: %v", err)
 				}
-				t.Cleanup(func() { _ = unmountHome(home) })
+				t.Cleanup(func() { _ = jail.UnmountHome(home) })
 				entries, err := os.ReadDir(home)
 				if err != nil || len(entries) != 0 {
 					t.Fatalf("home entries %v (%v), want none", entries, err)
@@ -277,7 +209,7 @@ func TestHomeTemplate(t *testing.T) {
 					t.Fatalf("home owner %d (%v), want 4242", st.Uid, err)
 				}
 				opts := mountOptions(t, home)
-				for _, o := range strings.Split(homeMountOptions, ",") {
+				for _, o := range strings.Split(jail.HomeMountOptions, ",") {
 					if !strings.Contains(","+opts+",", ","+o+",") {
 						t.Fatalf("home mounted with %q, lacks %s", opts, o)
 					}
@@ -286,7 +218,7 @@ func TestHomeTemplate(t *testing.T) {
 			if tc.template == "" {
 				return
 			}
-			if h.tmplLostFound {
+			if h.TmplLostFound {
 				t.Fatal("the template kept its lost+found: every home removes its own")
 			}
 			if ls, err := exec.Command("debugfs", "-R", "ls /", tc.template).Output(); err != nil || strings.Contains(string(ls), "lost+found") {
@@ -312,7 +244,7 @@ func mountOptions(t testing.TB, dir string) string {
 	}
 	for _, line := range strings.Split(string(data), "\n") {
 		f := strings.Fields(line)
-		if len(f) > 4 && unescapeMount(f[4]) == dir {
+		if len(f) > 4 && jail.UnescapeMount(f[4]) == dir {
 			return f[len(f)-1]
 		}
 	}

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sessionbox/sessionbox/pkg/e2blocal/jail"
 )
 
 func TestIsolationFilesystem(t *testing.T) {
@@ -61,7 +63,7 @@ func TestIsolationIdentity(t *testing.T) {
 	uids := map[int]bool{}
 	for _, sb := range []sandboxBody{a, b} {
 		s := rt.lookup(sb.SandboxID)
-		for _, pid := range processTree(s.proc.cmd.Process.Pid) {
+		for _, pid := range jail.ProcessTree(s.proc.Cmd.Process.Pid) {
 			uid := hostUIDOf(t, pid)
 			if os.Geteuid() == 0 && (uid == 0 || (uid != s.hostUID && uid != s.userUID)) {
 				t.Fatalf("sandbox %s pid %d runs as host uid %d, want %d or %d", sb.SandboxID, pid, uid, s.hostUID, s.userUID)
@@ -81,7 +83,7 @@ func TestIsolationIdentity(t *testing.T) {
 	if len(uids) != 2 {
 		t.Fatalf("sandboxes share a host uid: %v", uids)
 	}
-	fi, err := os.Stat(rt.fs.homeDir(a.SandboxID) + "/owned")
+	fi, err := os.Stat(rt.fs.HomeDir(a.SandboxID) + "/owned")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +162,7 @@ while True: x.append(b"x" * (16 << 20))'`)
 		if rt.cgroups == nil {
 			t.Skip("no cgroups on this host: the memory limit is an rlimit, checked by the exit status above")
 		}
-		if used, _, err := rt.lookup(victim.SandboxID).cg.memory(); err != nil || used > 128<<20 {
+		if used, _, err := rt.lookup(victim.SandboxID).cg.Memory(); err != nil || used > 128<<20 {
 			t.Fatalf("memory use %d after the bomb (err %v)", used, err)
 		}
 	})
@@ -187,7 +189,7 @@ while True: x.append(b"x" * (16 << 20))'`)
 			t.Fatalf("runtime health during fork bomb: %d", r.status)
 		}
 		if s := rt.lookup(victim.SandboxID); s.cg != nil {
-			if pids, _ := s.cg.procs(); len(pids) > 64 {
+			if pids, _ := s.cg.Procs(); len(pids) > 64 {
 				t.Fatalf("%d tasks in a sandbox limited to 64", len(pids))
 			}
 		}
@@ -203,7 +205,7 @@ while True: x.append(b"x" * (16 << 20))'`)
 		}
 		// timeout killed the bomb's whole process group.
 		deadline := time.Now().Add(30 * time.Second)
-		for pids, _ := s.cg.procs(); len(pids) > 4; pids, _ = s.cg.procs() {
+		for pids, _ := s.cg.Procs(); len(pids) > 4; pids, _ = s.cg.Procs() {
 			if time.Now().After(deadline) {
 				t.Fatalf("fork bomb still has %d tasks", len(pids))
 			}
@@ -215,7 +217,7 @@ while True: x.append(b"x" * (16 << 20))'`)
 		// until all 50 MB are written; what the transport buffers comes on
 		// top. The flood is random: Connect compresses messages, and a
 		// compressible one would fit many times over in the same buffers.
-		marker := rt.fs.homeDir(victim.SandboxID) + "/flood-done"
+		marker := rt.fs.HomeDir(victim.SandboxID) + "/flood-done"
 		r := runStalled(ctx, rt, victim, `head -c 37500000 /dev/urandom | base64 -w0; touch ~/flood-done`, func() {
 			for _, err := os.Stat(marker); err != nil && ctx.Err() == nil; _, err = os.Stat(marker) {
 				time.Sleep(50 * time.Millisecond)
@@ -257,7 +259,7 @@ func TestKillRemovesTree(t *testing.T) {
 	sb := createSandbox(t, rt, nil)
 	mustRun(t, rt, sb, `nohup sleep 1000 >/dev/null 2>&1 &`)
 	s := rt.lookup(sb.SandboxID)
-	pids := processTree(s.proc.cmd.Process.Pid)
+	pids := jail.ProcessTree(s.proc.Cmd.Process.Pid)
 	if len(pids) < 4 {
 		t.Fatalf("expected bwrap, its init, the agent and sleep; got %v", pids)
 	}
@@ -268,7 +270,7 @@ func TestKillRemovesTree(t *testing.T) {
 	if r := api(t, rt, "DELETE", "/sandboxes/"+sb.SandboxID, nil); r.status != http.StatusNotFound {
 		t.Fatalf("second kill: %d", r.status)
 	}
-	for _, d := range []string{rt.fs.sandboxDir(sb.SandboxID), rt.fs.socketPath(sb.SandboxID)} {
+	for _, d := range []string{rt.fs.SandboxDir(sb.SandboxID), rt.fs.SocketPath(sb.SandboxID)} {
 		if _, err := os.Stat(d); err == nil {
 			t.Fatalf("%s survived the kill", d)
 		}
@@ -299,16 +301,16 @@ func alive(pid int) bool {
 }
 
 // pidsLimitHits reads how often the group's task limit refused a fork.
-func pidsLimitHits(t testing.TB, cg cgroup) int64 {
+func pidsLimitHits(t testing.TB, cg jail.Cgroup) int64 {
 	t.Helper()
 	var path string
 	switch g := cg.(type) {
-	case *v1Group:
-		path = g.dirs["pids"] + "/pids.events"
-	case *v2Group:
-		path = g.dir + "/pids.events"
+	case *jail.V1Group:
+		path = g.Dirs["pids"] + "/pids.events"
+	case *jail.V2Group:
+		path = g.Dir + "/pids.events"
 	}
-	return readStatField(path, "max")
+	return jail.ReadStatField(path, "max")
 }
 
 // TestOversizedUpload: the file size limit also bounds uploads, which the

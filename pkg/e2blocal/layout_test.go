@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/sessionbox/sessionbox/pkg/e2blocal/jail"
 )
 
 // TestSocketDirOnTmpfs: the agents' sockets live in a private 0700
@@ -25,7 +27,7 @@ func TestSocketDirOnTmpfs(t *testing.T) {
 		t.Fatalf("this test needs /dev/shm on a tmpfs: %v", err)
 	}
 	t.Setenv("XDG_RUNTIME_DIR", "")
-	base := runBase()
+	base := jail.RunBase()
 	if base != "/dev/shm" {
 		t.Fatalf("runBase() = %q, want /dev/shm", base)
 	}
@@ -39,7 +41,7 @@ func TestSocketDirOnTmpfs(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(stale) })
 
-	l, err := newLayout(t.TempDir(), "", "test", false, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	l, err := jail.NewLayout(t.TempDir(), "", "test", false, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,46 +49,20 @@ func TestSocketDirOnTmpfs(t *testing.T) {
 		t.Errorf("the dead runtime's %s is still there", stale)
 	}
 	var st unix.Statfs_t
-	fi, err := os.Stat(l.runRoot)
-	if err != nil || unix.Statfs(l.runRoot, &st) != nil {
-		t.Fatalf("socket dir %s: %v", l.runRoot, err)
+	fi, err := os.Stat(l.RunRoot)
+	if err != nil || unix.Statfs(l.RunRoot, &st) != nil {
+		t.Fatalf("socket dir %s: %v", l.RunRoot, err)
 	}
-	if !strings.HasPrefix(l.runRoot, base+"/") || st.Type != unix.TMPFS_MAGIC || fi.Mode().Perm() != 0o700 {
-		t.Errorf("socket dir %s: on tmpfs %v, mode %v; want a 0700 dir below %s", l.runRoot, st.Type == unix.TMPFS_MAGIC, fi.Mode().Perm(), base)
+	if !strings.HasPrefix(l.RunRoot, base+"/") || st.Type != unix.TMPFS_MAGIC || fi.Mode().Perm() != 0o700 {
+		t.Errorf("socket dir %s: on tmpfs %v, mode %v; want a 0700 dir below %s", l.RunRoot, st.Type == unix.TMPFS_MAGIC, fi.Mode().Perm(), base)
 	}
-	if n := len(l.socketPath("abcdefghijklmnopqrst")); n > 107 {
+	if n := len(l.SocketPath("abcdefghijklmnopqrst")); n > 107 {
 		t.Errorf("socket path of %d bytes, over the limit", n)
 	}
-	if err := l.close(); err != nil {
+	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if exists(l.runRoot) {
-		t.Errorf("Close left %s", l.runRoot)
-	}
-}
-
-// TestRunBaseFallsBack: without a usable tmpfs named by XDG_RUNTIME_DIR,
-// /dev/shm is next, and a relative, missing or non-tmpfs XDG_RUNTIME_DIR
-// is ignored.
-func TestRunBaseFallsBack(t *testing.T) {
-	var shm unix.Statfs_t
-	if err := unix.Statfs("/dev/shm", &shm); err != nil || shm.Type != unix.TMPFS_MAGIC {
-		t.Fatalf("this test needs /dev/shm on a tmpfs: %v", err)
-	}
-	dirs := []string{"relative/dir", "/nonexistent"}
-	// A directory on a disk file system: the test's temp dir, unless /tmp
-	// is itself a tmpfs, then the package's own directory.
-	for _, d := range []string{t.TempDir(), "."} {
-		var st unix.Statfs_t
-		if abs, err := filepath.Abs(d); err == nil && unix.Statfs(abs, &st) == nil && st.Type != unix.TMPFS_MAGIC {
-			dirs = append(dirs, abs)
-			break
-		}
-	}
-	for _, dir := range dirs {
-		t.Setenv("XDG_RUNTIME_DIR", dir)
-		if got := runBase(); got != "/dev/shm" {
-			t.Errorf("XDG_RUNTIME_DIR=%q: runBase() = %q, want /dev/shm", dir, got)
-		}
+	if exists(l.RunRoot) {
+		t.Errorf("Close left %s", l.RunRoot)
 	}
 }

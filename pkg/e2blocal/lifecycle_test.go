@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sessionbox/sessionbox/pkg/e2blocal/jail"
 )
 
 // waitState polls GET /sandboxes/{id} until its status/state match.
@@ -60,13 +62,13 @@ func TestTimeoutExpiry(t *testing.T) {
 	t.Run("kill", func(t *testing.T) {
 		// Long enough to look the sandbox up on a loaded machine before it expires.
 		sb := createSandbox(t, rt, map[string]any{"templateID": "base", "timeout": 3})
-		pids := processTree(rt.lookup(sb.SandboxID).proc.cmd.Process.Pid)
+		pids := jail.ProcessTree(rt.lookup(sb.SandboxID).proc.Cmd.Process.Pid)
 		waitState(t, rt, sb.SandboxID, http.StatusNotFound, "")
 		assert502(t, rt, sb.SandboxID)
 		// The expiry tears down in the background after forgetting the id.
 		assertGone(t, pids)
 		deadline := time.Now().Add(10 * time.Second)
-		for _, err := readDir(rt.fs.sandboxDir(sb.SandboxID)); err == nil; _, err = readDir(rt.fs.sandboxDir(sb.SandboxID)) {
+		for _, err := readDir(rt.fs.SandboxDir(sb.SandboxID)); err == nil; _, err = readDir(rt.fs.SandboxDir(sb.SandboxID)) {
 			if time.Now().After(deadline) {
 				t.Fatal("sandbox data survived the kill")
 			}
@@ -334,7 +336,7 @@ func TestProxyFastStreams(t *testing.T) {
 func TestKillPausedAndConnectRearms(t *testing.T) {
 	rt := startRuntime(t, Config{})
 	paused := createSandbox(t, rt, nil)
-	pids := processTree(rt.lookup(paused.SandboxID).proc.cmd.Process.Pid)
+	pids := jail.ProcessTree(rt.lookup(paused.SandboxID).proc.Cmd.Process.Pid)
 	if r := api(t, rt, "POST", "/sandboxes/"+paused.SandboxID+"/pause", nil); r.status != http.StatusNoContent {
 		t.Fatalf("pause: %d", r.status)
 	}
@@ -382,16 +384,16 @@ func TestKillPausedAndConnectRearms(t *testing.T) {
 func assertFrozen(t testing.TB, s *sandbox) {
 	t.Helper()
 	switch g := s.cg.(type) {
-	case *v1Group:
-		if st := g.freezerState(); st != "FROZEN" {
+	case *jail.V1Group:
+		if st := g.FreezerState(); st != "FROZEN" {
 			t.Fatalf("freezer state %q", st)
 		}
-	case *v2Group:
-		if readStatField(g.dir+"/cgroup.events", "frozen") != 1 {
+	case *jail.V2Group:
+		if jail.ReadStatField(g.Dir+"/cgroup.events", "frozen") != 1 {
 			t.Fatal("cgroup not frozen")
 		}
 	default:
-		for _, pid := range processTree(s.proc.cmd.Process.Pid) {
+		for _, pid := range jail.ProcessTree(s.proc.Cmd.Process.Pid) {
 			data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 			if i := strings.LastIndexByte(string(data), ')'); i < 0 || data[i+2] != 'T' {
 				t.Fatalf("pid %d not stopped: %s", pid, data)

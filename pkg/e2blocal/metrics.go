@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/sessionbox/sessionbox/pkg/e2blocal/jail"
 )
 
 // clockTicks is USER_HZ, 100 on every Linux architecture Go supports.
@@ -37,21 +39,21 @@ func (s *sandbox) metric() metricBody {
 	cur := cpuSample{at: now}
 	var pids []int
 	if s.cg != nil {
-		if used, cache, err := s.cg.memory(); err == nil {
+		if used, cache, err := s.cg.Memory(); err == nil {
 			m.MemUsed, m.MemCache = used, cache
 		}
-		if used, err := s.cg.cpuUsage(); err == nil {
+		if used, err := s.cg.CPUUsage(); err == nil {
 			cur.used, cur.cgroup = used, true
 		}
 		// One read of the group's member list; walking the tree reads a
 		// children file per thread of every process (~6 ms for an agent).
 		if !cur.cgroup {
-			pids, _ = s.cg.procs()
+			pids, _ = s.cg.Procs()
 		}
 	}
 	if !cur.cgroup {
 		if len(pids) == 0 {
-			pids = processTree(s.proc.cmd.Process.Pid)
+			pids = jail.ProcessTree(s.proc.Cmd.Process.Pid)
 		}
 		var ticks int64
 		for _, pid := range pids {
@@ -88,14 +90,14 @@ func cpuPercent(prev, cur cpuSample, count int) float64 {
 // diskSampleAge. Callers hold s.metrics.mu.
 func (s *sandbox) disk(advertised int64) (used, total int64) {
 	if s.homeMounted {
-		if used, total, err := homeStatfs(s.rt.fs.homeDir(s.id)); err == nil {
+		if used, total, err := jail.HomeStatfs(s.rt.fs.HomeDir(s.id)); err == nil {
 			return used, total
 		}
 	}
 	if !s.diskAt.IsZero() && time.Since(s.diskAt) < diskSampleAge {
 		return s.diskUsedCached, advertised
 	}
-	used, _ = dirSize(s.rt.fs.homeDir(s.id), diskScanEntries)
+	used, _ = dirSize(s.rt.fs.HomeDir(s.id), diskScanEntries)
 	s.diskAt, s.diskUsedCached = time.Now(), used
 	return used, advertised
 }

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sessionbox/sessionbox/pkg/e2blocal/jail"
 )
 
 // tapScript checks tap0 inside: an address in slirp's 10.0.2.0/24, the MTU
@@ -152,7 +154,7 @@ func TestInternetAccessLifecycle(t *testing.T) {
 // slirpTree lists a sandbox's slirp4netns with the bwrap around it.
 func slirpTree(t testing.TB, rt *Runtime, sb sandboxBody) []int {
 	t.Helper()
-	pids := processTree(rt.lookup(sb.SandboxID).net.cmd.Process.Pid)
+	pids := jail.ProcessTree(rt.lookup(sb.SandboxID).net.cmd.Process.Pid)
 	if slirpPid(t, pids) < 0 {
 		t.Fatalf("no slirp4netns among %v", pids)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/sessionbox/sessionbox/pkg/e2b/e2btest"
+	"github.com/sessionbox/sessionbox/pkg/e2blocal/jail"
 )
 
 // nonRootUID runs the non-root suite; it is below the sandbox uid range.
@@ -38,7 +39,7 @@ func TestUnprivilegedRuntime(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(dir, "e2blocal.test")
-	if err := copyFile(exe, bin, 0o755); err != nil {
+	if err := jail.CopyFile(exe, bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	tmp := filepath.Join(dir, "tmp")

@@ -83,7 +83,7 @@ func (rt *Runtime) takeWarm(standby bool) (*sandbox, error) {
 	for {
 		select {
 		case s := <-rt.pool:
-			if s.proc.exited() {
+			if s.proc.Exited() {
 				sup.mu.Unlock()
 				_ = s.teardown(context.Background())
 				sup.mu.Lock()

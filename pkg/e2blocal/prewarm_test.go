@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sessionbox/sessionbox/pkg/e2blocal/jail"
 )
 
 // kernelPids lists the sandbox's Python kernels: `python3 <kernel> <cap>`,
@@ -16,7 +18,7 @@ import (
 // reads its source from stdin.
 func kernelPids(rt *Runtime, id string) []int {
 	var out []int
-	for _, pid := range processTree(rt.lookup(id).proc.cmd.Process.Pid) {
+	for _, pid := range jail.ProcessTree(rt.lookup(id).proc.Cmd.Process.Pid) {
 		if isKernel(rt, pid) {
 			out = append(out, pid)
 		}
@@ -27,7 +29,7 @@ func kernelPids(rt *Runtime, id string) []int {
 func isKernel(rt *Runtime, pid int) bool {
 	want := "-"
 	if rt.kernel != "" {
-		want = insideKernel
+		want = jail.InsideKernel
 	}
 	cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 	args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
@@ -101,7 +103,7 @@ func TestPooledStandbyKernel(t *testing.T) {
 // kernelPidsUnder lists the kernels anywhere below pid.
 func kernelPidsUnder(rt *Runtime, pid int) []int {
 	var out []int
-	for _, p := range processTree(pid) {
+	for _, p := range jail.ProcessTree(pid) {
 		if isKernel(rt, p) {
 			out = append(out, p)
 		}

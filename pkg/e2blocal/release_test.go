@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sessionbox/sessionbox/pkg/e2blocal/jail"
 )
 
 // TestUIDKeptUntilTreeIsGone tears down a sandbox whose tree outlives the
@@ -28,13 +30,13 @@ func TestUIDKeptUntilTreeIsGone(t *testing.T) {
 	real := s.proc
 	gate, gated := make(chan struct{}), make(chan struct{})
 	go func() {
-		<-real.done
+		<-real.Done
 		<-gate
 		close(gated)
 	}()
-	s.proc = &agentProc{cmd: real.cmd, stderr: real.stderr, cfgW: real.cfgW, readyR: real.readyR, done: gated}
-	lockFile := filepath.Join(rt.uids.lockDir, strconv.Itoa(s.hostUID))
-	home := rt.fs.homeDir(s.id)
+	s.proc = &jail.AgentProc{Cmd: real.Cmd, Stderr: real.Stderr, CfgW: real.CfgW, ReadyR: real.ReadyR, Done: gated}
+	lockFile := filepath.Join(rt.uids.LockDir, strconv.Itoa(s.hostUID))
+	home := rt.fs.HomeDir(s.id)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
@@ -53,9 +55,9 @@ func TestUIDKeptUntilTreeIsGone(t *testing.T) {
 	// test packages run beside this one) may lease the same uid at once, so
 	// probing the lock file could not tell.
 	deadline := time.Now().Add(20 * time.Second)
-	for !s.uid.released.Load() || exists(home) {
+	for !s.uid.Released.Load() || exists(home) {
 		if time.Now().After(deadline) {
-			t.Fatalf("lease released %v, home present %v after the tree exited", s.uid.released.Load(), exists(home))
+			t.Fatalf("lease released %v, home present %v after the tree exited", s.uid.Released.Load(), exists(home))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/sessionbox/sessionbox/pkg/e2blocal/jail"
 )
 
 func (c *Config) setDefaults() {
@@ -84,15 +86,15 @@ type Runtime struct {
 	cfg     Config
 	log     *slog.Logger // cfg.Logger
 	envdVer string
-	fs      *layout
-	spawn   *spawner
-	cgroups cgroupDriver // nil when cgroups are not manageable
-	uids    *uidPool     // nil when not root: sandboxes run as our own uid
-	slirp   string       // slirp4netns binary for internet access
-	homes   *homeImages  // nil when homes are plain, unlimited dirs
-	noNet   error        // why internet access is unavailable, nil when it is
-	kernel  string       // host path of the compiled kernel; "" when kernels compile their source
-	seccomp []byte       // the sandboxes' seccomp program; nil with Config.NoSeccomp
+	fs      *jail.Layout
+	spawn   *jail.Spawner
+	cgroups jail.CgroupDriver // nil when cgroups are not manageable
+	uids    *jail.UIDPool     // nil when not root: sandboxes run as our own uid
+	slirp   string            // slirp4netns binary for internet access
+	homes   *jail.HomeImages  // nil when homes are plain, unlimited dirs
+	noNet   error             // why internet access is unavailable, nil when it is
+	kernel  string            // host path of the compiled kernel; "" when kernels compile their source
+	seccomp []byte            // the sandboxes' seccomp program; nil with Config.NoSeccomp
 
 	ctx    context.Context // ends at Close; parent of timers' work
 	cancel context.CancelFunc
@@ -158,7 +160,7 @@ func (rt *Runtime) init() error {
 		return fmt.Errorf("mark inherited descriptors close-on-exec: %w", err)
 	}
 	if !rt.cfg.NoSeccomp {
-		prog, err := seccompProgram()
+		prog, err := jail.SeccompProgram()
 		if err != nil {
 			return err
 		}
@@ -170,35 +172,35 @@ func (rt *Runtime) init() error {
 		return err
 	}
 	tag := fmt.Sprintf("%d-%s", os.Getpid(), suffix[:8])
-	fs, err := newLayout(rt.cfg.DataDir, rt.cfg.Agent, tag, root, rt.log)
+	fs, err := jail.NewLayout(rt.cfg.DataDir, rt.cfg.Agent, tag, root, rt.log)
 	if err != nil {
 		return err
 	}
 	rt.fs = fs
-	rt.spawn = newSpawner()
+	rt.spawn = jail.NewSpawner()
 	// Kernels run bytecode compiled once here rather than compiling their
 	// source at every start.
-	if rt.kernel, err = fs.compileKernel(rt.cfg.Python); err != nil {
+	if rt.kernel, err = fs.CompileKernel(rt.cfg.Python); err != nil {
 		rt.log.Warn("e2blocal: kernels compile their source at every start", "error", err)
 	}
 	rt.slirp, rt.noNet = netSupport(rt.cfg)
 	var why string
 	if rt.cfg.DiskMB < 0 {
 		rt.log.Warn("e2blocal: sandbox homes are not size-limited", "reason", "DiskMB < 0")
-	} else if rt.homes, why = detectHomeImages(root, rt.cfg.DiskMB, rt.fs.homeTemplate(), rt.log); rt.homes == nil {
+	} else if rt.homes, why = jail.DetectHomeImages(root, rt.cfg.DiskMB, rt.fs.HomeTemplate(), rt.log); rt.homes == nil {
 		rt.log.Warn("e2blocal: sandbox homes are not size-limited: a sandbox can fill the file system holding the data dir", "reason", why, "dataDir", rt.cfg.DataDir)
 	}
 	if root {
-		dir, err := uidLockDir()
+		dir, err := jail.UIDLockDir()
 		if err != nil {
 			return err
 		}
-		if rt.uids, err = newUIDPool(rt.cfg.UIDBase, rt.cfg.UIDCount, dir); err != nil {
+		if rt.uids, err = jail.NewUIDPool(rt.cfg.UIDBase, rt.cfg.UIDCount, dir); err != nil {
 			return err
 		}
 	}
 	// One parent group per runtime; several runtimes may share a process.
-	if cg, err := detectCgroups(tag, rt.cfg.cgroupV2Root, rt.log); err != nil {
+	if cg, err := jail.DetectCgroups(tag, rt.cfg.cgroupV2Root, rt.log); err != nil {
 		rt.log.Warn("e2blocal: sandboxes get no cgroup limits: rlimits bound them and pause stops them with SIGSTOP", "error", err)
 	} else {
 		rt.cgroups = cg
@@ -275,15 +277,15 @@ func (rt *Runtime) shutdown() error {
 	errs = append(errs, rt.killAll(ctx))
 	// Expiries and creates that were under way when Close began end on
 	// their own; their cgroups and dirs must be gone before ours go.
-	errs = append(errs, waitFor(ctx, "sandbox teardowns", func() bool { return rt.busy.Load() == 0 }))
+	errs = append(errs, jail.WaitFor(ctx, "sandbox teardowns", func() bool { return rt.busy.Load() == 0 }))
 	if rt.spawn != nil {
-		rt.spawn.stop()
+		rt.spawn.Stop()
 	}
 	if rt.cgroups != nil {
-		errs = append(errs, rt.cgroups.close())
+		errs = append(errs, rt.cgroups.Close())
 	}
 	if rt.fs != nil {
-		errs = append(errs, rt.fs.close())
+		errs = append(errs, rt.fs.Close())
 	}
 	return errors.Join(errs...)
 }

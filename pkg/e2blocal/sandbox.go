@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/sessionbox/sessionbox/pkg/e2blocal/jail"
 )
 
 type sbState int
@@ -56,14 +58,14 @@ type sandbox struct {
 	autoPause    bool
 	autoResume   bool
 	allowNet     *bool
-	uid          *uidLease
+	uid          *jail.UIDLease
 	hostUID      int // bwrap's host uid: root inside when userUID is set, else user
 	userUID      int // user's host uid in a sandbox with root, else -1
-	cg           cgroup
-	proc         *agentProc
+	cg           jail.Cgroup
+	proc         *jail.AgentProc
 	net          *slirpProc // nil without internet access
 	transport    *http.Transport
-	homeMounted  bool // /home/user is a loop-mounted image (homeimg.go)
+	homeMounted  bool // /home/user is a loop-mounted image (jail/homeimg.go)
 	standby      bool // its agent was spawned starting a standby kernel
 	starting     bool // holds a start slot (pool.go); guarded by rt.supply.mu
 
@@ -175,8 +177,8 @@ func (s *sandbox) pause(ctx context.Context) error {
 
 func (s *sandbox) freeze(ctx context.Context) error {
 	if s.cg != nil {
-		if err := s.cg.freeze(ctx); err != nil {
-			_ = s.cg.thaw()
+		if err := s.cg.Freeze(ctx); err != nil {
+			_ = s.cg.Thaw()
 			return fmt.Errorf("freeze sandbox %s: %w", s.id, err)
 		}
 		return nil
@@ -184,9 +186,9 @@ func (s *sandbox) freeze(ctx context.Context) error {
 	// Without a freezer the tree is stopped task by task; a process forked
 	// while we walk is caught by the next pass. SIGSTOP takes effect when the
 	// task next runs, so pause waits until every task reports stopped.
-	return waitFor(ctx, "sandbox tasks to stop", func() bool {
+	return jail.WaitFor(ctx, "sandbox tasks to stop", func() bool {
 		stopped := true
-		for _, pid := range processTree(s.proc.cmd.Process.Pid) {
+		for _, pid := range jail.ProcessTree(s.proc.Cmd.Process.Pid) {
 			if st := procState(pid); st != 'T' && st != 't' && st != 'Z' && st != 0 {
 				stopped = false
 				_ = syscall.Kill(pid, syscall.SIGSTOP)
@@ -211,12 +213,12 @@ func procState(pid int) byte {
 
 func (s *sandbox) thaw() error {
 	if s.cg != nil {
-		if err := s.cg.thaw(); err != nil {
+		if err := s.cg.Thaw(); err != nil {
 			return fmt.Errorf("thaw sandbox %s: %w", s.id, err)
 		}
 		return nil
 	}
-	for _, pid := range processTree(s.proc.cmd.Process.Pid) {
+	for _, pid := range jail.ProcessTree(s.proc.Cmd.Process.Pid) {
 		_ = syscall.Kill(pid, syscall.SIGCONT)
 	}
 	return nil
@@ -268,18 +270,18 @@ func (s *sandbox) teardown(ctx context.Context) error {
 	var errs []error
 	if s.cg != nil {
 		// Freezing first means no task can fork while we signal the group.
-		_ = s.cg.freeze(ctx)
-		if pids, err := s.cg.procs(); err == nil {
+		_ = s.cg.Freeze(ctx)
+		if pids, err := s.cg.Procs(); err == nil {
 			for _, pid := range pids {
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 			}
 		}
-		_ = s.cg.thaw()
+		_ = s.cg.Thaw()
 	}
 	if s.proc != nil {
-		s.proc.kill()
+		s.proc.Kill()
 		select {
-		case <-s.proc.done:
+		case <-s.proc.Done:
 		case <-ctx.Done():
 			errs = append(errs, fmt.Errorf("wait for sandbox %s to exit: %w", s.id, ctx.Err()))
 		}
@@ -290,7 +292,7 @@ func (s *sandbox) teardown(ctx context.Context) error {
 	if s.transport != nil {
 		s.transport.CloseIdleConnections()
 	}
-	if s.proc != nil && !s.proc.exited() {
+	if s.proc != nil && !s.proc.Exited() {
 		// The tree may still run as its host uid: handing the uid to a new
 		// sandbox would let the two signal and read each other, and its
 		// files are still being written. Finish once it is gone.
@@ -305,13 +307,13 @@ func (s *sandbox) teardown(ctx context.Context) error {
 func (s *sandbox) release(ctx context.Context) error {
 	var errs []error
 	if s.cg != nil {
-		errs = append(errs, s.cg.destroy(ctx))
+		errs = append(errs, s.cg.Destroy(ctx))
 	}
-	dirs := []string{s.rt.fs.socketPath(s.id), s.rt.fs.sandboxDir(s.id), s.rt.fs.homeImage(s.id)}
+	dirs := []string{s.rt.fs.SocketPath(s.id), s.rt.fs.SandboxDir(s.id), s.rt.fs.HomeImage(s.id)}
 	if s.homeMounted {
 		// Removing the dir while the image is mounted would empty the
 		// image instead of freeing it; keep the files if it stays mounted.
-		if err := unmountHome(s.rt.fs.homeDir(s.id)); err != nil {
+		if err := jail.UnmountHome(s.rt.fs.HomeDir(s.id)); err != nil {
 			errs = append(errs, err)
 			dirs = dirs[:1]
 		}
@@ -321,7 +323,7 @@ func (s *sandbox) release(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("remove %s: %w", d, err))
 		}
 	}
-	s.uid.release()
+	s.uid.Release()
 	return errors.Join(errs...)
 }
 
@@ -331,7 +333,7 @@ func (s *sandbox) release(ctx context.Context) error {
 func (s *sandbox) releaseWhenGone() {
 	defer s.rt.busy.Add(-1)
 	select {
-	case <-s.proc.done:
+	case <-s.proc.Done:
 	case <-s.rt.ctx.Done():
 		return
 	}
@@ -344,12 +346,12 @@ func (s *sandbox) releaseWhenGone() {
 
 // watch reaps a sandbox whose tree died on its own (agent crash, OOM).
 func (s *sandbox) watch() {
-	<-s.proc.done
+	<-s.proc.Done
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := s.kill(ctx); !errors.Is(err, errGone) {
 		// Nobody asked for this: keep the agent's last words.
-		s.rt.log.Warn("e2blocal: sandbox died", "sandbox", s.id, "error", s.proc.err, "agentOutput", s.proc.stderr.String())
+		s.rt.log.Warn("e2blocal: sandbox died", "sandbox", s.id, "error", s.proc.Err, "agentOutput", s.proc.Stderr.String())
 	}
 }
 
@@ -366,7 +368,7 @@ func newTransport(socket string) *http.Transport {
 	}
 }
 
-func (s *sandbox) socketPath() string { return s.rt.fs.socketPath(s.id) }
+func (s *sandbox) socketPath() string { return s.rt.fs.SocketPath(s.id) }
 
 // homeOwner is the host uid that owns /home/user: user's.
 func (s *sandbox) homeOwner() int {

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/sessionbox/sessionbox/pkg/e2blocal/jail"
 )
 
 // Internet access for a sandbox is user-mode networking: slirp4netns adds
@@ -44,7 +46,7 @@ import (
 //   - It exits when --exit-fd reaches EOF, i.e. when the runtime closes its
 //     end or dies; Pdeathsig from the spawner's thread is the second line.
 const (
-	slirpDNS   = "10.0.2.3"
+	slirpDNS   = jail.SlirpDNS
 	slirpMTU   = "65520"
 	slirpIface = "tap0"
 )
@@ -54,7 +56,7 @@ type slirpProc struct {
 	cmd      *exec.Cmd // the outer bwrap
 	exitW    *os.File  // closing it tells slirp to exit
 	readyR   *os.File  // one byte once tap0 is up
-	output   *tailBuffer
+	output   *jail.TailBuffer
 	done     chan struct{} // closed once slirp has been reaped
 	stopping atomic.Bool   // set by stop: an exit before it is unexpected
 }
@@ -105,7 +107,7 @@ func (s *sandbox) netns(timeout time.Duration) (*os.File, error) {
 		if f != nil || time.Now().After(deadline) {
 			return f, err
 		}
-		if s.proc.exited() {
+		if s.proc.Exited() {
 			return nil, fmt.Errorf("sandbox %s exited before its network was attached", s.id)
 		}
 		time.Sleep(500 * time.Microsecond)
@@ -113,7 +115,7 @@ func (s *sandbox) netns(timeout time.Duration) (*os.File, error) {
 }
 
 func (s *sandbox) childNetns(hostIno uint64) (*os.File, error) {
-	kids := processTreeDepth(s.proc.cmd.Process.Pid, 1)[1:]
+	kids := jail.ProcessTreeDepth(s.proc.Cmd.Process.Pid, 1)[1:]
 	if len(kids) != 1 {
 		return nil, fmt.Errorf("sandbox %s: want one process below bwrap, found %d", s.id, len(kids))
 	}
@@ -144,7 +146,7 @@ func slirpArgs(slirp string) []string {
 	}
 }
 
-func startSlirp(sp *spawner, log *slog.Logger, id, bwrap, slirp string, netns *os.File) (*slirpProc, error) {
+func startSlirp(sp *jail.Spawner, log *slog.Logger, id, bwrap, slirp string, netns *os.File) (*slirpProc, error) {
 	readyR, readyW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("ready pipe: %w", err)
@@ -156,13 +158,13 @@ func startSlirp(sp *spawner, log *slog.Logger, id, bwrap, slirp string, netns *o
 		return nil, fmt.Errorf("exit pipe: %w", err)
 	}
 	cmd := exec.Command(bwrap, slirpArgs(slirp)...)
-	cmd.Env = []string{"PATH=" + sandboxPath}
+	cmd.Env = []string{"PATH=" + jail.SandboxPath}
 	cmd.Dir = "/"
 	cmd.ExtraFiles = []*os.File{readyW, exitR, netns}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	p := &slirpProc{cmd: cmd, exitW: exitW, readyR: readyR, output: newTailBuffer(4 << 10), done: make(chan struct{})}
+	p := &slirpProc{cmd: cmd, exitW: exitW, readyR: readyR, output: jail.NewTailBuffer(4 << 10), done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.output, p.output
-	err = sp.start(cmd, nil)
+	err = sp.Start(cmd, nil)
 	readyW.Close()
 	exitR.Close()
 	if err != nil {
@@ -185,7 +187,7 @@ func startSlirp(sp *spawner, log *slog.Logger, id, bwrap, slirp string, netns *o
 // a byte when slirp fails first.
 func (p *slirpProc) ready(timeout time.Duration) error {
 	defer p.readyR.Close()
-	if err := waitReady(p.readyR, timeout); err != nil {
+	if err := jail.WaitReady(p.readyR, timeout); err != nil {
 		return fmt.Errorf("slirp4netns did not come up: %w (output: %q)", err, p.output.String())
 	}
 	return nil

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/sessionbox/sessionbox/pkg/e2blocal/jail"
 )
 
 // BenchmarkSpawnOnDemand is a code-interpreter sandbox created with no warm
@@ -87,7 +89,7 @@ func benchSpawn(b *testing.B, burst, pool int) {
 		runtimeCPU += rusage(unix.RUSAGE_SELF) - self0
 		helperCPU += rusage(unix.RUSAGE_CHILDREN) - kids0
 		for _, id := range ids {
-			for group, d := range treeCPU(rt.lookup(id).proc.cmd.Process.Pid) {
+			for group, d := range treeCPU(rt.lookup(id).proc.Cmd.Process.Pid) {
 				cpu[group] += d
 			}
 			trees++
@@ -120,7 +122,7 @@ func benchSpawn(b *testing.B, burst, pool int) {
 // process kind.
 func treeCPU(pid int) map[string]time.Duration {
 	out := map[string]time.Duration{}
-	for _, p := range processTree(pid) {
+	for _, p := range jail.ProcessTree(pid) {
 		comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", p))
 		if err != nil {
 			continue

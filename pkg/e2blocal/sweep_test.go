@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sessionbox/sessionbox/pkg/e2blocal/jail"
 )
 
 // TestSweepBringsBackEscapedTasks: the create's cgroup safety net puts
@@ -22,14 +24,14 @@ func TestSweepBringsBackEscapedTasks(t *testing.T) {
 	}
 	sb := createSandbox(t, rt, map[string]any{"templateID": "code-interpreter-v1"})
 	s := rt.lookup(sb.SandboxID)
-	g, ok := s.cg.(*v1Group)
+	g, ok := s.cg.(*jail.V1Group)
 	if !ok {
 		t.Skip("moving a task out of its group needs the v1 hierarchies this host has; v2 refuses tasks in the parent")
 	}
 	agent, kernel := treeMember(t, s, "agent"), treeMember(t, s, "python")
 	for _, pid := range []int{agent, kernel} {
-		for _, dir := range g.home {
-			if err := writeFile(filepath.Join(dir, "cgroup.procs"), strconv.Itoa(pid)); err != nil {
+		for _, dir := range g.Home {
+			if err := jail.WriteFile(filepath.Join(dir, "cgroup.procs"), strconv.Itoa(pid)); err != nil {
 				t.Fatalf("move %d out: %v", pid, err)
 			}
 		}
@@ -54,7 +56,7 @@ func treeMember(t *testing.T, s *sandbox, prefix string) int {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
-		for _, pid := range processTree(s.proc.cmd.Process.Pid) {
+		for _, pid := range jail.ProcessTree(s.proc.Cmd.Process.Pid) {
 			if comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); err == nil && strings.HasPrefix(string(comm), prefix) {
 				return pid
 			}
@@ -68,5 +70,5 @@ func treeMember(t *testing.T, s *sandbox, prefix string) int {
 // inGroup says whether pid is in every one of s's groups.
 func inGroup(s *sandbox, pid int) bool {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
-	return err == nil && strings.Count(string(data), "/"+s.id+"\n") >= s.cg.controllers()
+	return err == nil && strings.Count(string(data), "/"+s.id+"\n") >= s.cg.Controllers()
 }

@@ -82,43 +82,60 @@ func (m *Manager) sandboxSpec(s *Session, opts *StartOptions) SandboxSpec {
 }
 
 // createInSlot takes the start's slot and creates its sandbox, at once when
-// the cap is far from full (see above), else one after the other. On any
-// failure the session is released (stopped when the cap refused, error
-// when the create failed), the slot given back and a created sandbox
-// killed.
+// the cap is far from full (see above), else one after the other, holding
+// the start's lease on *s meanwhile (holdLease): a create that outlives
+// the lease (a slow provider, a loaded host) would otherwise let a waiting
+// call take the start over and start a second sandbox, whose restore reads
+// the workspace again. On any failure the session is released (stopped
+// when the cap refused, error when the create failed), the slot given back
+// and a created sandbox killed; a lease lost meanwhile is errRetry.
 func (m *Manager) createInSlot(ctx context.Context, s *Session, spec SandboxSpec, slot Slot) (SandboxInfo, error) {
-	if !m.caps.overlap(s.Tenant, s.Principal, m.cfg) {
-		if err := m.takeSlot(ctx, s.Tenant, slot); err != nil {
-			m.slotRefused(ctx, s, err)
-			return SandboxInfo{}, err
+	tenant, principal := s.Tenant, s.Principal
+	hctx, releaseLease := m.holdLease(ctx, s)
+	info, slotErr, createErr := m.takeSlotAndCreate(hctx, tenant, principal, spec, slot)
+	// The renewals have stopped: *s is ours again, at its latest version.
+	lost := releaseLease()
+	if (lost != nil || slotErr != nil) && createErr == nil && info.ID != "" {
+		dctx, cancel := detach(ctx)
+		defer cancel()
+		if kerr := m.sandboxes.Kill(dctx, info.ID); kerr != nil {
+			m.log.WarnContext(ctx, "kill sandbox of a start that lost its lease or slot", "sandbox", info.ID, "err", kerr)
 		}
-		info, err := m.sandboxes.Create(ctx, spec)
-		if err != nil {
-			m.release(ctx, s, StateError)
-			return SandboxInfo{}, fmt.Errorf("start sandbox for session %q: %w", s.SessionID, err)
-		}
-		return info, nil
 	}
-	defer m.caps.done(s.Tenant)
-	took := make(chan error, 1)
-	go func() { took <- m.takeSlot(ctx, s.Tenant, slot) }()
-	info, cerr := m.sandboxes.Create(ctx, spec)
-	if terr := <-took; terr != nil {
-		if cerr == nil {
-			dctx, cancel := detach(ctx)
-			defer cancel()
-			if kerr := m.sandboxes.Kill(dctx, info.ID); kerr != nil {
-				m.log.WarnContext(ctx, "kill sandbox of a start the cap refused", "sandbox", info.ID, "err", kerr)
-			}
+	switch {
+	case lost != nil:
+		if errors.Is(slotErr, ErrLimit) {
+			s.Slot = ""
 		}
-		m.slotRefused(ctx, s, terr)
-		return SandboxInfo{}, terr
-	}
-	if cerr != nil {
+		m.dropLostSlot(ctx, s)
+		return SandboxInfo{}, lost
+	case slotErr != nil:
+		m.slotRefused(ctx, s, slotErr)
+		return SandboxInfo{}, slotErr
+	case createErr != nil:
 		m.release(ctx, s, StateError)
-		return SandboxInfo{}, fmt.Errorf("start sandbox for session %q: %w", s.SessionID, cerr)
+		return SandboxInfo{}, fmt.Errorf("start sandbox for session %q: %w", s.SessionID, createErr)
 	}
 	return info, nil
+}
+
+// takeSlotAndCreate takes the slot and creates the sandbox, overlapped or
+// in turn, and writes no session record: createInSlot settles the record
+// once the lease is no longer being renewed. Taken in turn, a refused slot
+// creates nothing.
+func (m *Manager) takeSlotAndCreate(ctx context.Context, tenant, principal string, spec SandboxSpec, slot Slot) (info SandboxInfo, slotErr, createErr error) {
+	if !m.caps.overlap(tenant, principal, m.cfg) {
+		if err := m.takeSlot(ctx, tenant, slot); err != nil {
+			return SandboxInfo{}, err, nil
+		}
+		info, err := m.sandboxes.Create(ctx, spec)
+		return info, nil, err
+	}
+	defer m.caps.done(tenant)
+	took := make(chan error, 1)
+	go func() { took <- m.takeSlot(ctx, tenant, slot) }()
+	info, createErr = m.sandboxes.Create(ctx, spec)
+	return info, <-took, createErr
 }
 
 // slotRefused releases a start whose slot could not be taken: refused by

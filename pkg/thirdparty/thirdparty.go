@@ -1,6 +1,8 @@
 // Package thirdparty starts stand-ins for AWS services that were written
 // elsewhere — dynalite for DynamoDB (npm, installed by scripts/setup.sh) and
-// versitygw for S3 (a Go tool pinned in go.mod) — on loopback for tests, so
+// versitygw for S3 (a Go tool pinned in tools/go.mod, its own module so its
+// dependencies stay out of the product's, and built by scripts/setup.sh into
+// bin/tools/versitygw) — on loopback for tests, so
 // the adapters are checked against parts nobody here wrote, beside the
 // in-process stand-ins of pkg/localaws. versitygw verifies SigV4 signatures,
 // presigned URLs included, their expiry and signed content length, as S3
@@ -16,7 +18,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -51,13 +52,18 @@ func (s *S3) Client(optFns ...func(*s3.Options)) *s3.Client {
 }
 
 // VersityGW starts versitygw with a posix backend in a temporary directory
-// for the test and stops it at cleanup. The binary is built once per test
-// process with `go tool` (the Go build cache keeps it between runs); a
-// build failure fails the test, since the tool is part of the repository.
+// for the test and stops it at cleanup. The binary is the one `make setup`
+// built (or $SESSIONBOX_VERSITYGW): building it here would spend minutes of
+// the test's deadline on a fresh machine. Without it the test fails, naming
+// `make setup`, except under -short outside CI, where it is skipped so the
+// fast loop runs on a fresh clone; `make test` runs setup first and no -short.
 func VersityGW(t testing.TB) *S3 {
 	t.Helper()
 	bin, err := versityBinary()
 	if err != nil {
+		if testing.Short() && os.Getenv("CI") == "" {
+			t.Skipf("versitygw: %v", err)
+		}
 		t.Fatalf("versitygw: %v", err)
 	}
 	port, err := freePort()
@@ -122,42 +128,53 @@ func start(t testing.TB, name string, cmd *exec.Cmd, addr string, logs *lockedBu
 	}
 }
 
-var versity struct {
-	once sync.Once
-	bin  string
-	err  error
-}
+// VersityEnv names a versitygw binary to use instead of the one setup built.
+const VersityEnv = "SESSIONBOX_VERSITYGW"
 
-// versityBinary builds the pinned tool, or finds it in the build cache,
-// once per process.
+// versityBinary is $SESSIONBOX_VERSITYGW or bin/tools/versitygw under the
+// repository root, whichever is set first, checked to exist.
 func versityBinary() (string, error) {
-	versity.once.Do(func() {
-		var out, errOut bytes.Buffer
-		cmd := exec.Command("go", "tool", "-n", "versitygw")
-		cmd.Stdout, cmd.Stderr = &out, &errOut
-		if err := cmd.Run(); err != nil {
-			versity.err = fmt.Errorf("go tool -n versitygw: %w: %s", err, errOut.String())
-			return
+	bin := os.Getenv(VersityEnv)
+	if bin == "" {
+		root, err := repoRoot()
+		if err != nil {
+			return "", err
 		}
-		versity.bin = strings.TrimSpace(out.String())
-	})
-	return versity.bin, versity.err
+		bin = filepath.Join(root, "bin", "tools", "versitygw")
+	}
+	if _, err := os.Stat(bin); err != nil {
+		return "", fmt.Errorf("%w: run `make setup` (scripts/setup.sh builds it from tools/go.mod) or set %s", err, VersityEnv)
+	}
+	return bin, nil
 }
 
-// dynaliteCLI finds scripts/node_modules/dynalite/cli.js from the repository
-// root (the nearest directory above the working directory holding go.mod)
-// and checks that node is there to run it.
+// dynaliteCLI finds scripts/node_modules/dynalite/cli.js under the
+// repository root and checks that node is there to run it.
 func dynaliteCLI() (string, error) {
 	if _, err := exec.LookPath("node"); err != nil {
 		return "", fmt.Errorf("node: %w", err)
 	}
+	root, err := repoRoot()
+	if err != nil {
+		return "", err
+	}
+	cli := filepath.Join(root, "scripts", "node_modules", "dynalite", "cli.js")
+	if _, err := os.Stat(cli); err != nil {
+		return "", err
+	}
+	return cli, nil
+}
+
+// repoRoot is the nearest directory above the working directory holding
+// go.mod: a test runs in its package's directory.
+func repoRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
+			return dir, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
@@ -165,11 +182,6 @@ func dynaliteCLI() (string, error) {
 		}
 		dir = parent
 	}
-	cli := filepath.Join(dir, "scripts", "node_modules", "dynalite", "cli.js")
-	if _, err := os.Stat(cli); err != nil {
-		return "", err
-	}
-	return cli, nil
 }
 
 func freePort() (int, error) {

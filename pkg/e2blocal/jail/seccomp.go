@@ -1,6 +1,6 @@
 //go:build linux
 
-package e2blocal
+package jail
 
 import (
 	"encoding/binary"
@@ -101,7 +101,7 @@ func seccompPolicy(info *arch.Info) (seccomp.Policy, error) {
 // seccompProgram assembles the filter for the running architecture into the
 // raw form bubblewrap reads from its --seccomp descriptor: struct
 // sock_filter entries in native byte order.
-func seccompProgram() ([]byte, error) {
+func SeccompProgram() ([]byte, error) {
 	info, err := arch.GetInfo("")
 	if err != nil {
 		return nil, fmt.Errorf("seccomp: %w", err)

@@ -1,6 +1,6 @@
 //go:build linux
 
-package e2blocal
+package jail
 
 import (
 	"bufio"
@@ -48,7 +48,7 @@ import (
 
 // homeImages makes and removes image-backed homes; nil means homes are
 // plain directories.
-type homeImages struct {
+type HomeImages struct {
 	mkfs string
 	mb   int
 	// debugfs edits the template (removes its lost+found); "" when the
@@ -62,13 +62,13 @@ type homeImages struct {
 	log      *slog.Logger // says once why there is no template
 	// tmplLostFound: removing the template's lost+found failed (or there
 	// is no debugfs), so each home removes its own.
-	tmplLostFound bool
+	TmplLostFound bool
 }
 
 // detectHomeImages reports whether image homes are possible: root (mount,
 // loop devices), mkfs.ext4 and /dev/loop-control. why says what is missing.
 // template is where the formatted image homes are copied from is kept.
-func detectHomeImages(root bool, diskMB int, template string, log *slog.Logger) (h *homeImages, why string) {
+func DetectHomeImages(root bool, diskMB int, template string, log *slog.Logger) (h *HomeImages, why string) {
 	if !root {
 		return nil, "the runtime is not root"
 	}
@@ -80,13 +80,13 @@ func detectHomeImages(root bool, diskMB int, template string, log *slog.Logger) 
 		return nil, "/dev/loop-control is missing"
 	}
 	debugfs, _ := exec.LookPath("debugfs") // e2fsprogs, as mkfs.ext4
-	return &homeImages{mkfs: mkfs, debugfs: debugfs, mb: diskMB, template: template, log: log}, ""
+	return &HomeImages{mkfs: mkfs, debugfs: debugfs, mb: diskMB, template: template, log: log}, ""
 }
 
 // mount creates img, a copy of the template (or, without one, formatted
 // itself), mounts it on dir (nosuid, nodev; not noexec: users run their
 // own scripts from home) and gives its root to uid.
-func (h *homeImages) mount(ctx context.Context, img, dir string, uid int) error {
+func (h *HomeImages) Mount(ctx context.Context, img, dir string, uid int) error {
 	f, err := os.OpenFile(img, os.O_CREATE|os.O_EXCL|os.O_RDWR|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		return fmt.Errorf("create home image: %w", err)
@@ -103,7 +103,7 @@ func (h *homeImages) mount(ctx context.Context, img, dir string, uid int) error 
 		return err
 	}
 	if err := os.Chown(dir, uid, uid); err != nil {
-		return errors.Join(fmt.Errorf("chown home: %w", err), unmountHome(dir))
+		return errors.Join(fmt.Errorf("chown home: %w", err), UnmountHome(dir))
 	}
 	// lost+found is root's and would show up in every listing of home;
 	// e2fsck recreates it should it ever be needed.
@@ -116,12 +116,12 @@ func (h *homeImages) mount(ctx context.Context, img, dir string, uid int) error 
 // fill makes f a fresh file system of the home's size: a copy of the
 // template when there is one, else formatted in place. It says whether the
 // file system still has its lost+found.
-func (h *homeImages) fill(ctx context.Context, f *os.File) (hasLostFound bool, err error) {
+func (h *HomeImages) fill(ctx context.Context, f *os.File) (hasLostFound bool, err error) {
 	size := int64(h.mb) << 20
 	if h.template != "" {
-		h.tmplOnce.Do(func() { h.tmplLostFound, h.tmplErr = h.firstTemplate(ctx, size) })
+		h.tmplOnce.Do(func() { h.TmplLostFound, h.tmplErr = h.firstTemplate(ctx, size) })
 		if h.tmplErr == nil {
-			return h.tmplLostFound, copyImage(f, h.template, size)
+			return h.TmplLostFound, copyImage(f, h.template, size)
 		}
 	}
 	if err := f.Truncate(size); err != nil {
@@ -133,8 +133,8 @@ func (h *homeImages) fill(ctx context.Context, f *os.File) (hasLostFound bool, e
 // firstTemplate makes the template for the runtime's life: on a context
 // of its own, so that the first home's caller giving up does not leave
 // every later home formatting itself, and a failure is logged, once.
-func (h *homeImages) firstTemplate(ctx context.Context, size int64) (hasLostFound bool, err error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), homeMountTimeout)
+func (h *HomeImages) firstTemplate(ctx context.Context, size int64) (hasLostFound bool, err error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), HomeMountTimeout)
 	defer cancel()
 	hasLostFound, err = h.makeTemplate(ctx, size)
 	if err != nil {
@@ -145,7 +145,7 @@ func (h *homeImages) firstTemplate(ctx context.Context, size int64) (hasLostFoun
 
 // makeTemplate formats the image every home of this runtime copies and
 // removes its lost+found, saying whether that is still there.
-func (h *homeImages) makeTemplate(ctx context.Context, size int64) (hasLostFound bool, err error) {
+func (h *HomeImages) makeTemplate(ctx context.Context, size int64) (hasLostFound bool, err error) {
 	f, err := os.OpenFile(h.template, os.O_CREATE|os.O_TRUNC|os.O_WRONLY|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		return false, fmt.Errorf("create home template: %w", err)
@@ -183,7 +183,7 @@ func (h *homeImages) makeTemplate(ctx context.Context, size int64) (hasLostFound
 // format makes the sparse file img an empty ext4 file system whose root
 // is the runtime's until mount gives it away. A template (copied for
 // every home) also keeps no backup superblocks.
-func (h *homeImages) format(ctx context.Context, img string, template bool) error {
+func (h *HomeImages) format(ctx context.Context, img string, template bool) error {
 	// No journal (the data does not outlive the runtime), no root reserve
 	// (the sandbox gets all of DiskMB), no blocks reserved for growing the
 	// file system (halves mkfs time, 4 MB less written per 10 GiB), inode
@@ -268,7 +268,7 @@ func loopMount(ctx context.Context, f *os.File, dir string) error {
 		}
 		// Closing fd after the mount leaves the mount as the device's only
 		// user; if the mount fails, closing it frees the device (autoclear).
-		err = unix.Mount(dev, dir, "ext4", unix.MS_NOSUID|unix.MS_NODEV, homeMountOptions)
+		err = unix.Mount(dev, dir, "ext4", unix.MS_NOSUID|unix.MS_NODEV, HomeMountOptions)
 		unix.Close(fd)
 		if err != nil {
 			return fmt.Errorf("mount %s on %s: %w", dev, dir, err)
@@ -280,11 +280,11 @@ func loopMount(ctx context.Context, f *os.File, dir string) error {
 
 // homeMountOptions keep the kernel's ext4lazyinit thread away from homes
 // (see the top of this file).
-const homeMountOptions = "noinit_itable,no_prefetch_block_bitmaps"
+const HomeMountOptions = "noinit_itable,no_prefetch_block_bitmaps"
 
 // unmountHome unmounts dir, detaching it lazily when something still holds
 // it (a straggling tree's open file). Not mounted is fine.
-func unmountHome(dir string) error {
+func UnmountHome(dir string) error {
 	err := unix.Unmount(dir, unix.UMOUNT_NOFOLLOW)
 	if errors.Is(err, unix.EBUSY) {
 		err = unix.Unmount(dir, unix.MNT_DETACH|unix.UMOUNT_NOFOLLOW)
@@ -303,7 +303,7 @@ func unmountBelow(dir string) error {
 	if real, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = real
 	}
-	points, err := mountPoints()
+	points, err := MountPoints()
 	if err != nil {
 		return err
 	}
@@ -324,7 +324,7 @@ func unmountBelow(dir string) error {
 }
 
 // mountPoints lists the mount points of our mount namespace.
-func mountPoints() ([]string, error) {
+func MountPoints() ([]string, error) {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		return nil, fmt.Errorf("read mountinfo: %w", err)
@@ -335,7 +335,7 @@ func mountPoints() ([]string, error) {
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		if fields := strings.Fields(sc.Text()); len(fields) > 4 {
-			out = append(out, unescapeMount(fields[4]))
+			out = append(out, UnescapeMount(fields[4]))
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -345,7 +345,7 @@ func mountPoints() ([]string, error) {
 }
 
 // unescapeMount undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMount(s string) string {
+func UnescapeMount(s string) string {
 	if !strings.Contains(s, `\`) {
 		return s
 	}
@@ -364,7 +364,7 @@ func unescapeMount(s string) string {
 }
 
 // homeStatfs reports the used and total bytes of a mounted home image.
-func homeStatfs(dir string) (used, total int64, err error) {
+func HomeStatfs(dir string) (used, total int64, err error) {
 	var st unix.Statfs_t
 	if err := unix.Statfs(dir, &st); err != nil {
 		return 0, 0, fmt.Errorf("statfs %s: %w", dir, err)
@@ -374,4 +374,4 @@ func homeStatfs(dir string) (used, total int64, err error) {
 }
 
 // homeMountTimeout bounds mkfs and the loop set-up of one home.
-const homeMountTimeout = 10 * time.Second
+const HomeMountTimeout = 10 * time.Second

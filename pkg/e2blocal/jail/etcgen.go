@@ -1,6 +1,6 @@
 //go:build linux
 
-package e2blocal
+package jail
 
 import (
 	"errors"
@@ -17,7 +17,7 @@ import (
 // (a pip.conf naming a private index, an /etc/environment or profile.d
 // script carrying proxies or tokens) reaches a sandbox. Only distribution
 // data that programs need is taken from the host (etcFromHost).
-var etcGenerated = map[string]string{
+var EtcGenerated = map[string]string{
 	"passwd": "root:x:0:0:root:/root:/bin/bash\n" +
 		"user:x:1000:1000:user:/home/user:/bin/bash\n" +
 		"nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
@@ -44,18 +44,22 @@ var etcGenerated = map[string]string{
 
 // netResolvConf replaces /etc/resolv.conf in sandboxes with internet
 // access: slirp4netns answers DNS at that address from the host's resolver.
-const netResolvConf = "nameserver " + slirpDNS + "\n"
+const netResolvConf = "nameserver " + SlirpDNS + "\n"
+
+// SlirpDNS is where slirp4netns answers DNS inside a sandbox with internet
+// access (the e2blocal runtime attaches it).
+const SlirpDNS = "10.0.2.3"
 
 // etcZone is the sandboxes' /etc/localtime: UTC, as in E2B, whatever the
 // host's zone.
-const etcZone = "/usr/share/zoneinfo/Etc/UTC"
+const EtcZone = "/usr/share/zoneinfo/Etc/UTC"
 
 // etcFromHost is distribution data, copied from the host: the dynamic
 // loader cache and Debian's alternatives symlinks (without them binaries
 // and commands are missing), CA certificates, Python's and matplotlib's
 // packaged configuration, readline's, terminal and MIME databases, and the
 // release files programs check.
-var etcFromHost = []string{
+var EtcFromHost = []string{
 	"alternatives", "ssl/certs", "ssl/openssl.cnf",
 	"ld.so.cache", "ld.so.conf", "ld.so.conf.d",
 	"python3", "python3.11", "python3.12", "python3.13", "matplotlibrc",
@@ -74,17 +78,17 @@ func buildEtcFrom(hostEtc, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create generated etc: %w", err)
 	}
-	for name, content := range etcGenerated {
+	for name, content := range EtcGenerated {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
 			return fmt.Errorf("write etc/%s: %w", name, err)
 		}
 	}
-	if _, err := os.Stat(etcZone); err == nil {
-		if err := os.Symlink(etcZone, filepath.Join(dir, "localtime")); err != nil {
+	if _, err := os.Stat(EtcZone); err == nil {
+		if err := os.Symlink(EtcZone, filepath.Join(dir, "localtime")); err != nil {
 			return fmt.Errorf("link etc/localtime: %w", err)
 		}
 	}
-	for _, rel := range etcFromHost {
+	for _, rel := range EtcFromHost {
 		if err := copyTree(filepath.Join(hostEtc, rel), filepath.Join(dir, rel)); err != nil {
 			return err
 		}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package e2blocal
+package jail
 
 import (
 	"errors"
@@ -16,9 +16,9 @@ import (
 // "the runtime is gone". When the spawner stops, its goroutine returns while
 // still locked, so Go terminates that thread, which also kills any sandbox
 // that outlived Close.
-type spawner struct {
+type Spawner struct {
 	reqs chan spawnReq
-	done chan struct{}
+	Done chan struct{}
 	once sync.Once
 }
 
@@ -29,15 +29,15 @@ type spawnReq struct {
 
 var errSpawnerClosed = errors.New("runtime is shutting down")
 
-func newSpawner() *spawner {
-	s := &spawner{reqs: make(chan spawnReq), done: make(chan struct{})}
+func NewSpawner() *Spawner {
+	s := &Spawner{reqs: make(chan spawnReq), Done: make(chan struct{})}
 	started := make(chan struct{})
 	go s.loop(started)
 	<-started
 	return s
 }
 
-func (s *spawner) loop(started chan<- struct{}) {
+func (s *Spawner) loop(started chan<- struct{}) {
 	runtime.LockOSThread()
 	// No UnlockOSThread: exiting locked retires the thread on purpose.
 	close(started)
@@ -45,27 +45,27 @@ func (s *spawner) loop(started chan<- struct{}) {
 		select {
 		case r := <-s.reqs:
 			r.errc <- r.run()
-		case <-s.done:
+		case <-s.Done:
 			return
 		}
 	}
 }
 
 // start starts cmd from the spawner's thread, inside cg when it is set.
-func (s *spawner) start(cmd *exec.Cmd, cg cgroup) error {
+func (s *Spawner) Start(cmd *exec.Cmd, cg Cgroup) error {
 	run := cmd.Start
 	if cg != nil {
-		run = func() error { return cg.startIn(cmd) }
+		run = func() error { return cg.StartIn(cmd) }
 	}
 	r := spawnReq{run: run, errc: make(chan error, 1)}
 	select {
 	case s.reqs <- r:
 		return <-r.errc
-	case <-s.done:
+	case <-s.Done:
 		return errSpawnerClosed
 	}
 }
 
-func (s *spawner) stop() {
-	s.once.Do(func() { close(s.done) })
+func (s *Spawner) Stop() {
+	s.once.Do(func() { close(s.Done) })
 }

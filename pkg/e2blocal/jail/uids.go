@@ -1,6 +1,6 @@
 //go:build linux
 
-package e2blocal
+package jail
 
 import (
 	"errors"
@@ -17,23 +17,23 @@ import (
 // other and RLIMIT_NPROC counts one sandbox only. Several runtimes (parallel
 // test packages, a dev server) share the range, so a uid is claimed with an
 // flock on a per-uid lock file; the kernel drops the lock if we die.
-type uidPool struct {
+type UIDPool struct {
 	base, count int
-	lockDir     string
+	LockDir     string
 	next        int
 }
 
-type uidLease struct {
-	uid      int
+type UIDLease struct {
+	UID      int
 	lock     *os.File
-	released atomic.Bool
+	Released atomic.Bool
 }
 
 // uidLockDir is where runtimes agree on uid leases. The pool exists only
 // when we are root, and only root may create entries in /run, so no other
 // local user can pre-create it and steal or block the leases, as a
 // world-writable /tmp would allow.
-func uidLockDir() (string, error) {
+func UIDLockDir() (string, error) {
 	if fi, err := os.Stat("/run"); err != nil || !fi.IsDir() {
 		return filepath.Join(os.TempDir(), "sessionbox-uids"), nil
 	}
@@ -43,11 +43,11 @@ func uidLockDir() (string, error) {
 	return "/run/sessionbox/uids", nil
 }
 
-func newUIDPool(base, count int, dir string) (*uidPool, error) {
+func NewUIDPool(base, count int, dir string) (*UIDPool, error) {
 	if err := privateDir(dir); err != nil {
 		return nil, fmt.Errorf("uid lock dir: %w", err)
 	}
-	return &uidPool{base: base, count: count, lockDir: dir, next: os.Getpid() % count}, nil
+	return &UIDPool{base: base, count: count, LockDir: dir, next: os.Getpid() % count}, nil
 }
 
 // privateDir makes sure dir is a real directory (not a symlink) that only we
@@ -79,17 +79,17 @@ func privateDir(dir string) error {
 }
 
 // acquire is called with the runtime's lock held.
-func (p *uidPool) acquire() (*uidLease, error) {
+func (p *UIDPool) Acquire() (*UIDLease, error) {
 	for range p.count {
 		uid := p.base + p.next
 		p.next = (p.next + 1) % p.count
-		f, err := os.OpenFile(filepath.Join(p.lockDir, strconv.Itoa(uid)), os.O_CREATE|os.O_RDWR|syscall.O_CLOEXEC, 0o600)
+		f, err := os.OpenFile(filepath.Join(p.LockDir, strconv.Itoa(uid)), os.O_CREATE|os.O_RDWR|syscall.O_CLOEXEC, 0o600)
 		if err != nil {
 			return nil, fmt.Errorf("open uid lock: %w", err)
 		}
 		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if err == nil {
-			return &uidLease{uid: uid, lock: f}, nil
+			return &UIDLease{UID: uid, lock: f}, nil
 		}
 		f.Close()
 		if !errors.Is(err, syscall.EWOULDBLOCK) {
@@ -99,8 +99,8 @@ func (p *uidPool) acquire() (*uidLease, error) {
 	return nil, fmt.Errorf("no free sandbox uid in %d..%d", p.base, p.base+p.count-1)
 }
 
-func (l *uidLease) release() {
-	if l != nil && l.lock != nil && l.released.CompareAndSwap(false, true) {
+func (l *UIDLease) Release() {
+	if l != nil && l.lock != nil && l.Released.CompareAndSwap(false, true) {
 		l.lock.Close()
 	}
 }

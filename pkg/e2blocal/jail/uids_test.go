@@ -1,6 +1,6 @@
 //go:build linux
 
-package e2blocal
+package jail
 
 import (
 	"os"
@@ -46,7 +46,7 @@ func TestUIDLockDirMustBePrivate(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "uids")
 			c.prepare(t, dir)
-			p, err := newUIDPool(200000, 10, dir)
+			p, err := NewUIDPool(200000, 10, dir)
 			if c.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
 					t.Fatalf("err %v, want one containing %q", err, c.wantErr)
@@ -56,16 +56,16 @@ func TestUIDLockDirMustBePrivate(t *testing.T) {
 			if err != nil {
 				t.Fatalf("newUIDPool: %v", err)
 			}
-			l, err := p.acquire()
+			l, err := p.Acquire()
 			if err != nil {
 				t.Fatalf("acquire: %v", err)
 			}
-			defer l.release()
-			if l.uid < 200000 || l.uid >= 200010 {
-				t.Fatalf("lease %d outside the range", l.uid)
+			defer l.Release()
+			if l.UID < 200000 || l.UID >= 200010 {
+				t.Fatalf("lease %d outside the range", l.UID)
 			}
-			if _, err := os.Stat(filepath.Join(dir, strconv.Itoa(l.uid))); err != nil {
-				t.Fatalf("lock file of uid %d: %v", l.uid, err)
+			if _, err := os.Stat(filepath.Join(dir, strconv.Itoa(l.UID))); err != nil {
+				t.Fatalf("lock file of uid %d: %v", l.UID, err)
 			}
 		})
 	}

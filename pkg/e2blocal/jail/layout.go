@@ -1,6 +1,6 @@
 //go:build linux
 
-package e2blocal
+package jail
 
 import (
 	"errors"
@@ -35,10 +35,10 @@ import (
 // when the host has one at hand (runBase): creating an inode on ext4
 // without a journal scans for recently deleted inodes to skip, ~0.5 ms of
 // CPU per socket on a busy host against ~0.01 ms on tmpfs.
-type layout struct {
+type Layout struct {
 	state   string // DataDir, or a temp dir when DataDir is not traversable
-	shared  string // state/rt-<tag>/{etc,bin/agent,sandboxes/<id>{,.img}}, removed at Close
-	runRoot string // <id>.sock, 0700
+	Shared  string // state/rt-<tag>/{etc,bin/agent,sandboxes/<id>{,.img}}, removed at Close
+	RunRoot string // <id>.sock, 0700
 	agent   string // Config.Agent: the agent executable installed, "" for our own
 	temp    []string
 }
@@ -47,7 +47,7 @@ type layout struct {
 // generated /etc and the agent binary, so a second runtime on the same
 // DataDir must not rebuild them in place, and sandboxes do not outlive their
 // runtime, so what a killed runtime left behind is removed by the next.
-func newLayout(dataDir, agent, tag string, root bool, log *slog.Logger) (*layout, error) {
+func NewLayout(dataDir, agent, tag string, root bool, log *slog.Logger) (*Layout, error) {
 	dataDir, err := filepath.Abs(dataDir)
 	if err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
@@ -55,12 +55,12 @@ func newLayout(dataDir, agent, tag string, root bool, log *slog.Logger) (*layout
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
-	runBase := runBase()
+	runBase := RunBase()
 	for _, base := range slices.Compact([]string{os.TempDir(), runBase}) {
 		removeStale(filepath.Join(base, "e2bl-*-*-*"), 2, log)
 	}
 	removeStale(filepath.Join(dataDir, "rt-*-*"), 1, log)
-	l := &layout{state: dataDir, agent: agent}
+	l := &Layout{state: dataDir, agent: agent}
 	if root && !traversable(dataDir) {
 		dir, err := os.MkdirTemp("", tempPrefix("state"))
 		if err != nil {
@@ -69,47 +69,47 @@ func newLayout(dataDir, agent, tag string, root bool, log *slog.Logger) (*layout
 		l.temp = append(l.temp, dir)
 		l.state = dir
 	}
-	l.shared = filepath.Join(l.state, "rt-"+tag)
-	l.temp = append(l.temp, l.shared)
-	if l.runRoot, err = os.MkdirTemp(runBase, tempPrefix("run")); err != nil {
-		return nil, errors.Join(fmt.Errorf("create socket dir: %w", err), l.close())
+	l.Shared = filepath.Join(l.state, "rt-"+tag)
+	l.temp = append(l.temp, l.Shared)
+	if l.RunRoot, err = os.MkdirTemp(runBase, tempPrefix("run")); err != nil {
+		return nil, errors.Join(fmt.Errorf("create socket dir: %w", err), l.Close())
 	}
-	l.temp = append(l.temp, l.runRoot)
+	l.temp = append(l.temp, l.RunRoot)
 	if err := os.Chmod(l.state, 0o711); err != nil {
-		return nil, errors.Join(fmt.Errorf("chmod %s: %w", l.state, err), l.close())
+		return nil, errors.Join(fmt.Errorf("chmod %s: %w", l.state, err), l.Close())
 	}
 	if err := l.prepare(); err != nil {
-		return nil, errors.Join(err, l.close())
+		return nil, errors.Join(err, l.Close())
 	}
 	return l, nil
 }
 
-func (l *layout) prepare() error {
-	if err := os.MkdirAll(l.shared, 0o711); err != nil {
+func (l *Layout) prepare() error {
+	if err := os.MkdirAll(l.Shared, 0o711); err != nil {
 		return fmt.Errorf("create runtime dir: %w", err)
 	}
-	if err := os.Chmod(l.shared, 0o711); err != nil {
+	if err := os.Chmod(l.Shared, 0o711); err != nil {
 		return fmt.Errorf("chmod runtime dir: %w", err)
 	}
-	if err := buildEtc(l.etcDir()); err != nil {
+	if err := buildEtc(l.EtcDir()); err != nil {
 		return err
 	}
-	if err := os.WriteFile(l.netResolvConf(), []byte(netResolvConf), 0o644); err != nil {
+	if err := os.WriteFile(l.NetResolvConf(), []byte(netResolvConf), 0o644); err != nil {
 		return fmt.Errorf("write resolv.conf for networked sandboxes: %w", err)
 	}
-	if err := os.MkdirAll(filepath.Join(l.shared, "sandboxes"), 0o711); err != nil {
+	if err := os.MkdirAll(filepath.Join(l.Shared, "sandboxes"), 0o711); err != nil {
 		return fmt.Errorf("create sandboxes dir: %w", err)
 	}
-	if err := os.Chmod(filepath.Join(l.shared, "sandboxes"), 0o711); err != nil {
+	if err := os.Chmod(filepath.Join(l.Shared, "sandboxes"), 0o711); err != nil {
 		return fmt.Errorf("chmod sandboxes dir: %w", err)
 	}
-	return installAgent(l.agent, l.agentBin())
+	return installAgent(l.agent, l.AgentBin())
 }
 
 // compileKernel compiles the code interpreter's kernel for python into a
 // directory every sandbox uid may read, returning the .pyc.
-func (l *layout) compileKernel(python string) (string, error) {
-	dir := filepath.Join(l.shared, "kernel")
+func (l *Layout) CompileKernel(python string) (string, error) {
+	dir := filepath.Join(l.Shared, "kernel")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("create kernel dir: %w", err)
 	}
@@ -119,21 +119,21 @@ func (l *layout) compileKernel(python string) (string, error) {
 	return kernel.Compile(python, dir)
 }
 
-func (l *layout) etcDir() string        { return filepath.Join(l.shared, "etc") }
-func (l *layout) netResolvConf() string { return filepath.Join(l.shared, "resolv-net.conf") }
-func (l *layout) agentBin() string      { return filepath.Join(l.shared, "bin", "agent") }
+func (l *Layout) EtcDir() string        { return filepath.Join(l.Shared, "etc") }
+func (l *Layout) NetResolvConf() string { return filepath.Join(l.Shared, "resolv-net.conf") }
+func (l *Layout) AgentBin() string      { return filepath.Join(l.Shared, "bin", "agent") }
 
 // A sandbox's one directory is its home (bwrap binds it, its image is
 // mounted on it): on the ext4 without a journal that holds the data dir
 // here, creating an inode costs ~0.4 ms of CPU on a busy host, so a spawn
 // makes two, the home and its image, beside each other.
-func (l *layout) sandboxDir(id string) string { return filepath.Join(l.shared, "sandboxes", id) }
-func (l *layout) homeDir(id string) string    { return l.sandboxDir(id) }
-func (l *layout) homeImage(id string) string  { return l.sandboxDir(id) + ".img" }
-func (l *layout) homeTemplate() string        { return filepath.Join(l.shared, "home-template.img") }
-func (l *layout) socketPath(id string) string { return filepath.Join(l.runRoot, id+".sock") }
+func (l *Layout) SandboxDir(id string) string { return filepath.Join(l.Shared, "sandboxes", id) }
+func (l *Layout) HomeDir(id string) string    { return l.SandboxDir(id) }
+func (l *Layout) HomeImage(id string) string  { return l.SandboxDir(id) + ".img" }
+func (l *Layout) HomeTemplate() string        { return filepath.Join(l.Shared, "home-template.img") }
+func (l *Layout) SocketPath(id string) string { return filepath.Join(l.RunRoot, id+".sock") }
 
-func (l *layout) close() error {
+func (l *Layout) Close() error {
 	var errs []error
 	for _, d := range l.temp {
 		// A tree that outlived Close still has its home mounted.
@@ -182,7 +182,7 @@ func removeStale(pattern string, pidField int, log *slog.Logger) {
 // /dev/shm when it is a tmpfs, else the system temp dir. The directory
 // itself is 0700 with a random name, so a shared, sticky /dev/shm is as
 // private as /tmp; sandboxes have their own /dev/shm.
-func runBase() string {
+func RunBase() string {
 	for _, d := range []string{os.Getenv("XDG_RUNTIME_DIR"), "/dev/shm"} {
 		var st unix.Statfs_t
 		if d != "" && filepath.IsAbs(d) && unix.Statfs(d, &st) == nil && st.Type == unix.TMPFS_MAGIC && unix.Access(d, unix.W_OK|unix.X_OK) == nil {
@@ -211,7 +211,7 @@ func traversable(dir string) bool {
 // same inode), else a copy. It is refreshed at every start so a rebuilt
 // binary is picked up.
 func installAgent(src, dst string) error {
-	exe, err := agentSource(src)
+	exe, err := AgentSource(src)
 	if err != nil {
 		return err
 	}
@@ -228,12 +228,12 @@ func installAgent(src, dst string) error {
 		}
 		_ = os.Remove(dst)
 	}
-	return copyFile(exe, dst, 0o755)
+	return CopyFile(exe, dst, 0o755)
 }
 
 // agentSource is the agent executable to install: src, which must be a
 // regular file with execute permission, or this process's own binary.
-func agentSource(src string) (string, error) {
+func AgentSource(src string) (string, error) {
 	if src == "" {
 		exe, err := os.Executable()
 		if err != nil {
@@ -251,7 +251,7 @@ func agentSource(src string) (string, error) {
 	return filepath.Abs(src)
 }
 
-func copyFile(src, dst string, mode os.FileMode) error {
+func CopyFile(src, dst string, mode os.FileMode) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", src, err)

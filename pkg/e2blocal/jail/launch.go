@@ -1,6 +1,6 @@
 //go:build linux
 
-package e2blocal
+package jail
 
 import (
 	"encoding/json"
@@ -20,10 +20,10 @@ import (
 
 // Paths inside every sandbox.
 const (
-	insideHome  = "/home/user"
+	InsideHome  = "/home/user"
 	insideAgent = agentinit.InsidePath
 	// insideKernel is where the compiled kernel is bound, when there is one.
-	insideKernel = "/opt/e2b/kernel.pyc"
+	InsideKernel = "/opt/e2b/kernel.pyc"
 	insideUID    = 1000
 	agentEnvVar  = agentinit.EnvVar
 	// insideSbin holds sudo, first in PATH so a host's setuid sudo (which
@@ -32,26 +32,26 @@ const (
 	// insideBin holds the commands E2B's image has and a host may lack
 	// (python): last in PATH, so the host's own come first.
 	insideBin   = "/opt/e2b/bin"
-	sandboxPath = insideSbin + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:" + insideBin
+	SandboxPath = insideSbin + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:" + insideBin
 )
 
 // launchSpec is everything bwrap needs to build one sandbox.
-type launchSpec struct {
-	bwrap    string
-	agentBin string // host path of the agent executable (Config.Agent or the runtime's own)
-	kernel   string // host path of the compiled kernel; "" binds none
-	etcDir   string // generated /etc
-	homeDir  string // host dir bound at /home/user
-	socket   string // host path of the agent's unix socket (never bound inside)
-	hostUID  int    // unprivileged host uid the tree runs as; -1 keeps ours
-	tmpBytes int64  // size cap of the private /tmp
-	resolv   string // host file bound over /etc/resolv.conf; "" keeps the generated one
-	seccomp  []byte // BPF program bwrap installs before the agent runs; nil installs none
-	python   string // the interpreter `python` names inside
+type LaunchSpec struct {
+	Bwrap    string
+	AgentBin string // host path of the agent executable (Config.Agent or the runtime's own)
+	Kernel   string // host path of the compiled kernel; "" binds none
+	EtcDir   string // generated /etc
+	HomeDir  string // host dir bound at /home/user
+	Socket   string // host path of the agent's unix socket (never bound inside)
+	HostUID  int    // unprivileged host uid the tree runs as; -1 keeps ours
+	TmpBytes int64  // size cap of the private /tmp
+	Resolv   string // host file bound over /etc/resolv.conf; "" keeps the generated one
+	Seccomp  []byte // BPF program bwrap installs before the agent runs; nil installs none
+	Python   string // the interpreter `python` names inside
 	// userUID is the host uid of `user` when the sandbox also has root:
 	// bwrap's own uid (hostUID) is then root inside, and the runtime writes
 	// a two-id map (writeIDMaps). -1: `user` is the only id, bwrap's.
-	userUID int
+	UserUID int
 
 	// Descriptor numbers in bwrap, set by spawnAgent.
 	seccompFD, blockFD, infoFD int
@@ -77,12 +77,12 @@ var rootCaps = []string{
 //     are recreated as symlinks, a real directory is bound read-only.
 //   - --die-with-parent makes the sandbox's pid 1 die with bwrap, and pid 1
 //     dying kills its whole pid namespace.
-func (s launchSpec) bwrapArgs(inner ...string) []string {
+func (s LaunchSpec) bwrapArgs(inner ...string) []string {
 	// The tree always has its own network namespace, with only lo unless
 	// slirp4netns attaches tap0 to it afterwards (slirp.go); --share-net
 	// would expose the host's loopback services.
 	a := []string{"--unshare-all", "--die-with-parent", "--new-session", "--hostname", "e2b"}
-	if s.userUID >= 0 {
+	if s.UserUID >= 0 {
 		// bwrap creates the user namespace, then waits on blockFD while the
 		// runtime maps root and user; the agent runs as root with rootCaps.
 		a = append(a, "--unshare-user", "--uid", "0", "--gid", "0",
@@ -112,11 +112,11 @@ func (s launchSpec) bwrapArgs(inner ...string) []string {
 	for _, d := range []string{"/home", "/opt", "/opt/e2b", insideBin, insideSbin} {
 		a = append(a, "--perms", "0755", "--dir", d)
 	}
-	a = append(a, "--ro-bind", s.etcDir, "/etc")
-	if s.resolv != "" {
-		a = append(a, "--ro-bind", s.resolv, "/etc/resolv.conf")
+	a = append(a, "--ro-bind", s.EtcDir, "/etc")
+	if s.Resolv != "" {
+		a = append(a, "--ro-bind", s.Resolv, "/etc/resolv.conf")
 	}
-	size := strconv.FormatInt(s.tmpBytes, 10)
+	size := strconv.FormatInt(s.TmpBytes, 10)
 	// bwrap's --dev is an unlimited writable tmpfs: /dev/shm gets the /tmp
 	// cap (--perms and --size apply to the next --tmpfs only) and /dev itself
 	// is remounted read-only afterwards; the /dev/pts and /dev/shm mounts
@@ -128,30 +128,30 @@ func (s launchSpec) bwrapArgs(inner ...string) []string {
 		"--remount-ro", "/dev",
 		"--perms", "1777", "--size", size, "--tmpfs", "/tmp",
 		"--symlink", "/tmp", "/var/tmp",
-		"--bind", s.homeDir, insideHome,
-		"--ro-bind", s.agentBin, insideAgent,
+		"--bind", s.HomeDir, InsideHome,
+		"--ro-bind", s.AgentBin, insideAgent,
 	)
-	if s.kernel != "" {
-		a = append(a, "--ro-bind", s.kernel, insideKernel)
+	if s.Kernel != "" {
+		a = append(a, "--ro-bind", s.Kernel, InsideKernel)
 	}
-	if s.python != "" {
-		a = append(a, "--symlink", s.python, insideBin+"/python")
+	if s.Python != "" {
+		a = append(a, "--symlink", s.Python, insideBin+"/python")
 	}
-	if s.userUID >= 0 {
+	if s.UserUID >= 0 {
 		a = append(a, "--perms", "0700", "--size", size, "--tmpfs", "/root",
 			"--symlink", insideAgent, insideSbin+"/sudo")
 	}
 	a = append(a,
 		"--clearenv",
-		"--setenv", "PATH", sandboxPath,
-		"--setenv", "HOME", insideHome,
+		"--setenv", "PATH", SandboxPath,
+		"--setenv", "HOME", InsideHome,
 		"--setenv", "USER", "user",
 		"--setenv", "LOGNAME", "user",
 		"--setenv", "SHELL", "/bin/bash",
 		"--setenv", "LANG", "C.UTF-8",
 		"--setenv", "TMPDIR", "/tmp",
-		"--chdir", insideHome)
-	if s.seccomp != nil {
+		"--chdir", InsideHome)
+	if s.Seccomp != nil {
 		a = append(a, "--seccomp", strconv.Itoa(s.seccompFD))
 	}
 	a = append(a, "--")
@@ -159,7 +159,7 @@ func (s launchSpec) bwrapArgs(inner ...string) []string {
 }
 
 // agentArgs runs the agent as the workload.
-func (s launchSpec) agentArgs() []string {
+func (s LaunchSpec) agentArgs() []string {
 	a := s.bwrapArgs(insideAgent)
 	// --setenv must come before "--": splice the marker in front of it.
 	n := len(a) - 2
@@ -171,27 +171,27 @@ func (s launchSpec) agentArgs() []string {
 // command prepares bwrap as an unprivileged host uid. Pdeathsig ties the
 // tree to the runtime: if the runtime dies, bwrap gets SIGKILL, then its
 // --die-with-parent pid 1, then the pid namespace.
-func (s launchSpec) command(args []string) *exec.Cmd {
-	cmd := exec.Command(s.bwrap, args...)
-	cmd.Env = []string{"PATH=" + sandboxPath}
+func (s LaunchSpec) command(args []string) *exec.Cmd {
+	cmd := exec.Command(s.Bwrap, args...)
+	cmd.Env = []string{"PATH=" + SandboxPath}
 	cmd.Dir = "/"
 	attr := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	if s.hostUID >= 0 {
-		attr.Credential = &syscall.Credential{Uid: uint32(s.hostUID), Gid: uint32(s.hostUID), Groups: []uint32{}}
+	if s.HostUID >= 0 {
+		attr.Credential = &syscall.Credential{Uid: uint32(s.HostUID), Gid: uint32(s.HostUID), Groups: []uint32{}}
 	}
 	cmd.SysProcAttr = attr
 	return cmd
 }
 
 // agentProc is a started sandbox tree.
-type agentProc struct {
-	cmd    *exec.Cmd
-	stderr *tailBuffer
-	done   chan struct{} // closed when bwrap has exited and been reaped
-	err    error         // bwrap's exit status, valid after done
+type AgentProc struct {
+	Cmd    *exec.Cmd
+	Stderr *TailBuffer
+	Done   chan struct{} // closed when bwrap has exited and been reaped
+	Err    error         // bwrap's exit status, valid after done
 
-	cfgW   *os.File // the agent blocks reading its config from here
-	readyR *os.File // it writes one byte here once it listens
+	CfgW   *os.File // the agent blocks reading its config from here
+	ReadyR *os.File // it writes one byte here once it listens
 }
 
 // spawnAgent starts bwrap with the agent inside and sends it base, the
@@ -199,7 +199,7 @@ type agentProc struct {
 // base.StandbyKernel its kernel) and then blocks until configure hands it
 // its sandbox's part, so a spawned tree can wait in the warm pool before a
 // sandbox is asked for.
-func spawnAgent(sp *spawner, s launchSpec, cg cgroup, base agent.Config) (*agentProc, error) {
+func SpawnAgent(sp *Spawner, s LaunchSpec, cg Cgroup, base agent.Config) (*AgentProc, error) {
 	cfgR, cfgW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("config pipe: %w", err)
@@ -211,7 +211,7 @@ func spawnAgent(sp *spawner, s launchSpec, cg cgroup, base agent.Config) (*agent
 		return nil, fmt.Errorf("ready pipe: %w", err)
 	}
 	defer readyW.Close()
-	lnFile, err := listenFile(s.socket)
+	lnFile, err := listenFile(s.Socket)
 	if err != nil {
 		cfgW.Close()
 		readyR.Close()
@@ -230,53 +230,53 @@ func spawnAgent(sp *spawner, s launchSpec, cg cgroup, base agent.Config) (*agent
 	defer bw.closeChildEnds()
 	cmd := s.command(s.agentArgs())
 	cmd.ExtraFiles = append(extra, bw.childEnds...)
-	p := &agentProc{cmd: cmd, stderr: newTailBuffer(8 << 10), done: make(chan struct{}), cfgW: cfgW, readyR: readyR}
-	cmd.Stdout = p.stderr
-	cmd.Stderr = p.stderr
-	if err := sp.start(cmd, cg); err != nil {
+	p := &AgentProc{Cmd: cmd, Stderr: NewTailBuffer(8 << 10), Done: make(chan struct{}), CfgW: cfgW, ReadyR: readyR}
+	cmd.Stdout = p.Stderr
+	cmd.Stderr = p.Stderr
+	if err := sp.Start(cmd, cg); err != nil {
 		p.closePipes()
 		bw.closeOurEnds()
 		return nil, fmt.Errorf("start bwrap: %w", err)
 	}
 	go func() {
-		p.err = cmd.Wait()
-		close(p.done)
+		p.Err = cmd.Wait()
+		close(p.Done)
 	}()
-	if s.userUID >= 0 {
+	if s.UserUID >= 0 {
 		bw.closeChildEnds()
-		err := writeIDMaps(bw, s.hostUID, s.userUID)
+		err := writeIDMaps(bw, s.HostUID, s.UserUID)
 		bw.closeOurEnds()
 		if err != nil {
-			p.kill()
-			return nil, fmt.Errorf("map sandbox ids: %w (output: %q)", err, p.stderr.String())
+			p.Kill()
+			return nil, fmt.Errorf("map sandbox ids: %w (output: %q)", err, p.Stderr.String())
 		}
 	}
 	// The pipe holds it until the agent reads: a config is far below its
 	// buffer, so this never blocks.
-	if err := json.NewEncoder(p.cfgW).Encode(base); err != nil {
-		p.kill()
-		return nil, fmt.Errorf("send agent config: %w (output: %q)", err, p.stderr.String())
+	if err := json.NewEncoder(p.CfgW).Encode(base); err != nil {
+		p.Kill()
+		return nil, fmt.Errorf("send agent config: %w (output: %q)", err, p.Stderr.String())
 	}
 	return p, nil
 }
 
 // configure sends the agent its sandbox's part of the config and waits
 // until it serves.
-func (p *agentProc) configure(a agent.Assignment, timeout time.Duration) error {
+func (p *AgentProc) Configure(a agent.Assignment, timeout time.Duration) error {
 	defer p.closePipes()
-	if err := json.NewEncoder(p.cfgW).Encode(a); err != nil {
-		return fmt.Errorf("send agent config: %w (output: %q)", err, p.stderr.String())
+	if err := json.NewEncoder(p.CfgW).Encode(a); err != nil {
+		return fmt.Errorf("send agent config: %w (output: %q)", err, p.Stderr.String())
 	}
-	p.cfgW.Close()
-	if err := waitReady(p.readyR, timeout); err != nil {
-		return fmt.Errorf("agent did not start: %w (output: %q)", err, p.stderr.String())
+	p.CfgW.Close()
+	if err := WaitReady(p.ReadyR, timeout); err != nil {
+		return fmt.Errorf("agent did not start: %w (output: %q)", err, p.Stderr.String())
 	}
 	return nil
 }
 
-func (p *agentProc) closePipes() {
-	p.cfgW.Close()
-	p.readyR.Close()
+func (p *AgentProc) closePipes() {
+	p.CfgW.Close()
+	p.ReadyR.Close()
 }
 
 // listenFile creates the agent's listening socket. The runtime makes it and
@@ -297,7 +297,7 @@ func listenFile(path string) (*os.File, error) {
 	return f, nil
 }
 
-func waitReady(r *os.File, timeout time.Duration) error {
+func WaitReady(r *os.File, timeout time.Duration) error {
 	if err := r.SetReadDeadline(time.Now().Add(timeout)); err != nil {
 		return fmt.Errorf("set ready deadline: %w", err)
 	}
@@ -310,17 +310,17 @@ func waitReady(r *os.File, timeout time.Duration) error {
 
 // kill ends bwrap's process group; --die-with-parent and the pid namespace
 // take everything inside with it.
-func (p *agentProc) kill() {
+func (p *AgentProc) Kill() {
 	p.closePipes()
-	if p.cmd.Process != nil {
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		_ = p.cmd.Process.Kill()
+	if p.Cmd.Process != nil {
+		_ = syscall.Kill(-p.Cmd.Process.Pid, syscall.SIGKILL)
+		_ = p.Cmd.Process.Kill()
 	}
 }
 
-func (p *agentProc) exited() bool {
+func (p *AgentProc) Exited() bool {
 	select {
-	case <-p.done:
+	case <-p.Done:
 		return true
 	default:
 		return false
@@ -328,11 +328,11 @@ func (p *agentProc) exited() bool {
 }
 
 // processTree lists pid and all its descendants through /proc children lists.
-func processTree(pid int) []int { return processTreeDepth(pid, -1) }
+func ProcessTree(pid int) []int { return ProcessTreeDepth(pid, -1) }
 
 // processTreeDepth stops below maxDepth levels (-1: no limit). Children are
 // listed per thread, so every level costs one read per thread.
-func processTreeDepth(pid, maxDepth int) []int {
+func ProcessTreeDepth(pid, maxDepth int) []int {
 	out := []int{pid}
 	depth := map[int]int{pid: 0}
 	for i := 0; i < len(out); i++ {

@@ -1,6 +1,6 @@
 //go:build linux
 
-package e2blocal
+package jail
 
 import (
 	"context"
@@ -22,18 +22,18 @@ import (
 // systemd already enables. When neither works detectCgroups returns nil.
 // A controller the hierarchy does not offer leaves its limit unenforced;
 // missing names them so the runtime can say so.
-type v2Driver struct {
-	parent  string
-	enabled map[string]bool // of v2Controllers
+type V2Driver struct {
+	Parent  string
+	Enabled map[string]bool // of v2Controllers
 	missing []string
 }
 
 // v2Controllers are the controllers behind the sandbox limits.
-var v2Controllers = []string{"memory", "pids", "cpu"}
+var V2Controllers = []string{"memory", "pids", "cpu"}
 
 // newV2Driver manages groups on the unified hierarchy mounted at root
 // (/sys/fs/cgroup on a v2 host).
-func newV2Driver(root, tag string) (*v2Driver, error) {
+func NewV2Driver(root, tag string) (*V2Driver, error) {
 	own, err := ownCgroupPaths()
 	if err != nil {
 		return nil, err
@@ -49,16 +49,16 @@ func newV2Driver(root, tag string) (*v2Driver, error) {
 	return nil, errors.Join(errs...)
 }
 
-func tryV2(base, tag string) (*v2Driver, error) {
+func tryV2(base, tag string) (*V2Driver, error) {
 	offered, err := os.ReadFile(filepath.Join(base, "cgroup.controllers"))
 	if err != nil {
 		return nil, fmt.Errorf("read cgroup v2 controllers: %w", err)
 	}
-	d := &v2Driver{enabled: map[string]bool{}}
+	d := &V2Driver{Enabled: map[string]bool{}}
 	var enable []string
-	for _, c := range v2Controllers {
+	for _, c := range V2Controllers {
 		if slices.Contains(strings.Fields(string(offered)), c) {
-			d.enabled[c] = true
+			d.Enabled[c] = true
 			enable = append(enable, "+"+c)
 		} else {
 			d.missing = append(d.missing, c)
@@ -68,99 +68,99 @@ func tryV2(base, tag string) (*v2Driver, error) {
 		return nil, err
 	}
 	removeStaleGroups(base)
-	d.parent = filepath.Join(base, cgroupTagPrefix+tag)
-	if err := os.Mkdir(d.parent, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-		return nil, fmt.Errorf("create cgroup %s: %w", d.parent, err)
+	d.Parent = filepath.Join(base, cgroupTagPrefix+tag)
+	if err := os.Mkdir(d.Parent, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, fmt.Errorf("create cgroup %s: %w", d.Parent, err)
 	}
-	if err := d.enable(d.parent, enable); err != nil {
-		_ = os.Remove(d.parent)
+	if err := d.enable(d.Parent, enable); err != nil {
+		_ = os.Remove(d.Parent)
 		return nil, err
 	}
 	return d, nil
 }
 
 // enable turns controllers on for dir's children.
-func (d *v2Driver) enable(dir string, controllers []string) error {
+func (d *V2Driver) enable(dir string, controllers []string) error {
 	if len(controllers) == 0 {
 		return nil
 	}
-	if err := writeFile(filepath.Join(dir, "cgroup.subtree_control"), strings.Join(controllers, " ")); err != nil {
+	if err := WriteFile(filepath.Join(dir, "cgroup.subtree_control"), strings.Join(controllers, " ")); err != nil {
 		return fmt.Errorf("enable cgroup v2 controllers: %w", err)
 	}
 	return nil
 }
 
-func (d *v2Driver) create(id string, l limits) (cgroup, error) {
-	dir := filepath.Join(d.parent, id)
+func (d *V2Driver) Create(id string, l Limits) (Cgroup, error) {
+	dir := filepath.Join(d.Parent, id)
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create cgroup %s: %w", dir, err)
 	}
-	g := &v2Group{dir: dir}
+	g := &V2Group{Dir: dir}
 	if err := g.setLimits(d.enforceable(l)); err != nil {
-		_ = g.destroy(context.Background())
+		_ = g.Destroy(context.Background())
 		return nil, err
 	}
 	return g, nil
 }
 
 // enforceable drops the limits of controllers the hierarchy lacks.
-func (d *v2Driver) enforceable(l limits) limits {
-	if !d.enabled["memory"] {
+func (d *V2Driver) enforceable(l Limits) Limits {
+	if !d.Enabled["memory"] {
 		l.MemoryBytes = 0
 	}
-	if !d.enabled["pids"] {
+	if !d.Enabled["pids"] {
 		l.Pids = 0
 	}
-	if !d.enabled["cpu"] {
+	if !d.Enabled["cpu"] {
 		l.CPUPercent = 0
 	}
 	return l
 }
 
-func (d *v2Driver) close() error {
-	if err := os.Remove(d.parent); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("remove cgroup %s: %w", d.parent, err)
+func (d *V2Driver) Close() error {
+	if err := os.Remove(d.Parent); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove cgroup %s: %w", d.Parent, err)
 	}
 	return nil
 }
 
-type v2Group struct {
-	dir string
+type V2Group struct {
+	Dir string
 }
 
-func (g *v2Group) setLimits(l limits) error {
+func (g *V2Group) setLimits(l Limits) error {
 	if l.MemoryBytes > 0 {
-		if err := writeFile(filepath.Join(g.dir, "memory.max"), strconv.FormatInt(l.MemoryBytes, 10)); err != nil {
+		if err := WriteFile(filepath.Join(g.Dir, "memory.max"), strconv.FormatInt(l.MemoryBytes, 10)); err != nil {
 			return err
 		}
-		_ = writeFile(filepath.Join(g.dir, "memory.swap.max"), "0")
+		_ = WriteFile(filepath.Join(g.Dir, "memory.swap.max"), "0")
 	}
 	if l.Pids > 0 {
-		if err := writeFile(filepath.Join(g.dir, "pids.max"), strconv.FormatInt(l.Pids, 10)); err != nil {
+		if err := WriteFile(filepath.Join(g.Dir, "pids.max"), strconv.FormatInt(l.Pids, 10)); err != nil {
 			return err
 		}
 	}
 	if l.CPUPercent > 0 {
 		const period = 100000
 		v := fmt.Sprintf("%d %d", period*l.CPUPercent/100, period)
-		if err := writeFile(filepath.Join(g.dir, "cpu.max"), v); err != nil {
+		if err := WriteFile(filepath.Join(g.Dir, "cpu.max"), v); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (g *v2Group) controllers() int { return 1 }
+func (g *V2Group) Controllers() int { return 1 }
 
-func (g *v2Group) add(pid int) error {
-	return writeFile(filepath.Join(g.dir, "cgroup.procs"), strconv.Itoa(pid))
+func (g *V2Group) Add(pid int) error {
+	return WriteFile(filepath.Join(g.Dir, "cgroup.procs"), strconv.Itoa(pid))
 }
 
 // startIn uses clone3's CLONE_INTO_CGROUP: the child starts in the group.
-func (g *v2Group) startIn(cmd *exec.Cmd) error {
-	dir, err := os.Open(g.dir)
+func (g *V2Group) StartIn(cmd *exec.Cmd) error {
+	dir, err := os.Open(g.Dir)
 	if err != nil {
-		return fmt.Errorf("open cgroup %s: %w", g.dir, err)
+		return fmt.Errorf("open cgroup %s: %w", g.Dir, err)
 	}
 	defer dir.Close()
 	cmd.SysProcAttr.UseCgroupFD = true
@@ -168,36 +168,36 @@ func (g *v2Group) startIn(cmd *exec.Cmd) error {
 	return cmd.Start()
 }
 
-func (g *v2Group) procs() ([]int, error) {
-	return readProcs(filepath.Join(g.dir, "cgroup.procs"))
+func (g *V2Group) Procs() ([]int, error) {
+	return readProcs(filepath.Join(g.Dir, "cgroup.procs"))
 }
 
-func (g *v2Group) freeze(ctx context.Context) error {
-	if err := writeFile(filepath.Join(g.dir, "cgroup.freeze"), "1"); err != nil {
+func (g *V2Group) Freeze(ctx context.Context) error {
+	if err := WriteFile(filepath.Join(g.Dir, "cgroup.freeze"), "1"); err != nil {
 		return err
 	}
-	return waitFor(ctx, "cgroup freeze", func() bool {
-		data, err := os.ReadFile(filepath.Join(g.dir, "cgroup.events"))
+	return WaitFor(ctx, "cgroup freeze", func() bool {
+		data, err := os.ReadFile(filepath.Join(g.Dir, "cgroup.events"))
 		return err == nil && strings.Contains(string(data), "frozen 1")
 	})
 }
 
-func (g *v2Group) thaw() error {
-	return writeFile(filepath.Join(g.dir, "cgroup.freeze"), "0")
+func (g *V2Group) Thaw() error {
+	return WriteFile(filepath.Join(g.Dir, "cgroup.freeze"), "0")
 }
 
-func (g *v2Group) memory() (int64, int64, error) {
-	used, err := readInt(filepath.Join(g.dir, "memory.current"))
+func (g *V2Group) Memory() (int64, int64, error) {
+	used, err := readInt(filepath.Join(g.Dir, "memory.current"))
 	if err != nil {
 		return 0, 0, err
 	}
-	return used, readStatField(filepath.Join(g.dir, "memory.stat"), "file"), nil
+	return used, ReadStatField(filepath.Join(g.Dir, "memory.stat"), "file"), nil
 }
 
 // cpuUsage reads usage_usec of cpu.stat, a core file present whether or
 // not the cpu controller is enabled.
-func (g *v2Group) cpuUsage() (time.Duration, error) {
-	path := filepath.Join(g.dir, "cpu.stat")
+func (g *V2Group) CPUUsage() (time.Duration, error) {
+	path := filepath.Join(g.Dir, "cpu.stat")
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return 0, fmt.Errorf("read %s: %w", path, err)
@@ -211,12 +211,12 @@ func (g *v2Group) cpuUsage() (time.Duration, error) {
 			return time.Duration(us) * time.Microsecond, nil
 		}
 	}
-	return 0, fmt.Errorf("%s has no usage_usec: %w", path, errNoCPUAccounting)
+	return 0, fmt.Errorf("%s has no usage_usec: %w", path, ErrNoCPUAccounting)
 }
 
-func (g *v2Group) destroy(ctx context.Context) error {
+func (g *V2Group) Destroy(ctx context.Context) error {
 	// cgroup.kill (5.14+) kills every task atomically; older kernels rely on
 	// the caller having killed the tree.
-	_ = writeFile(filepath.Join(g.dir, "cgroup.kill"), "1")
-	return removeGroup(ctx, g.dir)
+	_ = WriteFile(filepath.Join(g.Dir, "cgroup.kill"), "1")
+	return removeGroup(ctx, g.Dir)
 }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package e2blocal
+package jail
 
 import (
 	"fmt"
@@ -17,7 +17,7 @@ import (
 // runtime's own groups afterwards, also when several threads start
 // commands into different groups at once.
 func TestCgroupV1StartIn(t *testing.T) {
-	if _, err := os.Stat(cgroupRoot + "/cgroup.controllers"); err == nil {
+	if _, err := os.Stat(CgroupRoot + "/cgroup.controllers"); err == nil {
 		t.Skip("a pure cgroup v2 host: v1 startIn is not used here")
 	}
 	if os.Geteuid() != 0 {
@@ -27,23 +27,23 @@ func TestCgroupV1StartIn(t *testing.T) {
 	if err != nil {
 		t.Fatalf("v1 driver: %v", err)
 	}
-	defer d.close()
+	defer d.Close()
 	var wg sync.WaitGroup
 	for i := range 4 {
 		wg.Go(func() {
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
 			id := fmt.Sprintf("sbx%d", i)
-			cg, err := d.create(id, limits{Pids: 16})
+			cg, err := d.Create(id, Limits{Pids: 16})
 			if err != nil {
 				t.Error(err)
 				return
 			}
-			defer cg.destroy(t.Context())
+			defer cg.Destroy(t.Context())
 			cmd := exec.Command("cat", "/proc/self/cgroup")
 			var out strings.Builder
 			cmd.Stdout = &out
-			if err := cg.startIn(cmd); err != nil {
+			if err := cg.StartIn(cmd); err != nil {
 				t.Errorf("startIn: %v", err)
 				return
 			}
@@ -51,8 +51,8 @@ func TestCgroupV1StartIn(t *testing.T) {
 				t.Errorf("cat: %v", err)
 				return
 			}
-			if n := strings.Count(out.String(), "/"+id+"\n"); n != cg.controllers() {
-				t.Errorf("the child is in %d of the %d groups of %s:\n%s", n, cg.controllers(), id, out.String())
+			if n := strings.Count(out.String(), "/"+id+"\n"); n != cg.Controllers() {
+				t.Errorf("the child is in %d of the %d groups of %s:\n%s", n, cg.Controllers(), id, out.String())
 			}
 			self, err := os.ReadFile("/proc/thread-self/cgroup")
 			if err != nil {

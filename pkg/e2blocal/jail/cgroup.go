@@ -1,6 +1,6 @@
 //go:build linux
 
-package e2blocal
+package jail
 
 import (
 	"bufio"
@@ -33,7 +33,7 @@ import (
 // On a pure v2 host (cgroup.controllers at /sys/fs/cgroup) the same limits use
 // memory.max, pids.max, cpu.max and cgroup.freeze/cgroup.kill.
 
-const cgroupRoot = "/sys/fs/cgroup"
+const CgroupRoot = "/sys/fs/cgroup"
 
 // cgroupTagPrefix starts every runtime's parent group name, followed by the
 // runtime's pid: groups left by a runtime that was killed are recognised
@@ -41,48 +41,48 @@ const cgroupRoot = "/sys/fs/cgroup"
 const cgroupTagPrefix = "sessionbox-"
 
 // limits are the per-sandbox cgroup limits.
-type limits struct {
+type Limits struct {
 	MemoryBytes int64
 	Pids        int64
 	CPUPercent  int // 100 = one full core
 }
 
 // cgroupDriver creates one group per sandbox under the runtime's own group.
-type cgroupDriver interface {
-	create(id string, l limits) (cgroup, error)
-	close() error
+type CgroupDriver interface {
+	Create(id string, l Limits) (Cgroup, error)
+	Close() error
 }
 
 // cgroup is one sandbox's group (across controllers on v1).
-type cgroup interface {
-	controllers() int // lines naming the group in /proc/<pid>/cgroup of a member
-	add(pid int) error
-	startIn(cmd *exec.Cmd) error // start cmd so that it is born in the group
-	procs() ([]int, error)
-	freeze(ctx context.Context) error
-	thaw() error
-	memory() (used, cache int64, err error)
+type Cgroup interface {
+	Controllers() int // lines naming the group in /proc/<pid>/cgroup of a member
+	Add(pid int) error
+	StartIn(cmd *exec.Cmd) error // start cmd so that it is born in the group
+	Procs() ([]int, error)
+	Freeze(ctx context.Context) error
+	Thaw() error
+	Memory() (used, cache int64, err error)
 	// cpuUsage is the CPU time the group's tasks used, exited ones
 	// included; errNoCPUAccounting where the group has no such figure.
-	cpuUsage() (time.Duration, error)
-	destroy(ctx context.Context) error
+	CPUUsage() (time.Duration, error)
+	Destroy(ctx context.Context) error
 }
 
 // detectCgroups returns a driver, or nil when this process cannot manage
 // cgroups (then callers use rlimits and signals only); v2Root, when set,
 // picks a unified hierarchy mounted elsewhere (hybrid hosts, tests).
-func detectCgroups(runtimeTag, v2Root string, log *slog.Logger) (cgroupDriver, error) {
+func DetectCgroups(runtimeTag, v2Root string, log *slog.Logger) (CgroupDriver, error) {
 	if v2Root == "" {
-		if _, err := os.Stat(filepath.Join(cgroupRoot, "cgroup.controllers")); err != nil {
+		if _, err := os.Stat(filepath.Join(CgroupRoot, "cgroup.controllers")); err != nil {
 			d, err := newV1Driver(runtimeTag)
 			if err != nil {
 				return nil, err
 			}
 			return d, nil
 		}
-		v2Root = cgroupRoot
+		v2Root = CgroupRoot
 	}
-	d, err := newV2Driver(v2Root, runtimeTag)
+	d, err := NewV2Driver(v2Root, runtimeTag)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +144,7 @@ func removeStaleGroups(base string) {
 	}
 }
 
-func writeFile(path, value string) error {
+func WriteFile(path, value string) error {
 	if err := os.WriteFile(path, []byte(value), 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -153,7 +153,7 @@ func writeFile(path, value string) error {
 
 // errNoCPUAccounting: the group keeps no CPU time (a v1 host's sandboxes
 // join no cpuacct hierarchy); callers sum their processes' times instead.
-var errNoCPUAccounting = errors.New("no CPU accounting in this cgroup")
+var ErrNoCPUAccounting = errors.New("no CPU accounting in this cgroup")
 
 func readInt(path string) (int64, error) {
 	data, err := os.ReadFile(path)
@@ -171,7 +171,7 @@ func readInt(path string) (int64, error) {
 	return v, nil
 }
 
-func readStatField(path, field string) int64 {
+func ReadStatField(path, field string) int64 {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return 0
@@ -216,7 +216,7 @@ func removeGroup(ctx context.Context, dir string) error {
 	}
 }
 
-func waitFor(ctx context.Context, what string, cond func() bool) error {
+func WaitFor(ctx context.Context, what string, cond func() bool) error {
 	for !cond() {
 		select {
 		case <-ctx.Done():

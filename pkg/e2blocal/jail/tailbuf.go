@@ -1,6 +1,6 @@
 //go:build linux
 
-package e2blocal
+package jail
 
 import "sync"
 
@@ -8,7 +8,7 @@ import "sync"
 // diagnostics (a Go crash names its cause at the top and the failing
 // goroutines below), bounded because sandboxed code can write to the
 // agent's stderr.
-type tailBuffer struct {
+type TailBuffer struct {
 	mu      sync.Mutex
 	headMax int
 	tailMax int
@@ -17,9 +17,9 @@ type tailBuffer struct {
 	dropped bool
 }
 
-func newTailBuffer(max int) *tailBuffer { return &tailBuffer{headMax: max / 4, tailMax: max - max/4} }
+func NewTailBuffer(max int) *TailBuffer { return &TailBuffer{headMax: max / 4, tailMax: max - max/4} }
 
-func (t *tailBuffer) Write(p []byte) (int, error) {
+func (t *TailBuffer) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := len(p)
@@ -40,7 +40,7 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-func (t *tailBuffer) String() string {
+func (t *TailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	sep := ""

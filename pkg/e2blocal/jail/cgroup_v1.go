@@ -1,6 +1,6 @@
 //go:build linux
 
-package e2blocal
+package jail
 
 import (
 	"context"
@@ -33,39 +33,39 @@ func newV1Driver(tag string) (*v1Driver, error) {
 	for _, c := range v1Controllers {
 		base, ok := own[c]
 		if !ok {
-			d.close()
+			d.Close()
 			return nil, fmt.Errorf("cgroup v1 controller %s not mounted", c)
 		}
-		removeStaleGroups(filepath.Join(cgroupRoot, c, base))
-		parent := filepath.Join(cgroupRoot, c, base, cgroupTagPrefix+tag)
+		removeStaleGroups(filepath.Join(CgroupRoot, c, base))
+		parent := filepath.Join(CgroupRoot, c, base, cgroupTagPrefix+tag)
 		if err := os.Mkdir(parent, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-			d.close()
+			d.Close()
 			return nil, fmt.Errorf("create cgroup %s: %w", parent, err)
 		}
 		d.parents[c] = parent
-		d.own[c] = filepath.Join(cgroupRoot, c, base)
+		d.own[c] = filepath.Join(CgroupRoot, c, base)
 	}
 	return d, nil
 }
 
-func (d *v1Driver) create(id string, l limits) (cgroup, error) {
-	g := &v1Group{dirs: map[string]string{}, home: d.own}
+func (d *v1Driver) Create(id string, l Limits) (Cgroup, error) {
+	g := &V1Group{Dirs: map[string]string{}, Home: d.own}
 	for c, parent := range d.parents {
 		dir := filepath.Join(parent, id)
 		if err := os.Mkdir(dir, 0o755); err != nil {
-			_ = g.destroy(context.Background())
+			_ = g.Destroy(context.Background())
 			return nil, fmt.Errorf("create cgroup %s: %w", dir, err)
 		}
-		g.dirs[c] = dir
+		g.Dirs[c] = dir
 	}
 	if err := g.setLimits(l); err != nil {
-		_ = g.destroy(context.Background())
+		_ = g.Destroy(context.Background())
 		return nil, err
 	}
 	return g, nil
 }
 
-func (d *v1Driver) close() error {
+func (d *v1Driver) Close() error {
 	var errs []error
 	for _, p := range d.parents {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -75,46 +75,46 @@ func (d *v1Driver) close() error {
 	return errors.Join(errs...)
 }
 
-type v1Group struct {
-	dirs map[string]string
-	home map[string]string // where the spawning thread returns to
+type V1Group struct {
+	Dirs map[string]string
+	Home map[string]string // where the spawning thread returns to
 }
 
-func (g *v1Group) setLimits(l limits) error {
+func (g *V1Group) setLimits(l Limits) error {
 	if l.MemoryBytes > 0 {
 		v := strconv.FormatInt(l.MemoryBytes, 10)
-		if err := writeFile(filepath.Join(g.dirs["memory"], "memory.limit_in_bytes"), v); err != nil {
+		if err := WriteFile(filepath.Join(g.Dirs["memory"], "memory.limit_in_bytes"), v); err != nil {
 			return err
 		}
 		// Without swap accounting the file is absent; with it, the same cap
 		// keeps a bomb from escaping into swap.
-		if p := filepath.Join(g.dirs["memory"], "memory.memsw.limit_in_bytes"); fileExists(p) {
-			_ = writeFile(p, v)
+		if p := filepath.Join(g.Dirs["memory"], "memory.memsw.limit_in_bytes"); fileExists(p) {
+			_ = WriteFile(p, v)
 		}
 	}
 	if l.Pids > 0 {
-		if err := writeFile(filepath.Join(g.dirs["pids"], "pids.max"), strconv.FormatInt(l.Pids, 10)); err != nil {
+		if err := WriteFile(filepath.Join(g.Dirs["pids"], "pids.max"), strconv.FormatInt(l.Pids, 10)); err != nil {
 			return err
 		}
 	}
 	if l.CPUPercent > 0 {
 		const period = 100000
-		if err := writeFile(filepath.Join(g.dirs["cpu"], "cpu.cfs_period_us"), strconv.Itoa(period)); err != nil {
+		if err := WriteFile(filepath.Join(g.Dirs["cpu"], "cpu.cfs_period_us"), strconv.Itoa(period)); err != nil {
 			return err
 		}
 		quota := period * l.CPUPercent / 100
-		if err := writeFile(filepath.Join(g.dirs["cpu"], "cpu.cfs_quota_us"), strconv.Itoa(quota)); err != nil {
+		if err := WriteFile(filepath.Join(g.Dirs["cpu"], "cpu.cfs_quota_us"), strconv.Itoa(quota)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (g *v1Group) controllers() int { return len(g.dirs) }
+func (g *V1Group) Controllers() int { return len(g.Dirs) }
 
-func (g *v1Group) add(pid int) error {
-	for _, dir := range g.dirs {
-		if err := writeFile(filepath.Join(dir, "cgroup.procs"), strconv.Itoa(pid)); err != nil {
+func (g *V1Group) Add(pid int) error {
+	for _, dir := range g.Dirs {
+		if err := WriteFile(filepath.Join(dir, "cgroup.procs"), strconv.Itoa(pid)); err != nil {
 			// The task may have exited between listing and moving it.
 			if errors.Is(err, syscall.ESRCH) {
 				return nil
@@ -137,12 +137,12 @@ func (g *v1Group) add(pid int) error {
 // write-locking the global cgroup_threadgroup_rwsem, which waits for an
 // RCU grace period: 8-13 ms of the spawner thread blocked per spawn, with
 // every spawn of a burst queued behind it, against ~0.3 ms.
-func (g *v1Group) startIn(cmd *exec.Cmd) error {
+func (g *V1Group) StartIn(cmd *exec.Cmd) error {
 	const self = "0"
 	var errs []error
 	moved := map[string]bool{}
-	for c, dir := range g.dirs {
-		if err := writeFile(filepath.Join(dir, "tasks"), self); err != nil {
+	for c, dir := range g.Dirs {
+		if err := WriteFile(filepath.Join(dir, "tasks"), self); err != nil {
 			errs = append(errs, err)
 			break
 		}
@@ -156,7 +156,7 @@ func (g *v1Group) startIn(cmd *exec.Cmd) error {
 	for c := range moved {
 		var err error
 		for range 3 {
-			if err = writeFile(filepath.Join(g.home[c], "tasks"), self); err == nil {
+			if err = WriteFile(filepath.Join(g.Home[c], "tasks"), self); err == nil {
 				break
 			}
 		}
@@ -165,53 +165,53 @@ func (g *v1Group) startIn(cmd *exec.Cmd) error {
 	return errors.Join(errs...)
 }
 
-func (g *v1Group) procs() ([]int, error) {
-	return readProcs(filepath.Join(g.dirs["pids"], "cgroup.procs"))
+func (g *V1Group) Procs() ([]int, error) {
+	return readProcs(filepath.Join(g.Dirs["pids"], "cgroup.procs"))
 }
 
-func (g *v1Group) freezerState() string {
-	data, err := os.ReadFile(filepath.Join(g.dirs["freezer"], "freezer.state"))
+func (g *V1Group) FreezerState() string {
+	data, err := os.ReadFile(filepath.Join(g.Dirs["freezer"], "freezer.state"))
 	if err != nil {
 		return ""
 	}
 	return strings.TrimSpace(string(data))
 }
 
-func (g *v1Group) freeze(ctx context.Context) error {
-	if err := writeFile(filepath.Join(g.dirs["freezer"], "freezer.state"), "FROZEN"); err != nil {
+func (g *V1Group) Freeze(ctx context.Context) error {
+	if err := WriteFile(filepath.Join(g.Dirs["freezer"], "freezer.state"), "FROZEN"); err != nil {
 		return err
 	}
 	// FREEZING means some task is still on its way (e.g. in an uninterruptible
 	// sleep); the write has to be repeated until the group reports FROZEN.
-	return waitFor(ctx, "cgroup freeze", func() bool {
-		if g.freezerState() == "FROZEN" {
+	return WaitFor(ctx, "cgroup freeze", func() bool {
+		if g.FreezerState() == "FROZEN" {
 			return true
 		}
-		_ = writeFile(filepath.Join(g.dirs["freezer"], "freezer.state"), "FROZEN")
+		_ = WriteFile(filepath.Join(g.Dirs["freezer"], "freezer.state"), "FROZEN")
 		return false
 	})
 }
 
-func (g *v1Group) thaw() error {
-	return writeFile(filepath.Join(g.dirs["freezer"], "freezer.state"), "THAWED")
+func (g *V1Group) Thaw() error {
+	return WriteFile(filepath.Join(g.Dirs["freezer"], "freezer.state"), "THAWED")
 }
 
-func (g *v1Group) memory() (int64, int64, error) {
-	used, err := readInt(filepath.Join(g.dirs["memory"], "memory.usage_in_bytes"))
+func (g *V1Group) Memory() (int64, int64, error) {
+	used, err := readInt(filepath.Join(g.Dirs["memory"], "memory.usage_in_bytes"))
 	if err != nil {
 		return 0, 0, err
 	}
-	cache := readStatField(filepath.Join(g.dirs["memory"], "memory.stat"), "total_cache")
+	cache := ReadStatField(filepath.Join(g.Dirs["memory"], "memory.stat"), "total_cache")
 	return used, cache, nil
 }
 
 // cpuUsage reads cpuacct.usage when the group joined a cpuacct hierarchy;
 // sandboxes here do not (cpuacct is mounted apart from cpu on the hosts
 // this runs on), so their CPU time comes from /proc.
-func (g *v1Group) cpuUsage() (time.Duration, error) {
-	dir, ok := g.dirs["cpuacct"]
+func (g *V1Group) CPUUsage() (time.Duration, error) {
+	dir, ok := g.Dirs["cpuacct"]
 	if !ok {
-		return 0, errNoCPUAccounting
+		return 0, ErrNoCPUAccounting
 	}
 	ns, err := readInt(filepath.Join(dir, "cpuacct.usage"))
 	if err != nil {
@@ -220,9 +220,9 @@ func (g *v1Group) cpuUsage() (time.Duration, error) {
 	return time.Duration(ns), nil
 }
 
-func (g *v1Group) destroy(ctx context.Context) error {
+func (g *V1Group) Destroy(ctx context.Context) error {
 	var errs []error
-	for _, dir := range g.dirs {
+	for _, dir := range g.Dirs {
 		if err := removeGroup(ctx, dir); err != nil {
 			errs = append(errs, err)
 		}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package e2blocal
+package jail
 
 import (
 	"encoding/json"
@@ -22,20 +22,20 @@ type bwrapIO struct {
 
 // bwrapFiles makes them, numbering them from first in bwrap's descriptor
 // table and recording the numbers in s.
-func bwrapFiles(s *launchSpec, first int) (*bwrapIO, error) {
+func bwrapFiles(s *LaunchSpec, first int) (*bwrapIO, error) {
 	bw := &bwrapIO{}
 	add := func(f *os.File) int {
 		bw.childEnds = append(bw.childEnds, f)
 		return first + len(bw.childEnds) - 1
 	}
-	if s.seccomp != nil {
-		f, err := seccompFile(s.seccomp)
+	if s.Seccomp != nil {
+		f, err := seccompFile(s.Seccomp)
 		if err != nil {
 			return nil, err
 		}
 		s.seccompFD = add(f)
 	}
-	if s.userUID < 0 {
+	if s.UserUID < 0 {
 		return bw, nil
 	}
 	blockR, blockW, err := os.Pipe()
