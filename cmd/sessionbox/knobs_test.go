@@ -281,3 +281,19 @@ func TestWarmPoolFlags(t *testing.T) {
 		})
 	}
 }
+
+// TestRuntimePlanFlags: the runtime takes E2B's plan limits and an old API
+// from flags or their variables.
+func TestRuntimePlanFlags(t *testing.T) {
+	t.Parallel()
+	cfg, err := runtimeFlags([]string{"--max-sandboxes", "20", "--max-lifetime-secs", "3600", "--old-api", "v1"},
+		func(k string) string { return map[string]string{"E2BLOCAL_CREATE_RATE": "1"}[k] })
+	if err != nil || cfg.MaxSandboxes != 20 || cfg.MaxLifetime != time.Hour || cfg.CreateRate != 1 || cfg.OldAPI != "v1" {
+		t.Fatalf("%+v %v", cfg, err)
+	}
+	for _, args := range [][]string{{"--old-api", "v0"}, {"--create-rate", "-1"}} {
+		if _, err := runtimeFlags(args, func(string) string { return "" }); err == nil {
+			t.Errorf("%v accepted", args)
+		}
+	}
+}
