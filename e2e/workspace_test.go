@@ -185,6 +185,28 @@ func TestWorkspaceSurvivesSandboxLoss(t *testing.T) {
 				time.Sleep(200 * time.Millisecond)
 			}
 		}},
+		// E2B ends a sandbox at its plan's cap: the reaper checkpoints and
+		// recycles the session before, and its next call restores.
+		{"sandbox lifetime", "lifetime", session.Config{MaxSandboxLifetime: 30 * time.Second, IdleTimeout: 30 * time.Second,
+			ActivityWriteInterval: time.Second}, func(t *testing.T, r *wsRig) {
+			deadline := time.Now().Add(time.Minute)
+			for {
+				rep, err := r.m.Reap(t.Context())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rep.Recycled == 1 {
+					break
+				}
+				if rep.Killed != 0 || time.Now().After(deadline) {
+					t.Fatalf("the reaper did not recycle the sandbox at its lifetime: %+v", rep)
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+			if st, err := r.m.Status(t.Context(), r.key); err != nil || st.State != session.StateRunning {
+				t.Fatalf("status after recycling: %+v %v", st, err)
+			}
+		}},
 		{"killed behind the service's back", "killed", session.Config{}, func(t *testing.T, r *wsRig) {
 			// Only a checkpoint taken before the loss can bring files back.
 			if _, err := r.m.Checkpoint(t.Context(), r.key); err != nil {

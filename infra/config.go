@@ -140,6 +140,7 @@ var sessionKnobs = []struct {
 	{"template", "SESSIONBOX_TEMPLATE", knobName},
 	{"idleTimeoutSecs", "SESSIONBOX_IDLE_TIMEOUT_SECS", knobWhole},
 	{"lifetimeSecs", "SESSIONBOX_LIFETIME_SECS", knobWhole},
+	{"maxSandboxLifetimeSecs", "SESSIONBOX_MAX_SANDBOX_LIFETIME_SECS", knobWhole},
 	{"execTimeoutSecs", "SESSIONBOX_EXEC_TIMEOUT_SECS", knobWhole},
 	{"maxLiveSandboxes", "SESSIONBOX_MAX_LIVE_SANDBOXES", knobWhole},
 	{"maxLiveSandboxesPerPrincipal", "SESSIONBOX_MAX_LIVE_SANDBOXES_PER_PRINCIPAL", knobWhole},

@@ -271,11 +271,20 @@ func checkEnvironment(t *testing.T, s synthed, v variant) {
 		// the E2B endpoint; the authorizer none of them.
 		want := map[string]string{}
 		if e2bCallers[name] {
-			want["SESSIONBOX_STACK_ID"] = "sessionbox-" + s.tenant
 			maps.Copy(want, v.sessionEnv)
 			maps.Copy(want, v.e2b)
 		}
-		for _, k := range []string{"SESSIONBOX_STACK_ID", "E2B_DOMAIN", "E2B_API_URL", "SESSIONBOX_TEMPLATE", "SESSIONBOX_IDLE_TIMEOUT_SECS",
+		// The tenant's name alone is the same in every account and region
+		// sharing an E2B key: each deployment's sweep would kill the
+		// others' sandboxes.
+		wantID := ""
+		if e2bCallers[name] {
+			wantID = `{"Fn::Join":[":",[{"Ref":"AWS::AccountId"},{"Ref":"AWS::Region"},{"Ref":"AWS::StackName"}]]}`
+		}
+		if got, ok := env["SESSIONBOX_STACK_ID"]; ok != (wantID != "") || ok && jsonOf(got) != wantID {
+			t.Errorf("%s: SESSIONBOX_STACK_ID = %s, want %s", name, jsonOf(got), wantID)
+		}
+		for _, k := range []string{"E2B_DOMAIN", "E2B_API_URL", "SESSIONBOX_TEMPLATE", "SESSIONBOX_IDLE_TIMEOUT_SECS",
 			"SESSIONBOX_LIFETIME_SECS", "SESSIONBOX_EXEC_TIMEOUT_SECS", "SESSIONBOX_MAX_LIVE_SANDBOXES", "SESSIONBOX_REAP_BATCH",
 			"SESSIONBOX_MAX_LIVE_SANDBOXES_PER_PRINCIPAL",
 			"SESSIONBOX_MAX_OUTPUT_BYTES", "SESSIONBOX_MAX_RESULT_BYTES", "SESSIONBOX_ALLOW_INTERNET_ACCESS"} {

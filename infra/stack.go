@@ -127,8 +127,11 @@ func environmentFor(cfg Config, s fnSpec, r resources) map[string]*string {
 	}
 	if s.e2b {
 		env[envSecretARN] = jsii.String(r.secret.arn)
-		// The orphan sweep kills only sandboxes carrying this id.
-		env[envStackID] = jsii.String(stackName(cfg.Tenant))
+		// The orphan sweep kills only sandboxes carrying this id, and one E2B
+		// key may serve this tenant's stack in several accounts and regions:
+		// <account>:<region>:<stack name> tells them apart, and stays the
+		// same when a failed create is retried or the stack is replaced.
+		env[envStackID] = awscdk.Fn_Join(jsii.String(":"), &[]*string{awscdk.Aws_ACCOUNT_ID(), awscdk.Aws_REGION(), awscdk.Aws_STACK_NAME()})
 		for k, v := range map[string]string{envE2BDomain: cfg.E2BDomain, envE2BAPIURL: cfg.E2BAPIURL} {
 			if v != "" {
 				env[k] = jsii.String(v)

@@ -28,7 +28,8 @@ func TestServeAndFunctionsLoadTheSameKnobs(t *testing.T) {
 	t.Parallel()
 	every := map[string]string{
 		"SESSIONBOX_TEMPLATE": "my-template", "SESSIONBOX_IDLE_TIMEOUT_SECS": "600", "SESSIONBOX_LIFETIME_SECS": " 3600 ",
-		"SESSIONBOX_EXEC_TIMEOUT_SECS": "120", "SESSIONBOX_MAX_LIVE_SANDBOXES": "7", "SESSIONBOX_REAP_BATCH": "50",
+		"SESSIONBOX_MAX_SANDBOX_LIFETIME_SECS": "86400",
+		"SESSIONBOX_EXEC_TIMEOUT_SECS":         "120", "SESSIONBOX_MAX_LIVE_SANDBOXES": "7", "SESSIONBOX_REAP_BATCH": "50",
 		"SESSIONBOX_MAX_LIVE_SANDBOXES_PER_PRINCIPAL": "3",
 		"SESSIONBOX_ALLOW_INTERNET_ACCESS":            "false", "SESSIONBOX_MAX_OUTPUT_BYTES": "4096", "SESSIONBOX_MAX_RESULT_BYTES": "65536",
 		"SESSIONBOX_ALLOW_PRIVATE_URLS": "true",
@@ -50,7 +51,7 @@ func TestServeAndFunctionsLoadTheSameKnobs(t *testing.T) {
 	}{
 		{name: "nothing set", env: nil, want: session.Config{}},
 		{name: "every knob", env: every, want: session.Config{DefaultTemplate: "my-template", IdleTimeout: 10 * time.Minute,
-			Lifetime: time.Hour, ExecTimeout: 2 * time.Minute, MaxLiveSandboxesPerTenant: 7, MaxLiveSandboxesPerPrincipal: 3, ReapBatch: 50,
+			Lifetime: time.Hour, MaxSandboxLifetime: 24 * time.Hour, ExecTimeout: 2 * time.Minute, MaxLiveSandboxesPerTenant: 7, MaxLiveSandboxesPerPrincipal: 3, ReapBatch: 50,
 			MaxOutputBytes: 4096, MaxResultBytes: 65536, URLUploads: session.URLUploadConfig{AllowPrivate: true},
 			DisableWorkspaces: true, MaxWorkspaceBytes: 5_000_000, CheckpointInterval: time.Minute}},
 		{name: "malformed workspace cap", env: map[string]string{"SESSIONBOX_MAX_WORKSPACE_BYTES": "1 GiB", "SESSIONBOX_WORKSPACES": "maybe"},
@@ -279,5 +280,21 @@ func TestWarmPoolFlags(t *testing.T) {
 				t.Fatalf("serve %d (%v), runtime %d (%v); want %d", o.warmPool, serr, cfg.WarmPool, rerr, c.want)
 			}
 		})
+	}
+}
+
+// TestRuntimePlanFlags: the runtime takes E2B's plan limits and an old API
+// from flags or their variables.
+func TestRuntimePlanFlags(t *testing.T) {
+	t.Parallel()
+	cfg, err := runtimeFlags([]string{"--max-sandboxes", "20", "--max-lifetime-secs", "3600", "--old-api", "v1"},
+		func(k string) string { return map[string]string{"E2BLOCAL_CREATE_RATE": "1"}[k] })
+	if err != nil || cfg.MaxSandboxes != 20 || cfg.MaxLifetime != time.Hour || cfg.CreateRate != 1 || cfg.OldAPI != "v1" {
+		t.Fatalf("%+v %v", cfg, err)
+	}
+	for _, args := range [][]string{{"--old-api", "v0"}, {"--create-rate", "-1"}} {
+		if _, err := runtimeFlags(args, func(string) string { return "" }); err == nil {
+			t.Errorf("%v accepted", args)
+		}
 	}
 }

@@ -32,6 +32,12 @@ func runtimeFlags(args []string, getenv func(string) string) (e2blocal.Config, e
 	memMB := fs.Int64("memory-mb", 512, "memory limit per sandbox in MiB [$E2BLOCAL_MEMORY_MB]")
 	warmPool := fs.Int("warm-pool", 0, warmPoolUsage+" [$E2BLOCAL_WARM_POOL]")
 	agent := fs.String("agent", "", agentUsage+" [$E2BLOCAL_AGENT]")
+	// E2B's plan limits, to try a deployment against them (E2B's Base
+	// plan: --max-sandboxes 20 --max-lifetime-secs 3600 --create-rate 1).
+	maxSandboxes := fs.Int("max-sandboxes", 0, "live sandboxes at once, past it creates get E2B's 429; 0 is 500 [$E2BLOCAL_MAX_SANDBOXES]")
+	maxLifetime := fs.Int("max-lifetime-secs", 0, "longest sandbox timeout granted, longer asks get E2B's 400; 0 is 24 h [$E2BLOCAL_MAX_LIFETIME_SECS]")
+	createRate := fs.Float64("create-rate", 0, "creates per second, past it E2B's 429 with Retry-After; 0 is no cap [$E2BLOCAL_CREATE_RATE]")
+	oldAPI := fs.String("old-api", "", "serve an older E2B's control plane: v1 (no /v2 create and connect) or resume (no connect either) [$E2BLOCAL_OLD_API]")
 	minFree := fs.Int64("min-free-mib", 0, "free space kept on the data dir's file system: below it creates and uploads get 507; 0 is 1 GiB (or 5% of a smaller file system), negative turns it off [$E2BLOCAL_MIN_FREE_MIB]")
 	rest, err := fs.parse(args)
 	if err != nil {
@@ -43,7 +49,8 @@ func runtimeFlags(args []string, getenv func(string) string) (e2blocal.Config, e
 	if err := envFlags(fs.FlagSet, getenv, map[string]string{"api-addr": "E2BLOCAL_API_ADDR", "sandbox-addr": "E2BLOCAL_SANDBOX_ADDR",
 		"data-dir": "E2BLOCAL_DATA_DIR", "api-key": "E2BLOCAL_API_KEY", "uid-base": "E2BLOCAL_UID_BASE",
 		"memory-mb": "E2BLOCAL_MEMORY_MB", "min-free-mib": "E2BLOCAL_MIN_FREE_MIB", "warm-pool": "E2BLOCAL_WARM_POOL",
-		"agent": "E2BLOCAL_AGENT"}); err != nil {
+		"agent": "E2BLOCAL_AGENT", "max-sandboxes": "E2BLOCAL_MAX_SANDBOXES", "max-lifetime-secs": "E2BLOCAL_MAX_LIFETIME_SECS",
+		"create-rate": "E2BLOCAL_CREATE_RATE", "old-api": "E2BLOCAL_OLD_API"}); err != nil {
 		return e2blocal.Config{}, err
 	}
 	if *apiKey == "" {
@@ -53,9 +60,17 @@ func runtimeFlags(args []string, getenv func(string) string) (e2blocal.Config, e
 	if *uidBase <= 0 || *memMB <= 0 {
 		return e2blocal.Config{}, fmt.Errorf("--uid-base (%d) and --memory-mb (%d) must be positive", *uidBase, *memMB)
 	}
+	if *maxSandboxes < 0 || *maxLifetime < 0 || *createRate < 0 {
+		return e2blocal.Config{}, fmt.Errorf("--max-sandboxes (%d), --max-lifetime-secs (%d) and --create-rate (%g) must not be negative", *maxSandboxes, *maxLifetime, *createRate)
+	}
+	if *oldAPI != "" && *oldAPI != e2blocal.OldAPIV1 && *oldAPI != e2blocal.OldAPIResume {
+		return e2blocal.Config{}, fmt.Errorf("--old-api %q: want %s or %s", *oldAPI, e2blocal.OldAPIV1, e2blocal.OldAPIResume)
+	}
 	floor := diskspace.Floor{Dir: *dataDir, MinFree: mibFloor(*minFree)}
 	return e2blocal.Config{APIAddr: *apiAddr, SandboxAddr: *sbAddr, DataDir: *dataDir, APIKey: *apiKey,
-		UIDBase: *uidBase, MemoryBytes: *memMB << 20, SpaceCheck: floor.Check, WarmPool: *warmPool, Agent: *agent}, nil
+		UIDBase: *uidBase, MemoryBytes: *memMB << 20, SpaceCheck: floor.Check, WarmPool: *warmPool, Agent: *agent,
+		MaxSandboxes: *maxSandboxes, MaxLifetime: time.Duration(*maxLifetime) * time.Second, CreateRate: *createRate,
+		OldAPI: *oldAPI}, nil
 }
 
 // warmPoolUsage describes --warm-pool, the same for serve and runtime.

@@ -165,7 +165,7 @@ func TestRetry(t *testing.T) {
 		{"attempts exhausted", getInfo, []reply{{503, "", nil}}, 3, ErrUnavailable},
 		{"404 not retried", getInfo, []reply{{404, `{"code":404,"message":"x"}`, nil}}, 1, ErrSandboxNotFound},
 		{"create never resent on 503", create, []reply{{503, "", nil}, {201, sandboxJSON, nil}}, 1, ErrUnavailable},
-		{"create never resent on 429", create, []reply{{429, "", nil}, {201, sandboxJSON, nil}}, 1, ErrRateLimited},
+		{"create resent on 429", create, []reply{{429, "", nil}, {201, sandboxJSON, nil}}, 2, nil},
 		{"pause never resent", pause, []reply{{502, "", nil}, {204, "", nil}}, 1, ErrUnavailable},
 	}
 	for _, tt := range tests {

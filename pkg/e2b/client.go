@@ -19,6 +19,7 @@ type Client struct {
 	cfg       Config
 	http      *http.Client
 	transport *http.Transport // owned by the Client; nil when the caller supplied HTTPClient
+	levels    apiLevels       // which create and connect endpoints the server has
 }
 
 // New builds a Client. Fields left zero in cfg take the defaults; New reads

@@ -115,8 +115,8 @@ func configFrom(getenv func(string) string) (Config, error) {
 }
 
 // RetryPolicy bounds retries of idempotent calls on 429, 502, 503, 504 and
-// reset connections. Calls that create something, start a command or run
-// code are never retried.
+// reset connections. Calls that start a command or run code are never
+// retried; a create only on 429 (MaxRateLimitWait).
 type RetryPolicy struct {
 	// MaxAttempts is the total number of attempts including the first;
 	// default 3; 1 disables retries.
@@ -126,6 +126,11 @@ type RetryPolicy struct {
 	BaseDelay time.Duration
 	// MaxDelay caps one backoff step (default 5s).
 	MaxDelay time.Duration
+	// MaxRateLimitWait bounds the total time Create waits on 429s before
+	// it reports the last one (default 30s; negative: no retries). E2B
+	// allows 1 create a second on its Base plan (5 on Pro), so a burst of
+	// starts queues up here instead of failing.
+	MaxRateLimitWait time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -155,6 +160,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Retry.MaxDelay <= 0 {
 		c.Retry.MaxDelay = 5 * time.Second
+	}
+	if c.Retry.MaxRateLimitWait == 0 {
+		c.Retry.MaxRateLimitWait = 30 * time.Second
 	}
 	return c
 }

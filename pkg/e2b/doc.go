@@ -74,8 +74,22 @@
 // exponential backoff and jitter on 429 (honouring Retry-After), 502, 503,
 // 504 and reset connections, at most Config.Retry.MaxAttempts times and
 // never past the context's deadline. Calls with side effects that cannot be
-// repeated safely — Create, Pause, Commands.Start/Run, RunCode, uploads —
-// are sent exactly once.
+// repeated safely — Pause, Commands.Start/Run, RunCode, uploads — are sent
+// exactly once. Create is repeated only on 429, which E2B answers before it
+// makes anything (its create rate: 1/s on Base, 5/s on Pro; its concurrent
+// sandboxes: 20 on Base), with the same backoff, at least Retry-After, for
+// at most Config.Retry.MaxRateLimitWait in all and never past the context's
+// deadline.
+//
+// # Older E2B control planes
+//
+// Create and Connect use POST /v2/sandboxes and /v2/sandboxes/{id}/connect,
+// as the current SDKs do. A self-hosted E2B that predates them answers 404
+// or 405; the client then uses POST /sandboxes (with secure: true, so the
+// sandbox is secured as v2's are) and /sandboxes/{id}/connect, or, older
+// still, the deprecated /sandboxes/{id}/resume (409 for a running sandbox,
+// which then gets its timeout set and its details read). What worked is
+// remembered for the Client's life (Client.APILevels); see apilevel.go.
 //
 // Every call takes a context.Context. Config.RequestTimeout bounds each
 // request, and for streams only the wait for the first response; the

@@ -97,3 +97,36 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 	}
 	return 0
 }
+
+// withRateLimitRetry runs a call that must not be repeated after any
+// failure but a 429 (a create): it retries 429s with the backoff, waiting
+// at least the server's Retry-After, until the total wait would pass
+// RetryPolicy.MaxRateLimitWait or ctx's deadline. E2B answers 429 both for
+// its create rate and for a team at its concurrent sandboxes; the second
+// sends no Retry-After and clears only when a sandbox ends, so the bound
+// keeps a full team from holding the caller for long.
+func (c *Client) withRateLimitRetry(ctx context.Context, attempt func(context.Context) error) error {
+	var waited time.Duration
+	for n := 1; ; n++ {
+		err := attempt(ctx)
+		var e *Error
+		if err == nil || !errors.As(err, &e) || e.StatusCode != http.StatusTooManyRequests {
+			return err
+		}
+		d := c.cfg.Retry.backoff(n, e.RetryAfter)
+		if waited+d > c.cfg.Retry.MaxRateLimitWait {
+			return err
+		}
+		if dl, has := ctx.Deadline(); has && time.Until(dl) < d {
+			return err // waiting would outlive the caller; report the 429
+		}
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		waited += d
+	}
+}

@@ -28,7 +28,8 @@ type CreateParams struct {
 	AllowInternetAccess *bool
 	// Secure, when non-nil, creates the sandbox through the v1 endpoint with
 	// that value; false yields a sandbox whose envd needs no access token.
-	// When nil the v2 endpoint is used and the sandbox is always secured.
+	// When nil the v2 endpoint is used (v1 with secure: true on a server
+	// without it) and the sandbox is always secured.
 	Secure *bool
 }
 
@@ -58,8 +59,10 @@ type sandboxBody struct {
 	Domain             *string `json:"domain"`
 }
 
-// Create starts a new sandbox. It is never retried: a failed create may
-// still have created a sandbox.
+// Create starts a new sandbox. Only a 429 is retried (E2B refuses such a
+// create before making anything), within RetryPolicy.MaxRateLimitWait and
+// ctx; any other failed create may still have created a sandbox. A server
+// without the v2 endpoint gets the v1 one (apilevel.go).
 func (c *Client) Create(ctx context.Context, p CreateParams) (*Sandbox, error) {
 	if c.cfg.Debug {
 		return c.attach(sandboxBody{SandboxID: debugSandboxID, EnvdVersion: debugEnvdVersion, TemplateID: p.Template}), nil
@@ -73,16 +76,18 @@ func (c *Client) Create(ctx context.Context, p CreateParams) (*Sandbox, error) {
 	if p.AutoResume {
 		body.AutoResume = &autoResumeBody{Enabled: true}
 	}
-	path := "/v2/sandboxes"
+	var out sandboxBody
+	var err error
 	if p.Secure != nil {
-		path = "/sandboxes"
 		if body.Timeout == 0 {
 			body.Timeout = ceilSeconds(DefaultSandboxTimeout) // v1 would default to 15s
 		}
+		err = c.createOn(ctx, "/sandboxes", body, &out)
+	} else {
+		out, err = c.createSandbox(ctx, body)
 	}
-	var out sandboxBody
-	if _, err := c.doAPI(ctx, apiCall{op: "sandboxes.create", method: http.MethodPost, path: path, body: body}, &out); err != nil {
-		return nil, err
+	if err != nil {
+		return nil, wrapErr("sandboxes.create", "", err)
 	}
 	if out.SandboxID == "" {
 		return nil, &Error{Op: "sandboxes.create", Message: "response has no sandboxID"}
@@ -105,27 +110,21 @@ type ConnectParams struct {
 }
 
 // Connect attaches to an existing sandbox, resuming it when it is paused.
-// Sandbox.Resumed reports whether it had to be resumed (HTTP 201).
+// Sandbox.Resumed reports whether it had to be resumed (HTTP 201). A server
+// without the v2 endpoint gets v1's, or the deprecated resume (apilevel.go).
 func (c *Client) Connect(ctx context.Context, id string, p ConnectParams) (*Sandbox, error) {
 	if c.cfg.Debug {
 		return c.attach(sandboxBody{SandboxID: id, EnvdVersion: debugEnvdVersion}), nil
 	}
-	body := map[string]int64{}
-	if p.Timeout > 0 {
-		body["timeout"] = ceilSeconds(p.Timeout)
-	}
-	var out sandboxBody
-	res, err := c.doAPI(ctx, apiCall{op: "sandboxes.connect", method: http.MethodPost,
-		path: "/v2/sandboxes/" + url.PathEscape(id) + "/connect", body: body,
-		idempotent: true, sandboxID: id}, &out)
+	out, resumed, err := c.connectSandbox(ctx, id, ceilSeconds(p.Timeout))
 	if err != nil {
-		return nil, err
+		return nil, wrapErr("sandboxes.connect", id, err)
 	}
 	if out.SandboxID == "" {
 		out.SandboxID = id
 	}
 	sb := c.attach(out)
-	sb.Resumed = res.status == http.StatusCreated
+	sb.Resumed = resumed
 	return sb, nil
 }
 

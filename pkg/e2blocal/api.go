@@ -28,9 +28,10 @@ func (rt *Runtime) apiHandler() http.Handler {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = io.WriteString(w, "OK")
 	})
+	rate := newCreateRate(rt.cfg.CreateRate)
 	routes := map[string]http.HandlerFunc{
-		"POST /sandboxes":                 rt.handleCreate(false),
-		"POST /v2/sandboxes":              rt.handleCreate(true),
+		"POST /sandboxes":                 rt.handleCreate(false, rate),
+		"POST /v2/sandboxes":              rt.handleCreate(true, rate),
 		"GET /sandboxes":                  rt.handleListV1,
 		"GET /v2/sandboxes":               rt.handleListV2,
 		"GET /sandboxes/metrics":          rt.handleMetricsMany,
@@ -44,8 +45,11 @@ func (rt *Runtime) apiHandler() http.Handler {
 		"POST /v2/sandboxes/{id}/connect": rt.withSandbox(rt.handleConnect(true)),
 		"GET /sandboxes/{id}/metrics":     rt.withSandbox(rt.handleMetrics),
 	}
+	hidden, _ := hiddenRoutes(rt.cfg.OldAPI) // checked by init
 	for pattern, h := range routes {
-		mux.Handle(pattern, rt.authenticated(h))
+		if !hidden[pattern] {
+			mux.Handle(pattern, rt.authenticated(h))
+		}
 	}
 	// Parts of E2B's API the local runtime does not offer get a clear 501
 	// rather than a 404 that the SDKs would report as "sandbox not found".
@@ -112,6 +116,15 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 	return true
 }
 
+// seconds validates a timeout in seconds against the plan's maximum.
+func (rt *Runtime) seconds(v *int64, def time.Duration) (time.Duration, error) {
+	d, err := seconds(v, def)
+	if err == nil && d > rt.maxLifetime() {
+		return 0, errors.New(lifetimeError(rt.maxLifetime()))
+	}
+	return d, err
+}
+
 // seconds validates a timeout in seconds.
 func seconds(v *int64, def time.Duration) (time.Duration, error) {
 	if v == nil {
@@ -132,7 +145,7 @@ func seconds(v *int64, def time.Duration) (time.Duration, error) {
 	return d, nil
 }
 
-func (rt *Runtime) handleCreate(v2 bool) http.HandlerFunc {
+func (rt *Runtime) handleCreate(v2 bool, rate *createRate) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var req newSandboxRequest
 		if !decodeBody(w, r, &req) {
@@ -146,13 +159,16 @@ func (rt *Runtime) handleCreate(v2 bool) http.HandlerFunc {
 			writeError(w, http.StatusBadRequest, "%v", err)
 			return
 		}
+		if rate.refuseRate(w) {
+			return
+		}
 		s, err := rt.create(r.Context(), p)
 		if err != nil {
 			switch {
 			case errors.Is(err, errClosed):
 				writeError(w, http.StatusServiceUnavailable, "%v", err)
 			case errors.Is(err, errTooMany):
-				writeError(w, http.StatusTooManyRequests, "%v", err)
+				writeError(w, http.StatusTooManyRequests, "%s", tooManySandboxes(rt.cfg.MaxSandboxes))
 			default:
 				writeError(w, http.StatusInternalServerError, "create sandbox: %v", err)
 			}
@@ -170,7 +186,7 @@ func (rt *Runtime) createParams(req newSandboxRequest, v2 bool) (createParams, e
 	if v2 {
 		def = rt.cfg.DefaultV2Timeout
 	}
-	timeout, err := seconds(req.Timeout, def)
+	timeout, err := rt.seconds(req.Timeout, def)
 	if err != nil {
 		return createParams{}, err
 	}

@@ -20,7 +20,7 @@ func (rt *Runtime) handleTimeout(w http.ResponseWriter, r *http.Request, s *sand
 		writeError(w, http.StatusBadRequest, "timeout is required")
 		return
 	}
-	d, err := seconds(req.Timeout, 0)
+	d, err := rt.seconds(req.Timeout, 0)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "%v", err)
 		return
@@ -75,7 +75,7 @@ func (rt *Runtime) handleResume(w http.ResponseWriter, r *http.Request, s *sandb
 	if !decodeBody(w, r, &req) {
 		return
 	}
-	d, err := seconds(req.Timeout, rt.cfg.DefaultV1Timeout)
+	d, err := rt.seconds(req.Timeout, rt.cfg.DefaultV1Timeout)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "%v", err)
 		return
@@ -99,7 +99,7 @@ func (rt *Runtime) handleConnect(v2 bool) func(http.ResponseWriter, *http.Reques
 			writeError(w, http.StatusBadRequest, "timeout is required")
 			return
 		}
-		d, err := seconds(req.Timeout, rt.cfg.DefaultV2Timeout)
+		d, err := rt.seconds(req.Timeout, rt.cfg.DefaultV2Timeout)
 		if err != nil {
 			writeError(w, http.StatusBadRequest, "%v", err)
 			return

@@ -44,8 +44,19 @@ type Config struct {
 	WarmPoolMax int
 	// WarmPoolWindow is how long a burst keeps the pool grown, default
 	// 10 minutes.
-	WarmPoolWindow   time.Duration
-	MaxSandboxes     int // live (running or paused) sandboxes at once, default 500; creates past it get 429
+	WarmPoolWindow time.Duration
+	MaxSandboxes   int // live (running or paused) sandboxes at once, default 500; creates past it get E2B's 429
+	// MaxLifetime is the plan's maximum sandbox timeout (E2B: 1 h on Base,
+	// 24 h on Pro): a create, connect, resume or set-timeout asking for
+	// more gets E2B's 400. Default 24 h.
+	MaxLifetime time.Duration
+	// CreateRate caps creates per second over both create endpoints (E2B:
+	// 1 on Base, 5 on Pro); past it a create gets E2B's 429 with
+	// Retry-After. Default 0: no cap.
+	CreateRate float64
+	// OldAPI makes the control plane an older E2B's: OldAPIV1 or
+	// OldAPIResume (apilimits.go). Default "": the current API.
+	OldAPI           string
 	StartTimeout     time.Duration
 	DefaultV1Timeout time.Duration // create v1 without timeout, default 15 s
 	DefaultV2Timeout time.Duration // create v2 and connect v2 without timeout, default 300 s

@@ -42,7 +42,7 @@ func (rt *Runtime) admit() error {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if len(rt.sandboxes)+rt.admitted >= rt.cfg.MaxSandboxes {
-		return fmt.Errorf("%w: the runtime already has the maximum of %d sandboxes; kill some before creating more", errTooMany, rt.cfg.MaxSandboxes)
+		return fmt.Errorf("%w: %s", errTooMany, tooManySandboxes(rt.cfg.MaxSandboxes))
 	}
 	rt.admitted++
 	return nil

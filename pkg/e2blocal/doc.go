@@ -25,7 +25,11 @@
 // (jail/seccomp.go). Limits: memory, tasks and CPU through
 // cgroups (v1 or v2) when the runtime can manage them, and always rlimits
 // (core 0, file size, open files, processes; data size without cgroups);
-// at most Config.MaxSandboxes live sandboxes, creates past it get 429.
+// at most Config.MaxSandboxes live sandboxes, creates past it get E2B's 429.
+// E2B's plan limits can be turned on (apilimits.go): Config.MaxLifetime
+// (longer timeouts get E2B's 400), Config.CreateRate (E2B's 429 with
+// Retry-After); Config.OldAPI serves an older E2B's control plane without
+// the v2 create and connect endpoints.
 // Disk: when the runtime is root and has mkfs.ext4 and /dev/loop-control,
 // /home/user is the sandbox's own sparse ext4 image of Config.DiskMB,
 // owned by its host uid and loop-mounted (nosuid, nodev) on the host dir

@@ -4,7 +4,6 @@ package e2blocal
 
 import (
 	"net/http"
-	"strings"
 	"sync"
 	"testing"
 )
@@ -43,7 +42,7 @@ func TestMaxSandboxes(t *testing.T) {
 		r := api(t, rt, "POST", path, map[string]any{"templateID": "base"})
 		var body apiError
 		r.decode(t, &body)
-		if r.status != http.StatusTooManyRequests || body.Code != http.StatusTooManyRequests || !strings.Contains(body.Message, "maximum of 3 sandboxes") {
+		if r.status != http.StatusTooManyRequests || body.Code != http.StatusTooManyRequests || body.Message != "you have reached the maximum number of concurrent E2B sandboxes (3). If you need more, please visit 'https://e2b.dev/docs/billing'" {
 			t.Fatalf("create %s at the cap: %d %s", path, r.status, r.body)
 		}
 	}

@@ -159,6 +159,9 @@ func (rt *Runtime) init() error {
 	if err := unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC); err != nil {
 		return fmt.Errorf("mark inherited descriptors close-on-exec: %w", err)
 	}
+	if _, err := hiddenRoutes(rt.cfg.OldAPI); err != nil {
+		return err
+	}
 	if !rt.cfg.NoSeccomp {
 		prog, err := jail.SeccompProgram()
 		if err != nil {

@@ -112,7 +112,10 @@ func Load(getenv func(string) string, needs Needs) (Config, error) {
 	}
 	if c.StackID == "" && c.Tenant != "" {
 		// The orphan sweep kills only sandboxes carrying this id, so it
-		// must be stable per stack: the stack's name is.
+		// must be stable per stack. The stack always sets a deployment-
+		// unique one (<account>:<region>:<stack name>); this fallback, for
+		// functions run by hand, is the stack's name, which deployments of
+		// one tenant in other accounts or regions on the same E2B key share.
 		c.StackID = "sessionbox-" + c.Tenant
 	}
 	jwt, err := loadJWT(get)

@@ -234,7 +234,7 @@ func (m *Manager) startSandbox(ctx context.Context, s *Session, opts *StartOptio
 	now := m.clock.Now()
 	s.State, s.SandboxID, s.SandboxStartedAt = StateRunning, info.ID, now.UTC()
 	s.LeaseOwner, s.LeaseUntil = "", time.Time{}
-	s.LifetimeDeadline = now.Add(m.cfg.Lifetime)
+	s.LifetimeDeadline = now.Add(m.sandboxLifetime())
 	m.markActive(s, now)
 	if err := m.store.UpdateSession(dctx, s); err != nil {
 		if kerr := m.sandboxes.Kill(dctx, info.ID); kerr != nil {

@@ -865,6 +865,14 @@ func newRig(t interface{ Fatal(...any) }, cfg Config) *rig {
 	if cfg.Tenant == "" {
 		cfg.Tenant = testKey.Tenant
 	}
+	// The tests' timings assume a two-hour lifetime, which takes a plan
+	// allowing more than E2B Base's hour.
+	if cfg.MaxSandboxLifetime == 0 {
+		cfg.MaxSandboxLifetime = 24 * time.Hour
+		if cfg.Lifetime == 0 {
+			cfg.Lifetime = 2 * time.Hour
+		}
+	}
 	// The fake sandboxes run no commands, so they cannot walk a workspace;
 	// workspaces are tested on the local runtime (e2e).
 	cfg.DisableWorkspaces = true

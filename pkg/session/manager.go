@@ -23,8 +23,21 @@ const DefaultMaxInlineFileBytes = 4_500_000
 // defaults documented on each.
 type Config struct {
 	IdleTimeout time.Duration // default 30m: a session idle this long is paused or killed
-	Lifetime    time.Duration // default 2h: a sandbox is killed this long after it started
+	// Lifetime is how long one sandbox of a session lives (default and at
+	// most MaxSandboxLifetime). At its end the reaper stops an idle session;
+	// one in use whose workspace persists is recycled instead: checkpointed,
+	// its sandbox killed, and its next call gets a fresh sandbox with the
+	// workspace restored (restarted and restored in the answer), as when a
+	// sandbox vanishes.
+	Lifetime    time.Duration
 	ExecTimeout time.Duration // default 5m: an execution's default (and an install's) time limit
+	// MaxSandboxLifetime is the sandbox provider's cap on a sandbox's run,
+	// the E2B plan's (default 1h, the Base plan's; 24h on Pro). E2B refuses
+	// a longer timeout with 400 and ends a sandbox that long after its
+	// start, so no timeout asked of it is longer, and a sandbox's Lifetime
+	// ends ProviderTimeoutSlack (at most a tenth of it) before, for the
+	// reaper to checkpoint and recycle it first.
+	MaxSandboxLifetime time.Duration
 
 	// MaxOutputBytes caps stdout and stderr each (default 200 KB); beyond it
 	// output is cut and Truncated set.
@@ -187,7 +200,8 @@ func (c Config) withDefaults() Config {
 		}
 	}
 	def(&c.IdleTimeout, 30*time.Minute)
-	def(&c.Lifetime, 2*time.Hour)
+	def(&c.MaxSandboxLifetime, time.Hour)
+	def(&c.Lifetime, c.MaxSandboxLifetime)
 	def(&c.ExecTimeout, 5*time.Minute)
 	def(&c.ActivityWriteInterval, 30*time.Second)
 	def(&c.LeaseDuration, time.Minute)
@@ -245,7 +259,7 @@ func (c Config) withDefaults() Config {
 
 func (c Config) check() error {
 	switch {
-	case c.IdleTimeout < 0, c.Lifetime < 0, c.ExecTimeout < 0, c.ActivityWriteInterval < 0,
+	case c.IdleTimeout < 0, c.Lifetime < 0, c.MaxSandboxLifetime < 0, c.ExecTimeout < 0, c.ActivityWriteInterval < 0,
 		c.LeaseDuration < 0, c.TransferTTL < 0, c.ProviderTimeoutSlack < 0, c.OrphanGrace < 0, c.CallBackstopSlack < 0,
 		c.CheckpointInterval < 0, c.WorkspaceRetention < 0:
 		return errors.New("session: durations in Config must not be negative")
@@ -257,6 +271,8 @@ func (c Config) check() error {
 		return fmt.Errorf("session: MaxLiveSandboxesPerTenant (%d) must not exceed %d", c.MaxLiveSandboxesPerTenant, MaxSlotsPerTenant)
 	case c.OrphanGrace <= c.LeaseDuration:
 		return fmt.Errorf("session: OrphanGrace (%s) must exceed LeaseDuration (%s)", c.OrphanGrace, c.LeaseDuration)
+	case c.Lifetime > c.MaxSandboxLifetime:
+		return fmt.Errorf("session: Lifetime (%s) must not exceed MaxSandboxLifetime (%s), the provider's cap: E2B refuses longer sandboxes (raise MaxSandboxLifetime on a plan that allows more)", c.Lifetime, c.MaxSandboxLifetime)
 	case c.IdleTimeout > c.Lifetime:
 		return fmt.Errorf("session: IdleTimeout (%s) must not exceed Lifetime (%s)", c.IdleTimeout, c.Lifetime)
 	}

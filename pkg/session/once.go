@@ -53,9 +53,10 @@ func (m *Manager) ExecuteOnce(ctx context.Context, tenant, principal string, req
 }
 
 // onceLifetime bounds a one-shot sandbox at the provider: the execution's
-// timeout, the backstop past it, and time to copy artifacts out.
+// timeout, the backstop past it, and time to copy artifacts out, within
+// the provider's cap.
 func (m *Manager) onceLifetime(timeout time.Duration) time.Duration {
-	return timeout + m.cfg.CallBackstopSlack + m.cfg.ProviderTimeoutSlack + time.Minute
+	return min(timeout+m.cfg.CallBackstopSlack+m.cfg.ProviderTimeoutSlack+time.Minute, m.cfg.MaxSandboxLifetime)
 }
 
 // startOnce takes a slot of the caller's cap (one without a session) and

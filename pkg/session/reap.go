@@ -10,9 +10,12 @@ import (
 
 // ReapReport counts what one reaper tick did.
 type ReapReport struct {
-	Paused  int
-	Killed  int
-	Orphans int
+	Paused int
+	Killed int
+	// Recycled counts sessions in use whose sandbox reached its lifetime:
+	// checkpointed and killed, the next call restores a fresh one.
+	Recycled int
+	Orphans  int
 	// Slots counts leaked slots of the tenant cap given back.
 	Slots  int
 	Errors int
@@ -25,6 +28,7 @@ const (
 	reapNothing reapOutcome = iota
 	reapPaused
 	reapKilled
+	reapRecycled
 	reapFailed
 )
 
@@ -59,6 +63,8 @@ func (m *Manager) Reap(ctx context.Context) (ReapReport, error) {
 			rep.Paused++
 		case reapKilled:
 			rep.Killed++
+		case reapRecycled:
+			rep.Recycled++
 		case reapFailed:
 			rep.Errors++
 		}
@@ -133,6 +139,8 @@ func (m *Manager) reapDecide(ctx context.Context, s *Session, owner string) (rea
 	switch s.State {
 	case StateRunning, StatePaused:
 		switch {
+		case expiredLifetime(s, now) && s.State == StateRunning && m.inUse(s, now) && m.persists(s):
+			return m.reapRecycle(ctx, s, owner)
 		case expiredLifetime(s, now):
 		case s.State == StateRunning && now.Before(s.IdleDeadline) && m.checkpointIsDue(s, now):
 			return m.reapCheckpoint(ctx, s)
@@ -240,6 +248,64 @@ func (m *Manager) pauseOvertaken(ctx context.Context, ours *Session) (reapOutcom
 		return reapFailed, fmt.Errorf("resume sandbox %s after a late pause: %w", cur.SandboxID, err)
 	}
 	return reapNothing, nil
+}
+
+// inUse reports whether s saw activity within its idle timeout: its idle
+// deadline, which markActive keeps within the lifetime, would be later
+// without that cap.
+func (m *Manager) inUse(s *Session, now time.Time) bool {
+	return now.Before(s.LastActivityAt.Add(m.idleTimeout(s)))
+}
+
+// reapRecycle ends the sandbox of a session in use at its lifetime, before
+// the provider's cap ends it unsaved: under the stopping lease (user calls
+// wait) it checkpoints the workspace and kills the sandbox, then records
+// the session running again with no lifetime deadline. Its next call finds
+// the sandbox gone and takes the path of a vanished sandbox: a fresh one,
+// the workspace restored, restarted and restored in the answer. Idle, the
+// reaper stops it at its idle deadline as any other.
+func (m *Manager) reapRecycle(ctx context.Context, cur *Session, owner string) (reapOutcome, error) {
+	s := *cur
+	m.lease(&s, StateStopping, owner, m.clock.Now())
+	if err := m.store.UpdateSession(ctx, &s); errors.Is(err, ErrConflict) {
+		return reapNothing, errRetry
+	} else if err != nil {
+		return reapFailed, fmt.Errorf("mark stopping to recycle: %w", err)
+	}
+	dctx, cancel := detach(ctx)
+	defer cancel()
+	snap := s
+	wctx, release := m.holdLease(dctx, &s)
+	m.saveBefore(wctx, &snap, "recycle")
+	if lost := release(); lost != nil {
+		return reapNothing, nil // a user call or a stop took over
+	}
+	s.LastCheckpoint, s.CheckpointProblem, s.CheckpointTriedAt = snap.LastCheckpoint, snap.CheckpointProblem, snap.CheckpointTriedAt
+	if snap.CheckpointProblem != "" {
+		// Nothing saved: killing it would lose the work, so it is stopped
+		// as at any lifetime's end (the last checkpoint stays restorable).
+		s.State = StateRunning
+		if _, err := m.stopSession(dctx, &s, owner, false); err != nil {
+			return reapFailed, err
+		}
+		return reapKilled, nil
+	}
+	if err := m.sandboxes.Kill(dctx, s.SandboxID); err != nil {
+		return reapFailed, fmt.Errorf("kill sandbox %s to recycle: %w", s.SandboxID, err)
+	}
+	s.State = StateRunning
+	s.LeaseOwner, s.LeaseUntil = "", time.Time{}
+	s.LifetimeDeadline = time.Time{}
+	// The idle deadline was held within the lifetime; it is free again.
+	s.IdleDeadline = s.LastActivityAt.Add(m.idleTimeout(&s))
+	setDue(&s)
+	if err := m.store.UpdateSession(dctx, &s); errors.Is(err, ErrConflict) {
+		return reapNothing, nil
+	} else if err != nil {
+		return reapFailed, fmt.Errorf("mark recycled: %w", err)
+	}
+	m.log.InfoContext(ctx, "recycled sandbox at its lifetime", "session", s.SessionID, "tenant", s.Tenant, "sandbox", s.SandboxID)
+	return reapRecycled, nil
 }
 
 // reapStaleStart clears a start whose caller died holding the lease, and

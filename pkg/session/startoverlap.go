@@ -75,6 +75,9 @@ func (m *Manager) sandboxSpec(s *Session, opts *StartOptions) SandboxSpec {
 	if s.IdleTimeout > 0 {
 		spec.Timeout = s.IdleTimeout + m.cfg.ProviderTimeoutSlack
 	}
+	// As providerTimeout: never past the sandbox's lifetime nor the
+	// provider's cap (E2B refuses a longer create with 400).
+	spec.Timeout = min(spec.Timeout, m.sandboxLifetime()+m.cfg.ProviderTimeoutSlack, m.cfg.MaxSandboxLifetime)
 	if opts != nil {
 		spec.Envs = opts.Envs
 	}

@@ -71,7 +71,8 @@ func earliest(a, b time.Time) time.Time {
 }
 
 // providerTimeout is the timeout to give the provider for s at now: a
-// little past the idle deadline, and never far past the lifetime.
+// little past the idle deadline, never far past the lifetime, and never
+// past the provider's cap (E2B answers 400 beyond it).
 func (m *Manager) providerTimeout(s *Session, now time.Time) time.Duration {
 	d := m.idleTimeout(s)
 	if !s.LifetimeDeadline.IsZero() {
@@ -79,7 +80,15 @@ func (m *Manager) providerTimeout(s *Session, now time.Time) time.Duration {
 			d = max(left, 0)
 		}
 	}
-	return d + m.cfg.ProviderTimeoutSlack
+	return min(d+m.cfg.ProviderTimeoutSlack, m.cfg.MaxSandboxLifetime)
+}
+
+// sandboxLifetime is how long a sandbox lives in our records: Lifetime,
+// ended early enough before the provider's cap for the reaper (which runs
+// on a schedule) to checkpoint and recycle it before the provider ends it.
+func (m *Manager) sandboxLifetime() time.Duration {
+	margin := min(m.cfg.ProviderTimeoutSlack, m.cfg.MaxSandboxLifetime/10)
+	return min(m.cfg.Lifetime, m.cfg.MaxSandboxLifetime-margin)
 }
 
 // leaseHeld reports whether someone holds an unexpired lease on s at now.

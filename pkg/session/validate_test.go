@@ -178,7 +178,13 @@ func TestNewManagerConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := m.Config()
-	if c.IdleTimeout != 30*time.Minute || c.Lifetime != 2*time.Hour || c.ExecTimeout != 5*time.Minute ||
+	if _, err := NewManager(Config{Lifetime: 2 * time.Hour}, deps); err == nil || !strings.Contains(err.Error(), "MaxSandboxLifetime") {
+		t.Fatalf("a lifetime past the provider's cap: %v", err)
+	}
+	if c := newRig(t, Config{MaxSandboxLifetime: 24 * time.Hour}).m.Config(); c.Lifetime != 24*time.Hour {
+		t.Fatalf("the lifetime follows the cap by default: %s", c.Lifetime)
+	}
+	if c.IdleTimeout != 30*time.Minute || c.Lifetime != time.Hour || c.MaxSandboxLifetime != time.Hour || c.ExecTimeout != 5*time.Minute ||
 		c.MaxOutputBytes != 200<<10 || c.MaxInlineFileBytes != 4_500_000 || c.ActivityWriteInterval != 30*time.Second ||
 		c.TransferTTL != 15*time.Minute || c.DefaultTemplate != "code-interpreter-v1" {
 		t.Fatalf("defaults %+v", c)

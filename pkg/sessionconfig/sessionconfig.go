@@ -37,6 +37,7 @@ const (
 	EnvTemplate        = "SESSIONBOX_TEMPLATE"
 	EnvIdleSecs        = "SESSIONBOX_IDLE_TIMEOUT_SECS"
 	EnvLifetimeSecs    = "SESSIONBOX_LIFETIME_SECS"
+	EnvMaxLifetimeSecs = "SESSIONBOX_MAX_SANDBOX_LIFETIME_SECS"
 	EnvExecSecs        = "SESSIONBOX_EXEC_TIMEOUT_SECS"
 	EnvMaxLive         = "SESSIONBOX_MAX_LIVE_SANDBOXES"
 	EnvMaxPerPrincipal = "SESSIONBOX_MAX_LIVE_SANDBOXES_PER_PRINCIPAL"
@@ -89,8 +90,10 @@ func Knobs() []Knob {
 			}},
 		{Env: EnvIdleSecs, Flag: "idle-timeout-secs", Usage: "seconds a session may idle before its sandbox is paused or killed (default 1800)",
 			set: secs(func(c *session.Config) *time.Duration { return &c.IdleTimeout })},
-		{Env: EnvLifetimeSecs, Flag: "lifetime-secs", Usage: "seconds a sandbox may live (default 7200)",
+		{Env: EnvLifetimeSecs, Flag: "lifetime-secs", Usage: "seconds one sandbox of a session lives: then an idle session is stopped, one in use gets a fresh sandbox with its workspace restored (default and at most the max sandbox lifetime)",
 			set: secs(func(c *session.Config) *time.Duration { return &c.Lifetime })},
+		{Env: EnvMaxLifetimeSecs, Flag: "max-sandbox-lifetime-secs", Usage: "the E2B plan's longest sandbox run, no timeout asked of E2B is longer (default 3600, the Base plan's; 86400 on Pro)",
+			set: secs(func(c *session.Config) *time.Duration { return &c.MaxSandboxLifetime })},
 		{Env: EnvExecSecs, Flag: "exec-timeout-secs", Usage: "default time limit of an execution or install, in seconds (default 300)",
 			set: secs(func(c *session.Config) *time.Duration { return &c.ExecTimeout })},
 		{Env: EnvMaxLive, Flag: "max-live-sandboxes", Usage: "live sandboxes a tenant may hold (default 20, at most 500)",

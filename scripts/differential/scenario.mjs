@@ -5,6 +5,9 @@
 // sends GET <E2B_API_URL>/__step?name=<step>, which the proxy answers
 // itself, so both recordings are cut into the same steps. Every step here
 // has a twin in the Go test (differentialScenario); change them together.
+// The SDK knows only E2B's newest control plane; TestDifferentialOldAPI runs
+// the Go twin against the runtime's older ones (e2blocal.Config.OldAPI),
+// where only the create and connect requests may differ.
 import { Sandbox } from '@e2b/code-interpreter'
 
 const api = process.env.E2B_API_URL

@@ -68,6 +68,7 @@ func (h *ReaperHandler) Handle(ctx context.Context, payload []byte) error {
 	merr := lambdaenv.WriteEMF(h.metrics, h.env.Now(), MetricsNamespace, map[string]string{"tenant": h.env.Config.Tenant}, []lambdaenv.Metric{
 		{Name: "Paused", Value: float64(rep.Paused), Unit: "Count"},
 		{Name: "Killed", Value: float64(rep.Killed), Unit: "Count"},
+		{Name: "Recycled", Value: float64(rep.Recycled), Unit: "Count"},
 		{Name: "Orphans", Value: float64(rep.Orphans), Unit: "Count"},
 		{Name: "Errors", Value: float64(errs), Unit: "Count"},
 	})
@@ -75,7 +76,7 @@ func (h *ReaperHandler) Handle(ctx context.Context, payload []byte) error {
 		h.env.Log.ErrorContext(ctx, "reaper metrics", "error", merr)
 	}
 	h.env.Log.InfoContext(ctx, "reaper tick", "execution", tick.ExecutionID, "scheduledTime", tick.ScheduledTime,
-		"payloadBytes", len(payload), "paused", rep.Paused, "killed", rep.Killed,
+		"payloadBytes", len(payload), "paused", rep.Paused, "killed", rep.Killed, "recycled", rep.Recycled,
 		"orphans", rep.Orphans, "errors", errs)
 	switch {
 	case err != nil:
