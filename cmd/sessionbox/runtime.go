@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/diskspace"
@@ -32,6 +33,8 @@ func runtimeFlags(args []string, getenv func(string) string) (e2blocal.Config, e
 	memMB := fs.Int64("memory-mb", 512, "memory limit per sandbox in MiB [$E2BLOCAL_MEMORY_MB]")
 	warmPool := fs.Int("warm-pool", 0, warmPoolUsage+" [$E2BLOCAL_WARM_POOL]")
 	agent := fs.String("agent", "", agentUsage+" [$E2BLOCAL_AGENT]")
+	templates := templateFlag{}
+	fs.Var(templates, "template", "`NAME=BUILTIN`: a template creates may name beside base and code-interpreter-v1, run as one of those two; repeatable, comma-separated in the variable [$E2BLOCAL_TEMPLATES]")
 	minFree := fs.Int64("min-free-mib", 0, "free space kept on the data dir's file system: below it creates and uploads get 507; 0 is 1 GiB (or 5% of a smaller file system), negative turns it off [$E2BLOCAL_MIN_FREE_MIB]")
 	rest, err := fs.parse(args)
 	if err != nil {
@@ -43,7 +46,7 @@ func runtimeFlags(args []string, getenv func(string) string) (e2blocal.Config, e
 	if err := envFlags(fs.FlagSet, getenv, map[string]string{"api-addr": "E2BLOCAL_API_ADDR", "sandbox-addr": "E2BLOCAL_SANDBOX_ADDR",
 		"data-dir": "E2BLOCAL_DATA_DIR", "api-key": "E2BLOCAL_API_KEY", "uid-base": "E2BLOCAL_UID_BASE",
 		"memory-mb": "E2BLOCAL_MEMORY_MB", "min-free-mib": "E2BLOCAL_MIN_FREE_MIB", "warm-pool": "E2BLOCAL_WARM_POOL",
-		"agent": "E2BLOCAL_AGENT"}); err != nil {
+		"agent": "E2BLOCAL_AGENT", "template": "E2BLOCAL_TEMPLATES"}); err != nil {
 		return e2blocal.Config{}, err
 	}
 	if *apiKey == "" {
@@ -55,7 +58,8 @@ func runtimeFlags(args []string, getenv func(string) string) (e2blocal.Config, e
 	}
 	floor := diskspace.Floor{Dir: *dataDir, MinFree: mibFloor(*minFree)}
 	return e2blocal.Config{APIAddr: *apiAddr, SandboxAddr: *sbAddr, DataDir: *dataDir, APIKey: *apiKey,
-		UIDBase: *uidBase, MemoryBytes: *memMB << 20, SpaceCheck: floor.Check, WarmPool: *warmPool, Agent: *agent}, nil
+		UIDBase: *uidBase, MemoryBytes: *memMB << 20, SpaceCheck: floor.Check, WarmPool: *warmPool, Agent: *agent,
+		Templates: templates}, nil
 }
 
 // warmPoolUsage describes --warm-pool, the same for serve and runtime.
@@ -109,4 +113,19 @@ func mibFloor(mib int64) int64 {
 		return -1
 	}
 	return mib << 20
+}
+
+// templateFlag is --template NAME=BUILTIN, repeatable; a comma-separated
+// list in one value (the variable's form) adds each.
+type templateFlag keyValues
+
+func (f templateFlag) String() string { return keyValues(f).String() }
+
+func (f templateFlag) Set(v string) error {
+	for _, one := range strings.Split(v, ",") {
+		if err := keyValues(f).Set(strings.TrimSpace(one)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -43,6 +43,7 @@ func (rt *Runtime) apiHandler() http.Handler {
 		"POST /sandboxes/{id}/connect":    rt.withSandbox(rt.handleConnect(false)),
 		"POST /v2/sandboxes/{id}/connect": rt.withSandbox(rt.handleConnect(true)),
 		"GET /sandboxes/{id}/metrics":     rt.withSandbox(rt.handleMetrics),
+		"GET /templates/aliases/{alias}":  rt.handleTemplateAlias,
 	}
 	for pattern, h := range routes {
 		mux.Handle(pattern, rt.authenticated(h))
@@ -144,6 +145,9 @@ func (rt *Runtime) handleCreate(v2 bool) http.HandlerFunc {
 		p, err := rt.createParams(req, v2)
 		if err != nil {
 			writeError(w, http.StatusBadRequest, "%v", err)
+			return
+		}
+		if !rt.templateFound(w, p.templateID) {
 			return
 		}
 		s, err := rt.create(r.Context(), p)
