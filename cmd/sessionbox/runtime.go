@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/diskspace"
@@ -38,6 +39,8 @@ func runtimeFlags(args []string, getenv func(string) string) (e2blocal.Config, e
 	maxLifetime := fs.Int("max-lifetime-secs", 0, "longest sandbox timeout granted, longer asks get E2B's 400; 0 is 24 h [$E2BLOCAL_MAX_LIFETIME_SECS]")
 	createRate := fs.Float64("create-rate", 0, "creates per second, past it E2B's 429 with Retry-After; 0 is no cap [$E2BLOCAL_CREATE_RATE]")
 	oldAPI := fs.String("old-api", "", "serve an older E2B's control plane: v1 (no /v2 create and connect) or resume (no connect either) [$E2BLOCAL_OLD_API]")
+	templates := templateFlag{}
+	fs.Var(templates, "template", "`NAME=BUILTIN`: a template creates may name beside base and code-interpreter-v1, run as one of those two; repeatable, comma-separated in the variable [$E2BLOCAL_TEMPLATES]")
 	minFree := fs.Int64("min-free-mib", 0, "free space kept on the data dir's file system: below it creates and uploads get 507; 0 is 1 GiB (or 5% of a smaller file system), negative turns it off [$E2BLOCAL_MIN_FREE_MIB]")
 	rest, err := fs.parse(args)
 	if err != nil {
@@ -50,7 +53,7 @@ func runtimeFlags(args []string, getenv func(string) string) (e2blocal.Config, e
 		"data-dir": "E2BLOCAL_DATA_DIR", "api-key": "E2BLOCAL_API_KEY", "uid-base": "E2BLOCAL_UID_BASE",
 		"memory-mb": "E2BLOCAL_MEMORY_MB", "min-free-mib": "E2BLOCAL_MIN_FREE_MIB", "warm-pool": "E2BLOCAL_WARM_POOL",
 		"agent": "E2BLOCAL_AGENT", "max-sandboxes": "E2BLOCAL_MAX_SANDBOXES", "max-lifetime-secs": "E2BLOCAL_MAX_LIFETIME_SECS",
-		"create-rate": "E2BLOCAL_CREATE_RATE", "old-api": "E2BLOCAL_OLD_API"}); err != nil {
+		"create-rate": "E2BLOCAL_CREATE_RATE", "old-api": "E2BLOCAL_OLD_API", "template": "E2BLOCAL_TEMPLATES"}); err != nil {
 		return e2blocal.Config{}, err
 	}
 	if *apiKey == "" {
@@ -70,7 +73,7 @@ func runtimeFlags(args []string, getenv func(string) string) (e2blocal.Config, e
 	return e2blocal.Config{APIAddr: *apiAddr, SandboxAddr: *sbAddr, DataDir: *dataDir, APIKey: *apiKey,
 		UIDBase: *uidBase, MemoryBytes: *memMB << 20, SpaceCheck: floor.Check, WarmPool: *warmPool, Agent: *agent,
 		MaxSandboxes: *maxSandboxes, MaxLifetime: time.Duration(*maxLifetime) * time.Second, CreateRate: *createRate,
-		OldAPI: *oldAPI}, nil
+		OldAPI: *oldAPI, Templates: templates}, nil
 }
 
 // warmPoolUsage describes --warm-pool, the same for serve and runtime.
@@ -124,4 +127,19 @@ func mibFloor(mib int64) int64 {
 		return -1
 	}
 	return mib << 20
+}
+
+// templateFlag is --template NAME=BUILTIN, repeatable; a comma-separated
+// list in one value (the variable's form) adds each.
+type templateFlag keyValues
+
+func (f templateFlag) String() string { return keyValues(f).String() }
+
+func (f templateFlag) Set(v string) error {
+	for _, one := range strings.Split(v, ",") {
+		if err := keyValues(f).Set(strings.TrimSpace(one)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -44,6 +44,7 @@ func (rt *Runtime) apiHandler() http.Handler {
 		"POST /sandboxes/{id}/connect":    rt.withSandbox(rt.handleConnect(false)),
 		"POST /v2/sandboxes/{id}/connect": rt.withSandbox(rt.handleConnect(true)),
 		"GET /sandboxes/{id}/metrics":     rt.withSandbox(rt.handleMetrics),
+		"GET /templates/aliases/{alias}":  rt.handleTemplateAlias,
 	}
 	hidden, _ := hiddenRoutes(rt.cfg.OldAPI) // checked by init
 	for pattern, h := range routes {
@@ -157,6 +158,9 @@ func (rt *Runtime) handleCreate(v2 bool, rate *createRate) http.HandlerFunc {
 		p, err := rt.createParams(req, v2)
 		if err != nil {
 			writeError(w, http.StatusBadRequest, "%v", err)
+			return
+		}
+		if !rt.templateFound(w, p.templateID) {
 			return
 		}
 		if rate.refuseRate(w) {

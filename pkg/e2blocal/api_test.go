@@ -66,7 +66,7 @@ func assertErrorBody(t testing.TB, r reply, status int) {
 }
 
 func TestCreateShapes(t *testing.T) {
-	rt := startRuntime(t, Config{})
+	rt := startRuntime(t, Config{Templates: map[string]string{"my-custom": TemplateBase}})
 	cases := []struct {
 		name      string
 		path      string

@@ -13,6 +13,9 @@ type Config struct {
 	SandboxAddr string // sandbox routing address, e.g. "127.0.0.1:3002"
 	DataDir     string // sandbox homes and runtime state
 	APIKey      string // when set, the only accepted X-API-Key
+	// Templates names templates beside the built-in base and
+	// code-interpreter-v1: name -> the built-in one it runs as (templates.go).
+	Templates map[string]string
 	// HTTPLimits bound the control API's and the sandbox proxy's clients
 	// (header and body read times, header size, open connections).
 	HTTPLimits httplimits.Limits

@@ -88,9 +88,9 @@ func (rt *Runtime) create(ctx context.Context, p createParams) (*sandbox, error)
 	// internet access needs its own resolv.conf bound at spawn.
 	var s *sandbox
 	if p.wantsNet() {
-		s, err = rt.prepare(true, interpreterTemplate(p.templateID))
+		s, err = rt.prepare(true, rt.templates.interpreter(p.templateID))
 	} else {
-		s, err = rt.takeWarm(interpreterTemplate(p.templateID))
+		s, err = rt.takeWarm(rt.templates.interpreter(p.templateID))
 	}
 	if err != nil {
 		return nil, err
@@ -302,12 +302,5 @@ func (rt *Runtime) agentBase(s *sandbox, standby bool) agent.Config {
 
 // assignment is the sandbox's own part of its agent config.
 func (s *sandbox) assignment() agent.Assignment {
-	return agent.Assignment{Env: s.envVars, AccessToken: s.accessToken, PrewarmKernel: interpreterTemplate(s.templateID)}
-}
-
-// interpreterTemplate tells the templates whose sandboxes E2B starts with
-// Jupyter running (code-interpreter-v1 and its kin): their kernel starts
-// with the sandbox. Others start it on first use and idle without Python.
-func interpreterTemplate(id string) bool {
-	return strings.HasPrefix(id, "code-interpreter")
+	return agent.Assignment{Env: s.envVars, AccessToken: s.accessToken, PrewarmKernel: s.rt.templates.interpreter(s.templateID)}
 }

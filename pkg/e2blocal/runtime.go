@@ -109,6 +109,8 @@ type Runtime struct {
 
 	signed *signedRouter // routes signed file URLs that name no sandbox
 
+	templates templateSet // what creates may name (templates.go)
+
 	mu        sync.Mutex
 	sandboxes map[string]*sandbox
 	admitted  int // creates past the MaxSandboxes check, not registered yet
@@ -133,8 +135,13 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	if _, err := os.Stat(cfg.Bwrap); err != nil {
 		return nil, fmt.Errorf("e2blocal: bubblewrap not found: %w", err)
 	}
+	templates, err := newTemplateSet(cfg.Templates)
+	if err != nil {
+		return nil, err
+	}
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	rt := &Runtime{cfg: cfg, log: cfg.Logger, envdVer: envdVersion, ctx: rctx, cancel: cancel, sandboxes: map[string]*sandbox{}, signed: newSignedRouter()}
+	rt.templates = templates
 	rt.supply.limit = spawnLimit()
 	if err := rt.init(); err != nil {
 		rt.shutdown()

@@ -24,7 +24,7 @@ sandbox_port=$(free_port)
 export E2B_API_KEY="e2b_$(head -c 20 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 
 "$work/sessionbox" runtime --api-key "$E2B_API_KEY" --api-addr "127.0.0.1:$api_port" --sandbox-addr "127.0.0.1:$sandbox_port" \
-  --data-dir "$work/data" >"$work/runtime.log" 2>&1 &
+  --data-dir "$work/data" --template conformance-agent=code-interpreter-v1 >"$work/runtime.log" 2>&1 &
 runtime_pid=$!
 
 for _ in $(seq 1 100); do

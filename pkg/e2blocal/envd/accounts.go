@@ -22,6 +22,18 @@ type Account struct {
 
 type accountKey struct{}
 
+// lockedKey marks a request whose goroutine holds its thread with the
+// account's file system identity (asAccount), the only place asServer may
+// switch it.
+type lockedKey struct{}
+
+// actsAsAccount reports a request running with its account's fsuid on a
+// locked thread.
+func actsAsAccount(ctx context.Context) bool {
+	locked, _ := ctx.Value(lockedKey{}).(bool)
+	return locked
+}
+
 // account is the user a request acts as: the Basic user of a Connect call
 // or the username of a /files call, the default user when it names none.
 // ok is false when the server has no accounts (a single-user sandbox).
@@ -66,6 +78,7 @@ func (s *Server) asAccount(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
+		r = r.WithContext(context.WithValue(r.Context(), lockedKey{}, true))
 		runtime.LockOSThread()
 		setfs(a.UID, a.GID)
 		defer func() {
@@ -96,6 +109,16 @@ func touchesFiles(path string) bool {
 func setfs(uid, gid uint32) {
 	_ = unix.Setfsgid(int(gid))
 	_ = unix.Setfsuid(int(uid))
+}
+
+// asServer runs f with the server's own file system identity (root in a
+// sandbox with accounts) and then returns the thread to account a. Only for
+// a request that actsAsAccount: its thread is locked, so the switch cannot
+// leak to another goroutine.
+func asServer(a Account, f func() error) error {
+	setfs(uint32(unix.Geteuid()), uint32(unix.Getegid()))
+	defer setfs(a.UID, a.GID)
+	return f()
 }
 
 // credential is what a process started for the named account runs as; nil

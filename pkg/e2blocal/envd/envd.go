@@ -2,8 +2,11 @@
 
 // Package envd serves E2B's in-sandbox daemon protocol (envd): the REST file,
 // health, env and metrics endpoints and the Connect process and filesystem
-// services, as one http.Handler. It runs as the sandbox user and never changes
-// identity, so it can be tested on the host with a temp dir as home.
+// services, as one http.Handler. Without accounts it runs as the sandbox user
+// and never changes identity, so it can be tested on the host with a temp dir
+// as home; with accounts it runs as root and acts as each request's user
+// (accounts.go), resolving relative paths against that user's home and
+// making missing parent directories as root for that user, as E2B's envd.
 package envd
 
 import (

@@ -29,7 +29,7 @@ func (s *Server) handleDownload(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusUnauthorized, err)
 		return
 	}
-	path, err := s.resolvePath(q.Get("path"))
+	path, err := s.resolvePath(r.Context(), q.Get("path"))
 	if err != nil {
 		writeJSONError(w, http.StatusBadRequest, err)
 		return

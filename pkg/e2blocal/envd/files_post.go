@@ -4,6 +4,7 @@ package envd
 
 import (
 	"compress/gzip"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -99,7 +100,7 @@ func (s *Server) upload(r *http.Request) ([]uploadedEntry, error) {
 		if dest == nil {
 			return nil, statusErr(http.StatusBadRequest, "path query parameter is required for raw body upload")
 		}
-		entry, err := s.writeUpload(*dest, body, md)
+		entry, err := s.writeUpload(r.Context(), *dest, body, md)
 		if err != nil {
 			return nil, err
 		}
@@ -143,7 +144,7 @@ func (s *Server) uploadMultipart(r *http.Request, body io.Reader, dest *string, 
 		if err != nil {
 			return nil, statusErr(http.StatusBadRequest, "read multipart body: %w", err)
 		}
-		entry, ok, err := s.uploadPart(part, dest, md, seen)
+		entry, ok, err := s.uploadPart(r.Context(), part, dest, md, seen)
 		_ = part.Close()
 		if err != nil {
 			return nil, err
@@ -158,7 +159,7 @@ func (s *Server) uploadMultipart(r *http.Request, body io.Reader, dest *string, 
 	return entries, nil
 }
 
-func (s *Server) uploadPart(part *multipart.Part, dest *string, md map[string]string, seen map[string]bool) (uploadedEntry, bool, error) {
+func (s *Server) uploadPart(ctx context.Context, part *multipart.Part, dest *string, md map[string]string, seen map[string]bool) (uploadedEntry, bool, error) {
 	if part.FormName() != "file" {
 		return uploadedEntry{}, false, nil
 	}
@@ -172,7 +173,7 @@ func (s *Server) uploadPart(part *multipart.Part, dest *string, md map[string]st
 		}
 		target = name
 	}
-	resolved, err := s.resolvePath(target)
+	resolved, err := s.resolvePath(ctx, target)
 	if err != nil {
 		return uploadedEntry{}, false, &httpError{http.StatusBadRequest, err}
 	}
@@ -180,7 +181,7 @@ func (s *Server) uploadPart(part *multipart.Part, dest *string, md map[string]st
 		return uploadedEntry{}, false, statusErr(http.StatusBadRequest, "you cannot upload multiple files to the same path '%s' in one upload request", resolved)
 	}
 	seen[resolved] = true
-	entry, err := s.writeUpload(target, part, md)
+	entry, err := s.writeUpload(ctx, target, part, md)
 	return entry, err == nil, err
 }
 
@@ -217,12 +218,12 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 // writeUpload streams src into the file at the client path p, creating
 // parents and replacing the file, then applies metadata. See atomicWrite
 // for how a failed write leaves the old file whole.
-func (s *Server) writeUpload(p string, src io.Reader, md map[string]string) (uploadedEntry, error) {
-	path, err := s.resolvePath(p)
+func (s *Server) writeUpload(ctx context.Context, p string, src io.Reader, md map[string]string) (uploadedEntry, error) {
+	path, err := s.resolvePath(ctx, p)
 	if err != nil {
 		return uploadedEntry{}, &httpError{http.StatusBadRequest, err}
 	}
-	if err := ensureParent(path); err != nil {
+	if err := s.ensureParent(ctx, path); err != nil {
 		return uploadedEntry{}, err
 	}
 	target, err := followLinks(path)
@@ -247,11 +248,21 @@ func (s *Server) writeUpload(p string, src io.Reader, md map[string]string) (upl
 }
 
 // uploadTempPrefix starts the names of files an upload is being written
-// to; listings and watches leave them out.
-const uploadTempPrefix = ".sbx-upload-"
+// to; listings and watches leave them out. What follows tells whether the
+// upload replaces a file or makes a new one, so a watcher seeing the hidden
+// file renamed into place can report what E2B's in-place write reports
+// (watch.go).
+const (
+	uploadTempPrefix  = ".sbx-upload-"
+	uploadTempNew     = uploadTempPrefix + "n-"
+	uploadTempReplace = uploadTempPrefix + "r-"
+)
 
 // isUploadTemp reports a name atomicWrite writes aside under.
 func isUploadTemp(name string) bool { return strings.HasPrefix(name, uploadTempPrefix) }
+
+// uploadTempReplaces reports a hidden upload file that replaces a file.
+func uploadTempReplaces(name string) bool { return strings.HasPrefix(name, uploadTempReplace) }
 
 // maxLinkHops bounds symlink resolution, as the kernel's ELOOP does.
 const maxLinkHops = 40
@@ -358,14 +369,14 @@ func atomicWrite(target string, src io.Reader, buf []byte, md map[string]string)
 // file gets the mode a direct create would (0666 less the umask); one
 // replacing a file starts private until it gets the old one's mode.
 func createAside(target string, replacing bool) (*os.File, error) {
-	perm := os.FileMode(0o666)
+	perm, prefix := os.FileMode(0o666), uploadTempNew
 	if replacing {
-		perm = 0o600
+		perm, prefix = 0o600, uploadTempReplace
 	}
 	var rnd [8]byte
 	for range 5 {
 		_, _ = rand.Read(rnd[:])
-		name := filepath.Join(filepath.Dir(target), uploadTempPrefix+hex.EncodeToString(rnd[:]))
+		name := filepath.Join(filepath.Dir(target), prefix+hex.EncodeToString(rnd[:]))
 		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_CLOEXEC, perm)
 		if !errors.Is(err, fs.ErrExist) {
 			return f, err
@@ -428,9 +439,10 @@ func copyBody(f *os.File, target string, src io.Reader, buf []byte) error {
 	return nil
 }
 
-func ensureParent(path string) error {
-	dir := filepath.Dir(path)
-	err := os.MkdirAll(dir, 0o755)
+// ensureParent makes the missing parents of an upload's path (see
+// ensureDirs: as E2B, they are made by root for the requesting user).
+func (s *Server) ensureParent(ctx context.Context, path string) error {
+	err := s.ensureDirs(ctx, filepath.Dir(path))
 	if err == nil {
 		return nil
 	}

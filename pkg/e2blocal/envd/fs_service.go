@@ -26,16 +26,16 @@ var errTooManyEntries = fmt.Errorf("more than %d entries; use a smaller depth", 
 // filesystemService implements filesystem.Filesystem.
 type filesystemService struct{ s *Server }
 
-func (f *filesystemService) resolve(p string) (string, error) {
-	path, err := f.s.resolvePath(p)
+func (f *filesystemService) resolve(ctx context.Context, p string) (string, error) {
+	path, err := f.s.resolvePath(ctx, p)
 	if err != nil {
 		return "", connect.NewError(connect.CodeInvalidArgument, err)
 	}
 	return path, nil
 }
 
-func (f *filesystemService) Stat(_ context.Context, req *connect.Request[filesystem.StatRequest]) (*connect.Response[filesystem.StatResponse], error) {
-	path, err := f.resolve(req.Msg.GetPath())
+func (f *filesystemService) Stat(ctx context.Context, req *connect.Request[filesystem.StatRequest]) (*connect.Response[filesystem.StatResponse], error) {
+	path, err := f.resolve(ctx, req.Msg.GetPath())
 	if err != nil {
 		return nil, err
 	}
@@ -46,8 +46,8 @@ func (f *filesystemService) Stat(_ context.Context, req *connect.Request[filesys
 	return connect.NewResponse(&filesystem.StatResponse{Entry: entry}), nil
 }
 
-func (f *filesystemService) MakeDir(_ context.Context, req *connect.Request[filesystem.MakeDirRequest]) (*connect.Response[filesystem.MakeDirResponse], error) {
-	path, err := f.resolve(req.Msg.GetPath())
+func (f *filesystemService) MakeDir(ctx context.Context, req *connect.Request[filesystem.MakeDirRequest]) (*connect.Response[filesystem.MakeDirResponse], error) {
+	path, err := f.resolve(ctx, req.Msg.GetPath())
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +57,8 @@ func (f *filesystemService) MakeDir(_ context.Context, req *connect.Request[file
 		}
 		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("path already exists but is not a directory: %s", path))
 	}
-	if err := os.MkdirAll(path, 0o755); err != nil {
+	// As E2B's envd: made by root and handed to the requesting user.
+	if err := f.s.ensureDirs(ctx, path); err != nil {
 		if errors.Is(err, fs.ErrExist) || errors.Is(err, syscall.ENOTDIR) {
 			return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("a parent of %s is not a directory: %w", path, err))
 		}
@@ -70,19 +71,19 @@ func (f *filesystemService) MakeDir(_ context.Context, req *connect.Request[file
 	return connect.NewResponse(&filesystem.MakeDirResponse{Entry: entry}), nil
 }
 
-func (f *filesystemService) Move(_ context.Context, req *connect.Request[filesystem.MoveRequest]) (*connect.Response[filesystem.MoveResponse], error) {
-	src, err := f.resolve(req.Msg.GetSource())
+func (f *filesystemService) Move(ctx context.Context, req *connect.Request[filesystem.MoveRequest]) (*connect.Response[filesystem.MoveResponse], error) {
+	src, err := f.resolve(ctx, req.Msg.GetSource())
 	if err != nil {
 		return nil, err
 	}
-	dst, err := f.resolve(req.Msg.GetDestination())
+	dst, err := f.resolve(ctx, req.Msg.GetDestination())
 	if err != nil {
 		return nil, err
 	}
 	if _, err := os.Lstat(src); err != nil {
 		return nil, fsError(fmt.Errorf("move source %s: %w", src, err))
 	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+	if err := f.s.ensureDirs(ctx, filepath.Dir(dst)); err != nil {
 		return nil, fsError(fmt.Errorf("create parent of %s: %w", dst, err))
 	}
 	if err := os.Rename(src, dst); err != nil {
@@ -95,8 +96,8 @@ func (f *filesystemService) Move(_ context.Context, req *connect.Request[filesys
 	return connect.NewResponse(&filesystem.MoveResponse{Entry: entry}), nil
 }
 
-func (f *filesystemService) Remove(_ context.Context, req *connect.Request[filesystem.RemoveRequest]) (*connect.Response[filesystem.RemoveResponse], error) {
-	path, err := f.resolve(req.Msg.GetPath())
+func (f *filesystemService) Remove(ctx context.Context, req *connect.Request[filesystem.RemoveRequest]) (*connect.Response[filesystem.RemoveResponse], error) {
+	path, err := f.resolve(ctx, req.Msg.GetPath())
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +114,7 @@ func (f *filesystemService) Remove(_ context.Context, req *connect.Request[files
 // ListDir lists entries up to depth levels below path (0 means 1); a
 // symlink given as path is followed, symlinks inside are not.
 func (f *filesystemService) ListDir(ctx context.Context, req *connect.Request[filesystem.ListDirRequest]) (*connect.Response[filesystem.ListDirResponse], error) {
-	path, err := f.resolve(req.Msg.GetPath())
+	path, err := f.resolve(ctx, req.Msg.GetPath())
 	if err != nil {
 		return nil, err
 	}

@@ -52,7 +52,7 @@ func (s *Server) buildSpec(ctx context.Context, req *process.StartRequest, timeo
 	cred, user, home := s.credential(ctx)
 	dir := home
 	if cfg.Cwd != nil {
-		d, err := s.resolvePath(cfg.GetCwd())
+		d, err := s.resolvePath(ctx, cfg.GetCwd())
 		if err != nil {
 			return nil, connect.NewError(connect.CodeInvalidArgument, err)
 		}

@@ -3,6 +3,7 @@
 package envd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -31,10 +32,15 @@ type dirWatch struct {
 	root string
 	opts watchOptions
 	w    *fsnotify.Watcher
+	// uploads holds, per directory, whether the upload whose hidden file
+	// was just renamed away (IN_MOVED_FROM) replaces a file; the create
+	// that follows in that directory (IN_MOVED_TO: the kernel queues the
+	// two together under the directory's lock) is that upload landing.
+	uploads map[string]bool
 }
 
-func (s *Server) openWatch(opts watchOptions) (*dirWatch, error) {
-	root, err := s.resolvePath(opts.path)
+func (s *Server) openWatch(ctx context.Context, opts watchOptions) (*dirWatch, error) {
+	root, err := s.resolvePath(ctx, opts.path)
 	if err != nil {
 		return nil, connect.NewError(connect.CodeInvalidArgument, err)
 	}
@@ -52,7 +58,7 @@ func (s *Server) openWatch(opts watchOptions) (*dirWatch, error) {
 	if err != nil {
 		return nil, connect.NewError(connect.CodeResourceExhausted, fmt.Errorf("create watcher: %w", err))
 	}
-	d := &dirWatch{s: s, root: root, opts: opts, w: w}
+	d := &dirWatch{s: s, root: root, opts: opts, w: w, uploads: map[string]bool{}}
 	if err := d.add(root); err != nil {
 		_ = w.Close()
 		return nil, fsError(fmt.Errorf("watch %s: %w", root, err))
@@ -107,32 +113,64 @@ func (d *dirWatch) translate(e fsnotify.Event) []*filesystem.FilesystemEvent {
 		}
 	}
 	name, err := filepath.Rel(d.root, e.Name)
-	if err != nil || isUploadTemp(filepath.Base(e.Name)) {
-		// An upload's hidden file shows as the create of its target
-		// when it is renamed into place.
+	if err != nil {
 		return nil
 	}
-	var out []*filesystem.FilesystemEvent
-	for _, m := range []struct {
-		op fsnotify.Op
-		t  filesystem.EventType
-	}{
-		{fsnotify.Create, filesystem.EventType_EVENT_TYPE_CREATE},
-		{fsnotify.Rename, filesystem.EventType_EVENT_TYPE_RENAME},
-		{fsnotify.Chmod, filesystem.EventType_EVENT_TYPE_CHMOD},
-		{fsnotify.Write, filesystem.EventType_EVENT_TYPE_WRITE},
-		{fsnotify.Remove, filesystem.EventType_EVENT_TYPE_REMOVE},
-	} {
-		if !e.Has(m.op) {
-			continue
+	dir, base := filepath.Split(e.Name)
+	if isUploadTemp(base) {
+		if e.Has(fsnotify.Rename) {
+			d.uploads[dir] = uploadTempReplaces(base)
 		}
-		ev := &filesystem.FilesystemEvent{Name: name, Type: m.t}
-		if d.opts.includeEntry {
-			if entry, err := d.s.entryInfo(e.Name, e.Name); err == nil {
-				ev.Entry = entry
-			}
+		return nil
+	}
+	if replaced, ok := d.uploads[dir]; ok && e.Has(fsnotify.Create) {
+		delete(d.uploads, dir)
+		return d.events(e.Name, name, uploadEvents(replaced))
+	}
+	var types []filesystem.EventType
+	for _, m := range opTypes {
+		if e.Has(m.op) {
+			types = append(types, m.t)
 		}
-		out = append(out, ev)
+	}
+	return d.events(e.Name, name, types)
+}
+
+var opTypes = []struct {
+	op fsnotify.Op
+	t  filesystem.EventType
+}{
+	{fsnotify.Create, filesystem.EventType_EVENT_TYPE_CREATE},
+	{fsnotify.Rename, filesystem.EventType_EVENT_TYPE_RENAME},
+	{fsnotify.Chmod, filesystem.EventType_EVENT_TYPE_CHMOD},
+	{fsnotify.Write, filesystem.EventType_EVENT_TYPE_WRITE},
+	{fsnotify.Remove, filesystem.EventType_EVENT_TYPE_REMOVE},
+}
+
+// uploadEvents are what E2B's envd reports for an upload, which opens the
+// file (creating it if new), chowns it to the user and writes it in
+// place: create, chmod, write for a new file; chmod, write for a replaced
+// one. Ours lands by rename, whose kernel events (the hidden file moved
+// away, the target created) would say neither.
+func uploadEvents(replaced bool) []filesystem.EventType {
+	if replaced {
+		return []filesystem.EventType{filesystem.EventType_EVENT_TYPE_CHMOD, filesystem.EventType_EVENT_TYPE_WRITE}
+	}
+	return []filesystem.EventType{filesystem.EventType_EVENT_TYPE_CREATE, filesystem.EventType_EVENT_TYPE_CHMOD, filesystem.EventType_EVENT_TYPE_WRITE}
+}
+
+// events builds one protocol event per type for the file at path, shown
+// as name.
+func (d *dirWatch) events(path, name string, types []filesystem.EventType) []*filesystem.FilesystemEvent {
+	var entry *filesystem.EntryInfo
+	if d.opts.includeEntry && len(types) > 0 {
+		if e, err := d.s.entryInfo(path, path); err == nil {
+			entry = e
+		}
+	}
+	out := make([]*filesystem.FilesystemEvent, 0, len(types))
+	for _, t := range types {
+		out = append(out, &filesystem.FilesystemEvent{Name: name, Type: t, Entry: entry})
 	}
 	return out
 }

@@ -21,7 +21,7 @@ const maxBufferedWatchEvents = 10_000
 
 func (f *filesystemService) WatchDir(ctx context.Context, req *connect.Request[filesystem.WatchDirRequest], stream *connect.ServerStream[filesystem.WatchDirResponse]) error {
 	m := req.Msg
-	d, err := f.s.openWatch(watchOptions{m.GetPath(), m.GetRecursive(), m.GetIncludeEntry(), m.GetAllowNetworkMounts()})
+	d, err := f.s.openWatch(ctx, watchOptions{m.GetPath(), m.GetRecursive(), m.GetIncludeEntry(), m.GetAllowNetworkMounts()})
 	if err != nil {
 		return err
 	}
@@ -166,9 +166,9 @@ func (w *polledWatcher) collect(ctx context.Context) {
 	}
 }
 
-func (f *filesystemService) CreateWatcher(_ context.Context, req *connect.Request[filesystem.CreateWatcherRequest]) (*connect.Response[filesystem.CreateWatcherResponse], error) {
+func (f *filesystemService) CreateWatcher(reqCtx context.Context, req *connect.Request[filesystem.CreateWatcherRequest]) (*connect.Response[filesystem.CreateWatcherResponse], error) {
 	m := req.Msg
-	d, err := f.s.openWatch(watchOptions{m.GetPath(), m.GetRecursive(), m.GetIncludeEntry(), m.GetAllowNetworkMounts()})
+	d, err := f.s.openWatch(reqCtx, watchOptions{m.GetPath(), m.GetRecursive(), m.GetIncludeEntry(), m.GetAllowNetworkMounts()})
 	if err != nil {
 		return nil, err
 	}

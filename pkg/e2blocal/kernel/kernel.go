@@ -22,6 +22,9 @@
 // a DataFrame result carries its columns as "data"; PIL images shown or
 // saved to a path are displayed as PNG results (no viewer program runs).
 // Unlike E2B, matplotlib's own saves through PIL (savefig) display nothing.
+// The kernel's display() serves IPython's too, whether the host's Python has
+// no IPython (a small IPython.display stands in), has one, or imports it at
+// start (a sitecustomize): what a cell outputs does not depend on it.
 //
 // Languages: python, and bash (a persistent shell per context, driven by the
 // same kernel program: cells are sourced, so variables, functions and cwd

@@ -1287,7 +1287,11 @@ def _patch_module(k, module):
         _patch_pil(k, module)
         return
     if module.__name__ != "matplotlib.pyplot":
-        if hasattr(module, "display"):
+        # Only a display the module defines itself: IPython >= 7.14 serves
+        # IPython.core.display's through a module __getattr__ that warns
+        # DeprecationWarning (onto the cell's stderr, our code being
+        # __main__) and forwards to display_functions', patched already.
+        if "display" in vars(module):
             module.display = k.display
         return
 
@@ -1523,8 +1527,11 @@ def main():
     builtins.display = k.display
     builtins.__sbk__ = k
     _order_os_system(k)
-    if "subprocess" in sys.modules:
-        _order_popen_wait(k, sys.modules["subprocess"].Popen)
+    # Imported already (the host's sitecustomize or a .pth file may import
+    # IPython, say): patched now, so ours wins whatever the host loads.
+    for name in _PATCHED:
+        if name in sys.modules:
+            _patch_module(k, sys.modules[name])
     sys.meta_path.insert(0, _Finder(k))
     sys.meta_path.append(_ShimFinder(k))
     signal.signal(signal.SIGINT, k.on_sigint)
