@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
 	"github.com/sessionbox/sessionbox/pkg/blob"
 	"github.com/sessionbox/sessionbox/pkg/localaws"
 )
@@ -40,11 +43,12 @@ func runServer(dir string) int {
 	return 0
 }
 
-// serverProcess starts the S3 stand-in in a child process.
-func serverProcess(b *testing.B) string {
+// serverProcess starts the S3 stand-in in a child process, keeping its
+// data (its credentials among them) in dir.
+func serverProcess(b *testing.B, dir string) string {
 	b.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), serverDirEnv+"="+b.TempDir())
+	cmd.Env = append(os.Environ(), serverDirEnv+"="+dir)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -71,7 +75,15 @@ func serverProcess(b *testing.B) string {
 var benchSizes = []int64{24 << 20, 96 << 20}
 
 func benchBlobs(b *testing.B) *blob.Blobs {
-	client := localaws.S3Client(serverProcess(b))
+	dir := b.TempDir()
+	endpoint := serverProcess(b, dir)
+	creds, err := localaws.S3Credentials(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	client := localaws.S3Client(endpoint, func(o *s3.Options) {
+		o.Credentials = credentials.NewStaticCredentialsProvider(creds.AccessKeyID, creds.SecretAccessKey, "")
+	})
 	if err := localaws.EnsureBucket(b.Context(), client, bucket); err != nil {
 		b.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -212,4 +214,86 @@ func TestLocalRunCompletedSubscribers(t *testing.T) {
 	if len(got) != 2 || got[0] != "a:r9" || got[1] != "b:r9" {
 		t.Fatalf("got %v", got)
 	}
+}
+
+// TestDurableLocalKeepsAcceptedRuns: runs accepted by a bus whose process
+// dies (kill -9 in e2e's TestRunsSurviveServeKilled) are
+// there at the next start on the same journal: the one a worker had taken
+// up is reported interrupted, never run twice; the queued ones run; the
+// finished one is not seen again.
+func TestDurableLocalKeepsAcceptedRuns(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "runs.journal")
+	first, err := bus.NewDurableLocal(1, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	took := make(chan string, 4)
+	killed := make(chan struct{})
+	first.SetHandler(func(ctx context.Context, e session.RunRequested) error {
+		took <- e.RunID
+		if e.RunID == "done" {
+			return nil
+		}
+		<-killed // the process dies with the run under way
+		return errors.New("killed")
+	})
+	t.Cleanup(func() { close(killed); first.Close() })
+	for _, id := range []string{"done", "running", "queued-1", "queued-2"} {
+		if err := first.PublishRunRequested(t.Context(), session.RunRequested{RunID: id, Code: "print(1)"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, want := range []string{"done", "running"} {
+		if got := <-took; got != want {
+			t.Fatalf("first bus took %s, want %s", got, want)
+		}
+	}
+	// The first process is killed here: it never closes its bus before
+	// the second starts on the same journal.
+	second, err := bus.NewDurableLocal(1, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	var mu sync.Mutex
+	var ran, interrupted []string
+	var wg sync.WaitGroup
+	wg.Add(3)
+	second.SetHandler(func(ctx context.Context, e session.RunRequested) error {
+		defer wg.Done()
+		mu.Lock()
+		defer mu.Unlock()
+		ran = append(ran, e.RunID)
+		return nil
+	})
+	second.Resume(func(ctx context.Context, e session.RunRequested) error {
+		defer wg.Done()
+		mu.Lock()
+		defer mu.Unlock()
+		interrupted = append(interrupted, e.RunID)
+		return nil
+	})
+	wg.Wait()
+	slices.Sort(ran)
+	if !slices.Equal(ran, []string{"queued-1", "queued-2"}) || !slices.Equal(interrupted, []string{"running"}) {
+		t.Fatalf("after the restart: ran %v, interrupted %v", ran, interrupted)
+	}
+	if second.Close() != nil {
+		t.Fatal("close")
+	}
+	// All were handled: a third start has nothing to resume.
+	third, err := bus.NewDurableLocal(1, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer third.Close()
+	third.SetHandler(func(ctx context.Context, e session.RunRequested) error {
+		t.Errorf("third start ran %s again", e.RunID)
+		return nil
+	})
+	third.Resume(func(ctx context.Context, e session.RunRequested) error {
+		t.Errorf("third start reported %s interrupted again", e.RunID)
+		return nil
+	})
 }

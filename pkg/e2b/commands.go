@@ -2,6 +2,7 @@ package e2b
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"connectrpc.com/connect"
@@ -73,6 +74,11 @@ func (c *Commands) Run(ctx context.Context, cmd string, opts CommandOptions) (*C
 	if err != nil {
 		return nil, err
 	}
+	return c.wait(ctx, h)
+}
+
+// wait waits for h's end, killing its process if ctx ends first.
+func (c *Commands) wait(ctx context.Context, h *CommandHandle) (*CommandResult, error) {
 	defer h.Disconnect()
 	res, err := h.Wait(ctx)
 	if err != nil && ctx.Err() != nil {
@@ -81,6 +87,24 @@ func (c *Commands) Run(ctx context.Context, cmd string, opts CommandOptions) (*C
 		_, _ = h.Kill(kctx) // best effort: the caller gave up on it
 	}
 	return res, err
+}
+
+// Exec runs the program argv[0] with argv[1:] directly, with no shell and
+// so none of the user's login files, waits for it and returns its result
+// as Run does. It is for the service's own helpers, which must not run
+// what the sandbox's user put in ~/.profile.
+func (c *Commands) Exec(ctx context.Context, argv []string, opts CommandOptions) (*CommandResult, error) {
+	if len(argv) == 0 {
+		return nil, errors.New("e2b: exec: no program")
+	}
+	h, err := c.start(ctx, "commands.start", &process.StartRequest{
+		Process: &process.ProcessConfig{Cmd: argv[0], Args: argv[1:], Envs: opts.Envs, Cwd: optString(opts.Cwd)},
+		Tag:     optString(opts.Tag),
+	}, opts, outputSinks{stdout: opts.OnStdout, stderr: opts.OnStderr})
+	if err != nil {
+		return nil, err
+	}
+	return c.wait(ctx, h)
 }
 
 // Start launches cmd with bash -l -c in the background and returns once

@@ -155,7 +155,11 @@ func (s *Service) start(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	b := bus.NewLocal(cfg.RunWorkers, nil, cfg.Logger)
+	// Accepted runs are journaled in the data dir: a kill -9 loses none.
+	b, err := bus.NewDurableLocal(cfg.RunWorkers, filepath.Join(cfg.DataDir, "runs.journal"), cfg.Logger)
+	if err != nil {
+		return err
+	}
 	s.closers = append(s.closers, b.Close)
 	fetcher := cfg.Fetcher
 	if fetcher == nil {
@@ -172,6 +176,7 @@ func (s *Service) start(ctx context.Context, cfg Config) error {
 		_, err := mgr.ProcessRun(ctx, ev)
 		return err
 	})
+	b.Resume(mgr.FailInterruptedRun)
 	if err := seedKeys(ctx, st, cfg.Tenant, cfg.Keys); err != nil {
 		return err
 	}

@@ -119,16 +119,18 @@ func StartDynamoDB(ctx context.Context, opts ...DynamoDBOption) (endpoint string
 	if err != nil {
 		return "", nil, err
 	}
-	return serve(ctx, "dynamodb", d.h, d.Close)
+	return serve(ctx, "dynamodb", "", d.h, d.Close)
 }
 
 // DynamoDBClient returns an SDK client for a local endpoint, signing with
-// static dummy credentials. optFns adjust it further (tests tune retries).
+// placeholder credentials: no local DynamoDB checks them (minidyn checks
+// none, dynalite only that a signature is there), so they are no secret.
+// optFns adjust it further (tests tune retries).
 func DynamoDBClient(endpoint string, optFns ...func(*dynamodb.Options)) *dynamodb.Client {
 	return dynamodb.New(dynamodb.Options{
 		Region:       Region,
 		BaseEndpoint: aws.String(endpoint),
-		Credentials:  credentials.NewStaticCredentialsProvider(accessKeyID, secretAccessKey, ""),
+		Credentials:  credentials.NewStaticCredentialsProvider("placeholder", "placeholder", ""),
 	}, optFns...)
 }
 

@@ -11,20 +11,17 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/httplimits"
 )
 
-// Region and static credentials the local clients sign with. The S3
-// stand-in accepts only requests signed with them; the DynamoDB emulator is
-// reached in process (DynamoDB.Client) or, in tests, on loopback.
-const (
-	Region          = "us-east-1"
-	accessKeyID     = "sessionbox-local"
-	secretAccessKey = "sessionbox-local-secret"
-)
+// Region is the region the local clients sign for.
+const Region = "us-east-1"
 
 // shutdownGrace bounds how long stop waits for requests in flight. Calls to
 // the stand-ins are short; a longer grace would mostly wait on connections
@@ -32,13 +29,13 @@ const (
 // their first five seconds.
 const shutdownGrace = time.Second
 
-// serve listens on a free loopback port and serves h until stop is called
-// or ctx ends. stop waits for the server goroutine, so none outlives it.
-// after, when not nil, runs once when the server has shut down and no
+// serve listens on a loopback port, the one in portFile if it names one
+// still free (else any, then saved there), and serves h until stop is
+// called or ctx ends. stop waits for the server goroutine, so none outlives
+// it. after, when not nil, runs once when the server has shut down and no
 // request is in flight any more.
-func serve(ctx context.Context, name string, h http.Handler, after func()) (endpoint string, stop func(), err error) {
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
+func serve(ctx context.Context, name, portFile string, h http.Handler, after func()) (endpoint string, stop func(), err error) {
+	ln, err := listen(ctx, portFile)
 	if err != nil {
 		return "", nil, fmt.Errorf("localaws: %s: listen: %w", name, err)
 	}
@@ -68,6 +65,33 @@ func serve(ctx context.Context, name string, h http.Handler, after func()) (endp
 		<-done
 	}
 	return "http://" + ln.Addr().String(), stop, nil
+}
+
+// listen listens on 127.0.0.1, on the port saved in portFile when it is
+// free: URLs presigned for a stand-in name its port, so they keep working
+// across a restart that gets it back.
+func listen(ctx context.Context, portFile string) (net.Listener, error) {
+	var lc net.ListenConfig
+	if portFile == "" {
+		return lc.Listen(ctx, "tcp", "127.0.0.1:0")
+	}
+	if b, err := os.ReadFile(portFile); err == nil {
+		if port, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 16); err == nil && port > 0 {
+			if ln, err := lc.Listen(ctx, "tcp", net.JoinHostPort("127.0.0.1", strconv.FormatUint(port, 10))); err == nil {
+				return ln, nil
+			}
+		}
+	}
+	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	if err := os.WriteFile(portFile, []byte(port+"\n"), 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("save port: %w", err)
+	}
+	return ln, nil
 }
 
 func shutdown(srv *http.Server) {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/johannesboyne/gofakes3"
@@ -24,10 +23,14 @@ import (
 // once its whole body is written, so a broken-off upload leaves no part of
 // itself). Presigned URLs made by a client from S3Client point at the same
 // port, so they work from this machine, browsers included (CORS). Every
-// other request must be signed with S3Client's credentials: the stand-in
-// verifies SigV4 as S3 does and answers 403 AccessDenied otherwise.
+// other request must be signed with the stand-in's credentials: random ones
+// made at the first start in dir (S3Credentials) unless WithS3Credentials
+// names others. The stand-in verifies SigV4 as S3 does and answers 403
+// otherwise. S3Client signs with them for an endpoint served here. The
+// stand-in takes back its last port when free, so presigned URLs outlive a
+// restart.
 func StartS3(ctx context.Context, dir string, opts ...S3Option) (endpoint string, stop func(), err error) {
-	cfg := s3Config{creds: aws.Credentials{AccessKeyID: accessKeyID, SecretAccessKey: secretAccessKey}}
+	var cfg s3Config
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -37,6 +40,11 @@ func StartS3(ctx context.Context, dir string, opts ...S3Option) (endpoint string
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", nil, fmt.Errorf("localaws: s3 data dir: %w", err)
+	}
+	if cfg.creds.AccessKeyID == "" {
+		if cfg.creds, err = S3Credentials(dir); err != nil {
+			return "", nil, err
+		}
 	}
 	fsys, err := newAtomicFs(dir)
 	if err != nil {
@@ -56,7 +64,12 @@ func StartS3(ctx context.Context, dir string, opts ...S3Option) (endpoint string
 	if cfg.spaceCheck != nil {
 		inner = spaceGuard(h, cfg.spaceCheck)
 	}
-	return serve(ctx, "s3", newSigV4(inner, cfg.creds, time.Now), nil)
+	endpoint, stopServer, err := serve(ctx, "s3", filepath.Join(dir, "port"), newSigV4(inner, cfg.creds, time.Now), nil)
+	if err != nil {
+		return "", nil, err
+	}
+	endpoints.Store(endpoint, cfg.creds)
+	return endpoint, func() { stopServer(); endpoints.Delete(endpoint) }, nil
 }
 
 // S3Option configures StartS3.
@@ -87,8 +100,8 @@ func spaceGuard(next http.Handler, check func() error) http.Handler {
 }
 
 // WithS3Credentials makes the stand-in accept requests signed with these
-// credentials instead of S3Client's, for clients configured as in
-// production (an access key from the environment).
+// credentials instead of the ones kept in its data dir, for clients
+// configured as in production (an access key from the environment).
 func WithS3Credentials(accessKeyID, secretAccessKey string) S3Option {
 	return func(c *s3Config) {
 		c.creds = aws.Credentials{AccessKeyID: accessKeyID, SecretAccessKey: secretAccessKey}
@@ -96,15 +109,16 @@ func WithS3Credentials(accessKeyID, secretAccessKey string) S3Option {
 }
 
 // S3Client returns an SDK client for a local endpoint: path-style
-// addressing (no bucket subdomains on 127.0.0.1), static dummy credentials,
-// and checksums only where S3 requires them, since the stand-in does not
+// addressing (no bucket subdomains on 127.0.0.1), the credentials of the
+// stand-in StartS3 serves there (none for another endpoint: set them with
+// optFns), and checksums only where S3 requires them, since the stand-in does not
 // speak the newer trailing-checksum encodings.
 func S3Client(endpoint string, optFns ...func(*s3.Options)) *s3.Client {
 	return s3.New(s3.Options{
 		Region:                     Region,
 		BaseEndpoint:               aws.String(endpoint),
 		UsePathStyle:               true,
-		Credentials:                credentials.NewStaticCredentialsProvider(accessKeyID, secretAccessKey, ""),
+		Credentials:                credentialsFor(endpoint),
 		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
 		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
 	}, optFns...)

@@ -4,15 +4,20 @@ import (
 	"bytes"
 	"context"
 	"encoding/xml"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/sessionbox/sessionbox/pkg/localaws"
@@ -73,6 +78,10 @@ func presignGet(t *testing.T, client *s3.Client, key string) string {
 func TestS3RefusesUnsigned(t *testing.T) {
 	t.Parallel()
 	endpoint, client := s3Stand(t)
+	creds, err := client.Options().Credentials.Retrieve(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
 	good := presignGet(t, client, "k")
 	tamper := func(f func(q url.Values, u *url.URL)) string {
 		u, _ := url.Parse(good)
@@ -93,12 +102,12 @@ func TestS3RefusesUnsigned(t *testing.T) {
 		{"unsigned bucket listing", "GET", endpoint + "/bkt", nil, nil, "AccessDenied"},
 		{"unsigned service listing", "GET", endpoint + "/", nil, nil, "AccessDenied"},
 		{"forged authorization", "GET", endpoint + "/bkt/k", nil, http.Header{
-			"Authorization":        {"AWS4-HMAC-SHA256 Credential=sessionbox-local/" + time.Now().UTC().Format("20060102") + "/us-east-1/s3/aws4_request, SignedHeaders=host;x-amz-content-sha256;x-amz-date, Signature=" + strings.Repeat("0", 64)},
+			"Authorization":        {"AWS4-HMAC-SHA256 Credential=" + creds.AccessKeyID + "/" + time.Now().UTC().Format("20060102") + "/us-east-1/s3/aws4_request, SignedHeaders=host;x-amz-content-sha256;x-amz-date, Signature=" + strings.Repeat("0", 64)},
 			"X-Amz-Date":           {time.Now().UTC().Format("20060102T150405Z")},
 			"X-Amz-Content-Sha256": {"UNSIGNED-PAYLOAD"},
 		}, "SignatureDoesNotMatch"},
 		{"wrong access key", "GET", tamper(func(q url.Values, _ *url.URL) {
-			q.Set("X-Amz-Credential", strings.Replace(q.Get("X-Amz-Credential"), "sessionbox-local", "AKIAOTHER", 1))
+			q.Set("X-Amz-Credential", strings.Replace(q.Get("X-Amz-Credential"), creds.AccessKeyID, "AKIAOTHER", 1))
 		}), nil, nil, "InvalidAccessKeyId"},
 		{"signature removed", "GET", tamper(func(q url.Values, _ *url.URL) { q.Del("X-Amz-Signature") }), nil, nil, "AccessDenied"},
 		{"signature altered", "GET", tamper(func(q url.Values, _ *url.URL) {
@@ -210,5 +219,87 @@ func TestS3BrowserPreflight(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 || resp.Header.Get("Access-Control-Allow-Origin") == "" || !strings.Contains(resp.Header.Get("Access-Control-Allow-Methods"), "PUT") {
 		t.Fatalf("preflight: %d %v", resp.StatusCode, resp.Header)
+	}
+}
+
+// TestS3RefusesWellKnownCredentials: requests correctly signed with the
+// credentials earlier versions wrote in the source, or with any other than
+// the data dir's own, are refused; the data dir's file is owner-only and
+// kept across restarts, so a URL presigned before one works after it.
+func TestS3RefusesWellKnownCredentials(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	endpoint, stop, err := localaws.StartS3(t.Context(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := localaws.S3Client(endpoint, func(o *s3.Options) { o.RetryMaxAttempts = 1 })
+	if err := localaws.EnsureBucket(t.Context(), client, "bkt"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.PutObject(t.Context(), &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("k"), Body: strings.NewReader("secret")}); err != nil {
+		t.Fatal(err)
+	}
+	good := presignGet(t, client, "k")
+	info, err := os.Stat(filepath.Join(dir, localaws.CredentialsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Mode().Perm() != 0o600 {
+		t.Errorf("%s has mode %v, want 0600", localaws.CredentialsFile, info.Mode().Perm())
+	}
+	stop()
+	// Restarted on the same dir: same credentials, the old URL works.
+	endpoint, stop, err = localaws.StartS3(t.Context(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	if !strings.HasPrefix(good, endpoint+"/") {
+		t.Fatalf("restarted on %s, not on the port of %s", endpoint, good)
+	}
+	if status, _, body := send(t, "GET", good, nil, nil); status != 200 || string(body) != "secret" {
+		t.Fatalf("URL presigned before the restart: %d %q", status, body)
+	}
+	for _, c := range []struct{ name, id, secret string }{
+		{"old well-known", "sessionbox-local", "sessionbox-local-secret"},
+		{"other", "AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			forged := localaws.S3Client(endpoint, func(o *s3.Options) {
+				o.RetryMaxAttempts = 1
+				o.Credentials = credentials.NewStaticCredentialsProvider(c.id, c.secret, "")
+			})
+			_, err := forged.ListObjectsV2(t.Context(), &s3.ListObjectsV2Input{Bucket: aws.String("bkt")})
+			var re *awshttp.ResponseError
+			if !errors.As(err, &re) || re.HTTPStatusCode() != http.StatusForbidden {
+				t.Fatalf("listing signed with %s credentials: %v, want 403", c.name, err)
+			}
+			presigned, err := s3.NewPresignClient(forged).PresignGetObject(t.Context(), &s3.GetObjectInput{Bucket: aws.String("bkt"), Key: aws.String("k")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if status, code, _ := send(t, "GET", presigned.URL, nil, nil); status != http.StatusForbidden {
+				t.Fatalf("URL presigned with %s credentials: %d %s, want 403", c.name, status, code)
+			}
+		})
+	}
+}
+
+// TestS3CredentialsFileLoose: a credentials file others may read is
+// refused at start, naming it, rather than trusted.
+func TestS3CredentialsFileLoose(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if _, err := localaws.S3Credentials(dir); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, localaws.CredentialsFile)
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := localaws.StartS3(t.Context(), dir); err == nil || !strings.Contains(err.Error(), path) {
+		t.Fatalf("StartS3 with a world-readable credentials file: %v", err)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"path"
 	"strings"
@@ -55,12 +56,34 @@ const AWSUploads = "https://*.amazonaws.com"
 
 // UploadOrigin is the connect source for presigned URLs made by an S3 client
 // with this endpoint override: its scheme and host, or AWSUploads when
-// there is none (real S3).
+// there is none (real S3). A loopback endpoint (local mode's S3 stand-in)
+// is named with any port: the page is served to anyone who can reach it,
+// and needs no more than "this machine" to reach its uploads.
 func UploadOrigin(endpoint string) string {
-	if u, err := url.Parse(endpoint); err == nil && u.Scheme != "" && u.Host != "" {
-		return u.Scheme + "://" + u.Host
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return AWSUploads
 	}
-	return AWSUploads
+	if isLoopback(u.Hostname()) {
+		return u.Scheme + "://" + hostForCSP(u.Hostname()) + ":*"
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// hostForCSP brackets an IPv6 literal, as a CSP host source needs.
+func hostForCSP(host string) string {
+	if strings.Contains(host, ":") {
+		return "[" + host + "]"
+	}
+	return host
 }
 
 // asset is one embedded file, ready to serve.

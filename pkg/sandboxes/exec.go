@@ -106,6 +106,21 @@ func (a *E2B) ResetKernel(ctx context.Context, id string) error {
 	return nil
 }
 
+// RunProgram runs argv with no shell (session.ProgramRunner); a non-zero
+// exit is a result, not an error. Output past maxOutput bytes is dropped.
+func (a *E2B) RunProgram(ctx context.Context, id string, argv []string, timeout time.Duration, maxOutput int) (session.ShellOutcome, error) {
+	sb, err := a.handle(ctx, id)
+	if err != nil {
+		return session.ShellOutcome{}, err
+	}
+	res, err := sb.Commands().Exec(ctx, argv, e2b.CommandOptions{Timeout: timeout, MaxOutputBytes: maxOutput})
+	var exit *e2b.CommandExitError
+	if err != nil && !errors.As(err, &exit) || res == nil {
+		return session.ShellOutcome{}, domainError("run program", err)
+	}
+	return session.ShellOutcome{ExitCode: res.ExitCode, Stdout: res.Stdout, Stderr: res.Stderr}, nil
+}
+
 // RunCommand runs a shell command; a non-zero exit is a result, not an error.
 func (a *E2B) RunCommand(ctx context.Context, id string, cmd string, timeout time.Duration, onEvent func(session.Event)) (session.ShellOutcome, error) {
 	sb, err := a.handle(ctx, id)

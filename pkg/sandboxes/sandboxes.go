@@ -196,6 +196,13 @@ func domainError(doing string, err error) error {
 	case errors.Is(err, e2b.ErrAlreadyExists), errors.Is(err, e2b.ErrConflict):
 		kind = session.ErrConflict
 	case errors.Is(err, e2b.ErrNotEnoughSpace):
+		if ee, ok := errors.AsType[*e2b.Error](err); ok {
+			// The local runtime's envd names the per-file limit; a
+			// file past it is no full disk.
+			if _, limit, found := strings.Cut(ee.Message, "per-file size limit"); found {
+				return &session.Error{Kind: session.ErrTooLarge, Detail: doing + ": the file would pass the sandbox's per-file size limit" + limit, Err: err}
+			}
+		}
 		return &session.Error{Kind: session.ErrTooLarge, Detail: doing + ": the sandbox's disk is full", Err: err}
 	default:
 		// Authentication failures are ours (a bad E2B key), not the

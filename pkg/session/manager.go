@@ -131,6 +131,10 @@ type Config struct {
 	// MaxWorkspaceBytes caps the bytes a checkpoint keeps (default 1 GiB);
 	// a larger workspace is not checkpointed and its status says why.
 	MaxWorkspaceBytes int64
+	// MaxWorkspaceEntries caps the files, directories and links a
+	// checkpoint keeps (default 100,000); it also bounds the memory a
+	// checkpoint's listing takes (512 bytes of listing per entry).
+	MaxWorkspaceEntries int
 	// CheckpointInterval is the least time between the checkpoints the
 	// reaper takes of a session in use (default 5m).
 	CheckpointInterval time.Duration
@@ -217,6 +221,9 @@ func (c Config) withDefaults() Config {
 	if c.MaxWorkspaceBytes == 0 {
 		c.MaxWorkspaceBytes = 1 << 30
 	}
+	if c.MaxWorkspaceEntries == 0 {
+		c.MaxWorkspaceEntries = 100_000
+	}
 	if c.MaxOutputBytes == 0 {
 		c.MaxOutputBytes = 200 << 10
 	}
@@ -265,7 +272,7 @@ func (c Config) check() error {
 		return errors.New("session: durations in Config must not be negative")
 	case c.MaxOutputBytes < 0, c.MaxResultBytes < 0, c.MaxInlineFileBytes < 0, c.MaxLiveSandboxesPerTenant < 0,
 		c.MaxLiveSandboxesPerPrincipal < 0, c.ReapBatch < 0, c.ReapParallelism < 0, c.MaxArtifacts < 0, c.MaxArtifactBytes < 0,
-		c.MaxTransferBytes < 0, c.MaxInlineRunResultBytes < 0, c.MaxWorkspaceBytes < 0:
+		c.MaxTransferBytes < 0, c.MaxInlineRunResultBytes < 0, c.MaxWorkspaceBytes < 0, c.MaxWorkspaceEntries < 0:
 		return errors.New("session: limits in Config must not be negative")
 	case c.MaxLiveSandboxesPerTenant > MaxSlotsPerTenant:
 		return fmt.Errorf("session: MaxLiveSandboxesPerTenant (%d) must not exceed %d", c.MaxLiveSandboxesPerTenant, MaxSlotsPerTenant)

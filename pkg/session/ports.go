@@ -115,6 +115,16 @@ type ShellOutcome struct {
 	Stderr   string
 }
 
+// ProgramRunner is implemented by Sandboxes that can run a program with no
+// shell: the service's own helpers in a sandbox (the workspace walk) run
+// that way, so nothing the user put in ~/.profile or earlier on PATH runs
+// in their place. A Sandboxes without it runs them with RunCommand.
+type ProgramRunner interface {
+	// RunProgram runs argv[0] with argv[1:], keeping at most maxOutput
+	// bytes of stdout and of stderr.
+	RunProgram(ctx context.Context, id string, argv []string, timeout time.Duration, maxOutput int) (ShellOutcome, error)
+}
+
 // Sandboxes is the sandbox provider: E2B, or the local runtime speaking
 // E2B's protocols. Errors are ErrSandboxGone when the sandbox no longer
 // exists, ErrNotFound for a missing file, ErrUnavailable when the provider

@@ -502,3 +502,28 @@ func TestRealStoreRunWithHugeExceptionEnds(t *testing.T) {
 		t.Fatalf("redelivery %+v %v", again, err)
 	}
 }
+
+// TestRealStoreRefusedFirstStartLeavesNoRecord: a new session whose first
+// start the tenant's cap refuses (429) is not left behind as a stopped
+// session; once a slot is free the same id starts at once.
+func TestRealStoreRefusedFirstStartLeavesNoRecord(t *testing.T) {
+	t.Parallel()
+	r := newRealRig(t, session.Config{MaxLiveSandboxesPerTenant: 1})
+	ctx := t.Context()
+	if _, err := r.m.Start(ctx, key, session.StartOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	refused := session.Key{Tenant: "acme", Principal: "alice", SessionID: "refused"}
+	if _, err := r.m.Start(ctx, refused, session.StartOptions{}); !errors.Is(err, session.ErrLimit) {
+		t.Fatalf("start past the cap: %v, want ErrLimit", err)
+	}
+	if st, err := r.m.Status(ctx, refused); !errors.Is(err, session.ErrNotFound) {
+		t.Fatalf("status of the refused session: %+v %v, want not found", st, err)
+	}
+	if _, err := r.m.Stop(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.m.Start(ctx, refused, session.StartOptions{}); err != nil {
+		t.Fatalf("start once a slot is free: %v", err)
+	}
+}

@@ -400,3 +400,35 @@ func shrinkResult(res *ExecResult, limit int) *ExecResult {
 	out.Truncated = true
 	return &out
 }
+
+// runInterruptedReason is what a run cut off by the service's own end
+// (local mode's serve killed) failed with.
+const runInterruptedReason = "the service stopped while the run was running; it was not run again (submit it again)"
+
+// FailInterruptedRun ends, failed with the reason, the run of ev that a
+// worker had taken up when the service died: its code may have had effects,
+// so it is not run twice. A run still queued (the worker died before
+// claiming it) is run now; a finished one is left alone.
+func (m *Manager) FailInterruptedRun(ctx context.Context, ev RunRequested) error {
+	for range maxTransitions {
+		r, err := m.store.GetRun(ctx, ev.RunID)
+		if errors.Is(err, ErrNotFound) {
+			return nil
+		} else if err != nil {
+			return fmt.Errorf("read run %s: %w", ev.RunID, err)
+		}
+		switch r.Status {
+		case RunQueued:
+			_, err := m.ProcessRun(ctx, ev)
+			return err
+		case RunRunning:
+			if err := m.finishRun(ctx, r, nil, runInterruptedReason); errors.Is(err, ErrConflict) {
+				continue
+			} else if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return Errorf(ErrConflict, "run %s kept changing", ev.RunID)
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // A start takes its slot of the tenant's cap and creates its sandbox. Taken
@@ -146,6 +147,34 @@ func (m *Manager) takeSlotAndCreate(ctx context.Context, tenant, principal strin
 func (m *Manager) slotRefused(ctx context.Context, s *Session, err error) {
 	if errors.Is(err, ErrLimit) {
 		s.Slot = ""
+		if neverStarted(s) {
+			m.forget(ctx, s)
+			return
+		}
 	}
 	m.release(ctx, s, StateStopped)
+}
+
+// neverStarted reports whether s is the record this start created (its
+// first version) for a session that never had a sandbox.
+func neverStarted(s *Session) bool {
+	return s.Version == 1 && s.SandboxID == "" && s.SandboxStartedAt.IsZero() && s.LastCheckpoint.At.IsZero()
+}
+
+// forget ends the record of a new session whose first start was refused:
+// a 429 leaves no "stopped" session behind, and the record, expired at
+// once, is replaced by the next create.
+func (m *Manager) forget(ctx context.Context, s *Session) {
+	dctx, cancel := detach(ctx)
+	defer cancel()
+	r := *s
+	r.State = StateStopped
+	r.LeaseOwner, r.LeaseUntil = "", time.Time{}
+	// Past, by more than the store's whole-second comparison, so a
+	// retry in the same second may create it again.
+	r.ExpiresAt = m.clock.Now().Add(-2 * time.Second)
+	setDue(&r)
+	if err := m.store.UpdateSession(dctx, &r); err != nil && !errors.Is(err, ErrConflict) {
+		m.log.WarnContext(ctx, "forget a session whose first start was refused", "session", s.SessionID, "err", err)
+	}
 }

@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -12,6 +11,7 @@ import (
 	"io"
 	"net/url"
 	"path"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -97,16 +97,19 @@ func (m *Manager) persists(s *Session) bool {
 // walkScript lists WorkspaceHome as JSON lines, one entry each, into a file,
 // hashing regular files. Hashes are cached in the sandbox by (size, mtime,
 // ctime, inode), so a checkpoint after a small change reads only what
-// changed. Caches are excluded; exit status 3 means the size cap was passed.
+// changed. Caches are excluded; exit status 3 means the size cap was
+// passed, 4 the entries cap. It runs isolated (helperArgv), and what it
+// writes is checked as it is read (readListing): the sandbox's user can
+// change anything in the sandbox, so the listing is only ever a claim.
 const walkScript = `
 import hashlib, json, os, stat, sys
-root, out, cap, cache_path = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+root, out, cap, cache_path, max_entries = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
 skip = {'.cache', '__pycache__'}
 try:
     with open(cache_path) as f: cache = json.load(f)
 except Exception:
     cache = {}
-fresh, total = {}, 0
+fresh, total, count = {}, 0, 0
 def digest(p, st):
     k = '%d:%d:%d:%d' % (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
     c = cache.get(p)
@@ -148,6 +151,9 @@ with open(out, 'w') as o:
                 e['type'], e['size'] = 'f', st.st_size
             else:
                 continue
+            count += 1
+            if count > max_entries:
+                print(count); sys.exit(4)
             o.write(json.dumps(e) + '\n')
 with open(cache_path, 'w') as f: json.dump(fresh, f)
 `
@@ -218,9 +224,10 @@ func (m *Manager) checkpoint(ctx context.Context, s *Session) (CheckpointInfo, e
 }
 
 // problemOf is what a session's status says about a failed checkpoint: the
-// size cap is the user's to fix; other failures are retried and logged.
+// caps, and a listing the sandbox's user tampered with, are the user's to
+// fix; other failures are retried and logged.
 func problemOf(err error) string {
-	if e, ok := errors.AsType[*Error](err); ok && e.Kind == ErrLimit {
+	if e, ok := errors.AsType[*Error](err); ok && (e.Kind == ErrLimit || e.Kind == ErrInvalid) {
 		return e.Detail
 	}
 	return ""
@@ -336,12 +343,12 @@ func cmpOr[T any](a, b *T) *T {
 	return b
 }
 
-// walkWorkspace runs walkScript in the sandbox and reads its listing back.
+// walkWorkspace runs walkScript in the sandbox and reads its listing back,
+// bounded (readListing).
 func (m *Manager) walkWorkspace(ctx context.Context, s *Session) ([]manifestEntry, error) {
 	list := "/tmp/.sessionbox-walk-" + randomID(8)
-	cmd := fmt.Sprintf("python3 -c %s %s %s %d /tmp/.sessionbox-hashes",
-		shellQuote(walkScript), WorkspaceHome, list, m.cfg.MaxWorkspaceBytes)
-	res, err := m.sandboxes.RunCommand(ctx, s.SandboxID, cmd, workspaceCommandTimeout, nil)
+	res, err := m.runHelper(ctx, s.SandboxID, walkScript, WorkspaceHome, list,
+		strconv.FormatInt(m.cfg.MaxWorkspaceBytes, 10), "/tmp/.sessionbox-hashes", strconv.Itoa(m.cfg.MaxWorkspaceEntries))
 	if err != nil {
 		return nil, fmt.Errorf("list the workspace of sandbox %s: %w", s.SandboxID, err)
 	}
@@ -349,9 +356,9 @@ func (m *Manager) walkWorkspace(ctx context.Context, s *Session) ([]manifestEntr
 	switch res.ExitCode {
 	case 0:
 	case 3:
-		return nil, &Error{Kind: ErrLimit, Detail: fmt.Sprintf(
-			"the workspace (%s, caches excluded) holds more than the %d bytes a checkpoint may keep; remove files to have it saved",
-			WorkspaceHome, m.cfg.MaxWorkspaceBytes)}
+		return nil, m.tooManyBytes()
+	case 4:
+		return nil, m.tooManyEntries()
 	default:
 		return nil, fmt.Errorf("list the workspace of sandbox %s: exit %d: %s", s.SandboxID, res.ExitCode, lastLine(res.Stderr))
 	}
@@ -360,20 +367,7 @@ func (m *Manager) walkWorkspace(ctx context.Context, s *Session) ([]manifestEntr
 		return nil, fmt.Errorf("read the workspace listing: %w", err)
 	}
 	defer r.Close()
-	var entries []manifestEntry
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		var e manifestEntry
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			return nil, fmt.Errorf("decode the workspace listing: %w", err)
-		}
-		entries = append(entries, e)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read the workspace listing: %w", err)
-	}
-	return entries, nil
+	return m.readListing(r)
 }
 
 func (m *Manager) removeQuietly(ctx context.Context, id, p string) {
@@ -510,8 +504,14 @@ func (m *Manager) readManifest(ctx context.Context, k Key) (*manifest, error) {
 		return nil, fmt.Errorf("open the workspace manifest: %w", err)
 	}
 	defer r.Close()
+	// Manifests are written by this service, within the listing's bounds;
+	// one larger (written before they held) is refused, not loaded whole.
 	var mf manifest
-	if err := json.NewDecoder(r).Decode(&mf); err != nil {
+	lr := &io.LimitedReader{R: r, N: 2*m.maxListingBytes() + 1}
+	if err := json.NewDecoder(lr).Decode(&mf); err != nil {
+		if lr.N <= 0 {
+			return nil, fmt.Errorf("the workspace manifest is larger than %d bytes", 2*m.maxListingBytes())
+		}
 		return nil, fmt.Errorf("decode the workspace manifest: %w", err)
 	}
 	return &mf, nil
@@ -645,8 +645,7 @@ func (m *Manager) fixupWorkspace(ctx context.Context, id string, mf *manifest) e
 	if err := m.sandboxes.WriteFile(ctx, id, list, strings.NewReader(string(data))); err != nil {
 		return fmt.Errorf("write the restore list: %w", err)
 	}
-	cmd := fmt.Sprintf("python3 -c %s %s %s", shellQuote(fixupScript), WorkspaceHome, list)
-	res, err := m.sandboxes.RunCommand(ctx, id, cmd, workspaceCommandTimeout, nil)
+	res, err := m.runHelper(ctx, id, fixupScript, WorkspaceHome, list)
 	if err != nil {
 		return fmt.Errorf("restore modes and times: %w", err)
 	}

@@ -433,10 +433,30 @@ func copyBody(f *os.File, target string, src io.Reader, buf []byte) error {
 	switch {
 	case br.err != nil:
 		return statusErr(http.StatusBadRequest, "read upload body for %s: %w", target, br.err)
+	case errors.Is(err, syscall.EFBIG):
+		// Still 507 (the SDKs' NotEnoughSpaceError), but saying which
+		// limit it is: the disk may have room to spare.
+		return &httpError{http.StatusInsufficientStorage, fmt.Errorf("write %s: %s", target, fileSizeLimit())}
 	case err != nil:
 		return &httpError{fsStatus(err), fmt.Errorf("write %s: %w", target, err)}
 	}
 	return nil
+}
+
+// fileSizeLimitPhrase starts the message of a write past the sandbox's
+// per-file size limit (RLIMIT_FSIZE), which clients may match.
+const fileSizeLimitPhrase = "the file would pass the sandbox's per-file size limit"
+
+// fileSizeLimit describes the per-file size limit this process runs under.
+func fileSizeLimit() string {
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_FSIZE, &lim); err != nil || lim.Cur == unix.RLIM_INFINITY {
+		return fileSizeLimitPhrase
+	}
+	if lim.Cur%(1<<20) == 0 {
+		return fmt.Sprintf("%s of %d MiB", fileSizeLimitPhrase, lim.Cur>>20)
+	}
+	return fmt.Sprintf("%s of %d bytes", fileSizeLimitPhrase, lim.Cur)
 }
 
 // ensureParent makes the missing parents of an upload's path (see

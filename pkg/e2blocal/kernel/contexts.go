@@ -110,6 +110,12 @@ func (s *Server) handleCreateContext(w http.ResponseWriter, r *http.Request) {
 		writeText(w, http.StatusServiceUnavailable, errClosed.Error())
 		return
 	}
+	if max := s.maxContexts(); len(s.contexts) >= max {
+		s.mu.Unlock()
+		writeText(w, http.StatusTooManyRequests, fmt.Sprintf(
+			"this sandbox has %d contexts, the most it may have (MaxContexts); delete one (DELETE /contexts/{id}) before creating another", max))
+		return
+	}
 	s.addLocked(c)
 	s.mu.Unlock()
 	if !c.tryAcquire() {
@@ -200,4 +206,11 @@ func checkCwd(dir string) error {
 		return fmt.Errorf("cwd %s is not accessible to the kernel's user: %v", dir, err)
 	}
 	return nil
+}
+
+func (s *Server) maxContexts() int {
+	if s.cfg.MaxContexts > 0 {
+		return s.cfg.MaxContexts
+	}
+	return DefaultMaxContexts
 }

@@ -48,12 +48,18 @@ import (
 // DefaultMaxOutputBytes caps stdout and stderr of one execution, each.
 const DefaultMaxOutputBytes = 1 << 20
 
+// DefaultMaxContexts caps the contexts of one interpreter: each is a
+// Python process, so creates without end would exhaust the sandbox's
+// memory and processes (E2B states no cap; its VMs bound them the same way).
+const DefaultMaxContexts = 32
+
 // Config configures a Server.
 type Config struct {
 	Python         string   // interpreter, default "/usr/bin/python3"
 	Workdir        string   // default context cwd, "/home/user"
 	Env            []string // base environment of kernel processes, "K=V"; nil = this process's
 	MaxOutputBytes int64    // per-execution cap on stdout/stderr, each; 0 = DefaultMaxOutputBytes
+	MaxContexts    int      // contexts at once, default ones included; 0 = DefaultMaxContexts
 	// ExecTimeout bounds an execution whose request sets no "timeout"; 0 = no bound.
 	ExecTimeout time.Duration
 	// AccessToken is the sandbox's envd access token; when set, /execute

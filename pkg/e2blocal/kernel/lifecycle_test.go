@@ -679,3 +679,32 @@ func TestContextInDirClosedToUser(t *testing.T) {
 		t.Errorf("context in an open dir: %s", got)
 	}
 }
+
+// TestCreateContextCapped: past MaxContexts a create is 429 naming the cap
+// and starts no kernel; deleting one makes room again.
+func TestCreateContextCapped(t *testing.T) {
+	t.Parallel()
+	const max = 4
+	e := newTestEnv(t, Config{MaxContexts: max}, testTuning)
+	var ids []string
+	for len(e.srv.list()) < max { // the default contexts count too
+		st, c, body := e.createContext(t, nil)
+		if st != http.StatusOK {
+			t.Fatalf("create under the cap: %d %s", st, body)
+		}
+		ids = append(ids, c.ID)
+	}
+	st, _, body := e.createContext(t, nil)
+	if st != http.StatusTooManyRequests || !strings.Contains(body, "4 contexts") || !strings.Contains(body, "MaxContexts") {
+		t.Fatalf("create past the cap: %d %s, want 429 naming it", st, body)
+	}
+	if n := len(e.srv.list()); n != max {
+		t.Fatalf("%d contexts after the refused create, want %d", n, max)
+	}
+	if st, body := e.do(t, http.MethodDelete, "/contexts/"+ids[0]); st != http.StatusOK {
+		t.Fatalf("delete: %d %s", st, body)
+	}
+	if st, _, body := e.createContext(t, nil); st != http.StatusOK {
+		t.Fatalf("create after a delete: %d %s", st, body)
+	}
+}
