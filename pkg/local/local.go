@@ -179,7 +179,9 @@ func (s *Service) start(ctx context.Context, cfg Config) error {
 	// does in production: a known key costs no store read per request.
 	// The playground page answers "/"; every other path is the API's.
 	h := api.New(mgr, api.WithLogger(cfg.Logger), api.WithKeyCache(keyCacheTTL), api.WithStorageCheck(cfg.floor().Check),
-		api.WithAllowedOrigins(cfg.AllowedOrigins...))
+		api.WithAllowedOrigins(cfg.AllowedOrigins...),
+		// serve is one process: its memory holds every principal's count.
+		api.WithRateLimiter(session.NewMemoryRateLimiter(cfg.Session.RequestRate)))
 	page := playground.Options{ConnectSources: []string{playground.UploadOrigin(aws.ToString(blobClient.Options().BaseEndpoint))}}
 	if err := s.serve(ctx, cfg, playground.With(h, page)); err != nil {
 		return err

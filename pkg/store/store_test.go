@@ -89,3 +89,20 @@ func TestContractDynalite(t *testing.T) {
 		return storetest.Env{Store: store.New(pdb, table, store.WithClock(clock)), Fail: proxy.fail}
 	})
 }
+
+func TestRateLimiterMinidyn(t *testing.T) {
+	t.Parallel()
+	_, url := minidynServer(t)
+	db := client(url)
+	storetest.RunRateLimiter(t, func(t *testing.T, rate session.RequestRate) session.RateLimiter {
+		return store.New(db, newTable(t, db)).NewRateLimiter(rate)
+	})
+}
+
+func TestRateLimiterDynalite(t *testing.T) {
+	t.Parallel()
+	db := client(startDynalite(t))
+	storetest.RunRateLimiter(t, func(t *testing.T, rate session.RequestRate) session.RateLimiter {
+		return store.New(db, newTable(t, db)).NewRateLimiter(rate)
+	})
+}
