@@ -30,6 +30,7 @@ func commands() []command {
 		runtimeCommand(),
 		keysCommand(),
 		mcpCommand(),
+		smokeCommand(),
 	}
 	return append(cmds, clientCommands()...)
 }

@@ -53,6 +53,10 @@ type Gateway struct {
 	// Authorizer is the REQUEST authorizer; nil lets every call through
 	// with no authorizer context.
 	Authorizer Invoker
+	// AllowedOrigins are the stack's allowedOrigins: with exactly one, its
+	// gateway responses carry Access-Control-Allow-Origin for it, as
+	// infra/problems.go makes them.
+	AllowedOrigins []string
 }
 
 // NewStackGateway is a Gateway configured as the synthesized stack
@@ -73,12 +77,12 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	route, params, found := g.match(r.Method, path)
 	fn := g.Functions[route.Function]
 	if !ok || !found || fn == nil {
-		gatewayProblem(w, http.StatusNotFound, "not-found", "Not found")
+		g.problem(w, http.StatusNotFound, "not-found", "Not found")
 		return
 	}
 	ev, err := g.event(r, route, path, params)
 	if err != nil {
-		gatewayProblem(w, http.StatusBadRequest, "", "Request rejected")
+		g.problem(w, http.StatusBadRequest, "", "Request rejected")
 		return
 	}
 	if !route.Public && g.Authorizer != nil {
@@ -91,12 +95,12 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	payload, err := json.Marshal(ev)
 	if err != nil {
-		gatewayProblem(w, http.StatusInternalServerError, "internal", "Internal error")
+		g.problem(w, http.StatusInternalServerError, "internal", "Internal error")
 		return
 	}
 	res, err := fn.Invoke(r.Context(), payload)
 	if err != nil || res.ErrorType != "" {
-		gatewayProblem(w, http.StatusBadGateway, "internal", "Internal error")
+		g.problem(w, http.StatusBadGateway, "internal", "Internal error")
 		return
 	}
 	if slices.Contains(g.Streamed, route.Function) {
@@ -117,11 +121,11 @@ func (g *Gateway) refuse(w http.ResponseWriter, status int) {
 	switch status {
 	case http.StatusUnauthorized:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="sessionbox"`)
-		gatewayProblem(w, status, "unauthorized", "Unauthorized")
+		g.problem(w, status, "unauthorized", "Unauthorized")
 	case http.StatusForbidden:
-		gatewayProblem(w, status, "forbidden", "Forbidden")
+		g.problem(w, status, "forbidden", "Forbidden")
 	default:
-		gatewayProblem(w, status, "internal", "Internal error")
+		g.problem(w, status, "internal", "Internal error")
 	}
 }
 
@@ -249,14 +253,14 @@ func (g *Gateway) authorize(ctx context.Context, ev events.APIGatewayProxyReques
 func (g *Gateway) writeBuffered(w http.ResponseWriter, r *http.Request, raw []byte) {
 	var res events.APIGatewayProxyResponse
 	if err := json.Unmarshal(raw, &res); err != nil || res.StatusCode == 0 {
-		gatewayProblem(w, http.StatusBadGateway, "internal", "Internal error")
+		g.problem(w, http.StatusBadGateway, "internal", "Internal error")
 		return
 	}
 	body := []byte(res.Body)
 	if res.IsBase64Encoded && matchesBinary(g.BinaryMediaTypes, firstAccept(r.Header.Get("Accept"))) {
 		decoded, err := base64.StdEncoding.DecodeString(res.Body)
 		if err != nil {
-			gatewayProblem(w, http.StatusBadGateway, "internal", "Internal error")
+			g.problem(w, http.StatusBadGateway, "internal", "Internal error")
 			return
 		}
 		body = decoded
@@ -277,7 +281,7 @@ func (g *Gateway) writeStreamed(w http.ResponseWriter, raw []byte) {
 		MultiValueHeaders map[string][]string `json:"multiValueHeaders"`
 	}
 	if !found || json.Unmarshal(prelude, &p) != nil {
-		gatewayProblem(w, http.StatusBadGateway, "internal", "Internal error")
+		g.problem(w, http.StatusBadGateway, "internal", "Internal error")
 		return
 	}
 	writeHeaders(w, p.Headers, p.MultiValueHeaders)
@@ -331,8 +335,12 @@ func matchesBinary(binaryMediaTypes []string, mediaType string) bool {
 	return false
 }
 
-// gatewayProblem is one of the stack's gateway responses.
-func gatewayProblem(w http.ResponseWriter, status int, slug, title string) {
+// problem is one of the stack's gateway responses.
+func (g *Gateway) problem(w http.ResponseWriter, status int, slug, title string) {
+	if len(g.AllowedOrigins) == 1 {
+		w.Header().Set("Access-Control-Allow-Origin", g.AllowedOrigins[0])
+		w.Header().Set("Vary", "Origin")
+	}
 	typ := "about:blank"
 	if slug != "" {
 		typ = "https://sessionbox.dev/problems/" + slug
