@@ -16,8 +16,9 @@ var smokeUsage = usage{
 	synopsis: []string{"--url URL --key KEY [flags]"},
 	about: "Checks a deployment the way its first users will meet it (pkg/smoke): health, the 401/404\n" +
 		"problems, a session started, JSON and NDJSON execute, a binary round trip with Accept */*,\n" +
-		"413 past the inline limit, and with flags a run to completion, a cell silent past API Gateway's\n" +
-		"idle timeout and the per-principal 429. It deletes the session it starts.",
+		"a presigned upload from a browser origin, 413 past the inline limit, and with flags a run to\n" +
+		"completion, a cell silent past API Gateway's idle timeout and the per-principal 429. It\n" +
+		"deletes the session it starts.",
 }
 
 func smokeCommand() command {

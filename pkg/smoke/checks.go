@@ -3,6 +3,7 @@ package smoke
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -314,4 +315,81 @@ func (s *suite) rateLimited(ctx context.Context) error {
 		return nil
 	}
 	return errors.New("no 429 after " + strconv.Itoa(s.cfg.RateProbe) + " quick calls: is the per-principal rate set?")
+}
+
+// presignedUpload is a browser's large upload: files/upload-url, the
+// bucket's CORS preflight and PUT from the page's origin, then import.
+func (s *suite) presignedUpload(ctx context.Context) error {
+	data := make([]byte, 32<<10)
+	_, _ = rand.Read(data)
+	body, _ := json.Marshal(map[string]any{"path": "smoke/presigned.bin", "sizeBytes": len(data)})
+	m, err := s.json(ctx, "POST", s.session("/files/upload-url"), string(body), http.StatusOK)
+	if err != nil {
+		return err
+	}
+	url, _ := m["uploadUrl"].(string)
+	method, _ := m["method"].(string)
+	id, _ := m["transferId"].(string)
+	if url == "" || method == "" || id == "" {
+		return fmt.Errorf("upload-url answered %v", m)
+	}
+	origin := cmp.Or(s.cfg.Origin, "https://smoke.example")
+	pre, err := s.raw(ctx, http.MethodOptions, url, nil, map[string]string{
+		"Origin": origin, "Access-Control-Request-Method": method, "Access-Control-Request-Headers": "content-type"})
+	if err != nil {
+		return err
+	}
+	if pre.status >= 300 || !allows(pre.header, origin) {
+		return fmt.Errorf("bucket preflight from %s: %d, Access-Control-Allow-Origin %q", origin, pre.status, pre.header.Get("Access-Control-Allow-Origin"))
+	}
+	hdr := map[string]string{"Origin": origin}
+	if h, ok := m["headers"].(map[string]any); ok {
+		for k, v := range h {
+			hdr[k], _ = v.(string)
+		}
+	}
+	put, err := s.raw(ctx, method, url, data, hdr)
+	if err != nil {
+		return err
+	}
+	if put.status >= 300 || !allows(put.header, origin) {
+		return fmt.Errorf("%s to the bucket from %s: %d (Access-Control-Allow-Origin %q): %.300s", method, origin, put.status, put.header.Get("Access-Control-Allow-Origin"), put.body)
+	}
+	if _, err := s.json(ctx, "POST", s.session("/files/import"), `{"transferId":"`+id+`"}`, http.StatusOK); err != nil {
+		return err
+	}
+	res, err := s.do(ctx, req{method: "GET", path: s.session("/files/content?path=smoke/presigned.bin"), header: map[string]string{"Accept": "*/*"}})
+	if err != nil {
+		return err
+	}
+	if res.status != http.StatusOK || !bytes.Equal(res.body, data) {
+		return fmt.Errorf("read back: %d, %d bytes, want the %d uploaded", res.status, len(res.body), len(data))
+	}
+	return nil
+}
+
+// raw is a request outside the API (a presigned URL), without the key.
+func (s *suite) raw(ctx context.Context, method, url string, body []byte, header map[string]string) (resp, error) {
+	hr, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
+	if err != nil {
+		return resp{}, fmt.Errorf("build request: %w", err)
+	}
+	for k, v := range header {
+		hr.Header.Set(k, v)
+	}
+	res, err := s.cfg.Client.Do(hr)
+	if err != nil {
+		return resp{}, fmt.Errorf("%s presigned URL: %w", method, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		return resp{}, fmt.Errorf("%s presigned URL: read body: %w", method, err)
+	}
+	return resp{status: res.StatusCode, header: res.Header, body: b}, nil
+}
+
+func allows(h http.Header, origin string) bool {
+	got := h.Get("Access-Control-Allow-Origin")
+	return got == origin || got == "*"
 }

@@ -1,6 +1,7 @@
 // Package smoke is a day-one check of any sessionbox deployment: the
 // README's first calls and what a first week meets (JSON and NDJSON
-// execute, binary round trips with fetch's Accept, 413 at the inline limit,
+// execute, binary round trips with fetch's Accept, a presigned upload from
+// a browser origin (CORS preflight and PUT), 413 at the inline limit,
 // a run to completion, the 401/403/404/429 problems), made over plain HTTP
 // as a client would. `sessionbox smoke` runs it against a URL and key; the
 // tests run it against local serve and against the functions behind the
@@ -69,6 +70,7 @@ func Run(ctx context.Context, cfg Config) error {
 		{"execute, JSON", s.executeJSON},
 		{"execute, NDJSON", s.executeNDJSON},
 		{"binary round trip, Accept */*", s.binaryRoundTrip},
+		{"presigned upload from a browser origin", s.presignedUpload},
 		{"413 past the inline limit", s.tooLarge},
 		{"404 for another's session", s.notFound},
 	}
