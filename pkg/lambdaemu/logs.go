@@ -23,10 +23,6 @@ func levelRank(level string) int {
 	return -1
 }
 
-// ValidLogLevel reports whether level is one Lambda accepts for
-// application logs (case does not matter).
-func ValidLogLevel(level string) bool { return levelRank(level) >= 0 }
-
 // LineLevel is the level Lambda's log-level filtering gives one line of a
 // function's output when its log format is JSON: the line's "level" field
 // (any case), provided the line is a JSON object that also carries a valid
