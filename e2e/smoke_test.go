@@ -24,8 +24,8 @@ import (
 const smokeOrigin = "https://app.example"
 
 // TestSmokeLocalServe runs the smoke suite (pkg/smoke, `sessionbox smoke`)
-// against local serve, with a browser origin, a run to completion and the
-// per-principal 429.
+// against local serve, with a browser origin, a run to completion, a
+// silent cell and the per-principal 429.
 func TestSmokeLocalServe(t *testing.T) {
 	alice, err := local.NewKey("alice")
 	if err != nil {
@@ -43,7 +43,10 @@ func TestSmokeLocalServe(t *testing.T) {
 	}
 	defer svc.Close()
 	var log strings.Builder
-	err = smoke.Run(ctx, smoke.Config{URL: svc.URL, Key: alice.Secret, Origin: smokeOrigin, Runs: true, RateProbe: 100, Log: &log})
+	// The silent cell is short here: serve has no idle timeout to outlast,
+	// the check's path is what is tested.
+	err = smoke.Run(ctx, smoke.Config{URL: svc.URL, Key: alice.Secret, Origin: smokeOrigin, Runs: true, RateProbe: 100,
+		SilentCell: 2 * time.Second, Log: &log})
 	t.Logf("smoke against local serve:\n%s", log.String())
 	if err != nil {
 		t.Fatal(err)
