@@ -9,7 +9,7 @@ FUNCTIONS := start stop status execute files install fetch mcp runs reaper autho
 ADDR     ?= 127.0.0.1:8080
 DATA_DIR ?= .data
 
-.PHONY: all setup bins run runtime test test-go test-conformance test-contract test-sdk test-sdk-python test-infra test-cloud build bench lint proto synth preflight deploy diff clean help
+.PHONY: all setup bins run runtime test test-go test-conformance test-contract test-sdk test-sdk-python test-infra test-cloud build bench lint proto synth preflight deploy diff clean help smoke
 
 ## help: this list (the default goal): each target's `## name: what it does` comment
 .DEFAULT_GOAL := help
@@ -163,6 +163,14 @@ deploy: build $(CDK_CLI)
 diff: build $(CDK_CLI)
 	@test -n "$(TENANT)" || { echo "TENANT is required: make diff TENANT=acme"; exit 2; }
 	$(CDK_CLI) diff $(CDK_ARGS) --output cdk.out --no-notices sessionbox-$(TENANT)
+
+## smoke: check a deployment as its first users meet it (pkg/smoke): make smoke
+## URL=https://<api>.execute-api.<region>.amazonaws.com/prod KEY=sbx_... Extra checks
+## go in SMOKE_FLAGS, e.g. SMOKE_FLAGS="--silent-cell 6m --rate-probe 100 --origin https://app.example".
+## The same suite runs in `make test` against serve and the emulated gateway (e2e/smoke_test.go).
+smoke: bins
+	@test -n "$(URL)" -a -n "$(KEY)" || { echo "URL and KEY are required: make smoke URL=... KEY=..."; exit 2; }
+	bin/sessionbox smoke --url "$(URL)" --key "$(KEY)" $(SMOKE_FLAGS)
 
 clean:
 	rm -rf bin dist cdk.out

@@ -32,6 +32,15 @@ func buildBinary(t testing.TB, pkg string) string {
 // emulator once the function asked for its first invocation.
 func runFunction(t testing.TB, bin string) *lambdaemu.Emulator {
 	t.Helper()
+	emu, _ := runFunctionLogs(t, bin)
+	return emu
+}
+
+// runFunctionLogs is runFunction that also returns the function's output
+// as CloudWatch Logs would hold it: filtered by Lambda's log-level rule at
+// the environment's AWS_LAMBDA_LOG_LEVEL (lambdaemu.LogFilter).
+func runFunctionLogs(t testing.TB, bin string) (*lambdaemu.Emulator, *syncBuffer) {
+	t.Helper()
 	emu, err := lambdaemu.Start(time.Minute)
 	if err != nil {
 		t.Fatal(err)
@@ -39,8 +48,9 @@ func runFunction(t testing.TB, bin string) *lambdaemu.Emulator {
 	t.Cleanup(func() { _ = emu.Close() })
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(), "AWS_LAMBDA_RUNTIME_API="+emu.Addr(), "AWS_LAMBDA_FUNCTION_NAME=sessionbox-acme-execute")
-	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
+	logs := &syncBuffer{}
+	filtered := lambdaemu.LogFilter(logs, os.Getenv("AWS_LAMBDA_LOG_LEVEL"))
+	cmd.Stdout, cmd.Stderr = filtered, filtered
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -49,6 +59,7 @@ func runFunction(t testing.TB, bin string) *lambdaemu.Emulator {
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		<-exited
+		_ = filtered.Close()
 		if t.Failed() {
 			t.Logf("function output:\n%s", logs.String())
 		}
@@ -61,7 +72,7 @@ func runFunction(t testing.TB, bin string) *lambdaemu.Emulator {
 	case <-time.After(30 * time.Second):
 		t.Fatal("function never asked for an invocation")
 	}
-	return emu
+	return emu, logs
 }
 
 // TestExecuteBinaryStreams runs the real execute bootstrap under the

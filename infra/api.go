@@ -99,9 +99,13 @@ func newRestAPI(stack awscdk.Stack, cfg Config, fns map[string]function) restAPI
 		Description:    jsii.String("sessionbox API for tenant " + cfg.Tenant),
 		EndpointTypes:  &[]awsapigateway.EndpointType{awsapigateway.EndpointType_REGIONAL},
 		CloudWatchRole: jsii.Bool(cfg.APIGatewayCloudWatchRole),
-		// Raw file bodies (PUT/GET .../files/content) pass as binary when
-		// sent as application/octet-stream (and asked for with that Accept).
-		BinaryMediaTypes:            jsii.Strings("application/octet-stream"),
+		// API Gateway returns a buffered isBase64Encoded body as bytes only
+		// when the request's first Accept matches binaryMediaTypes; with
+		// "*/*" every Accept does (fetch's and curl's */*, none, a
+		// browser's list), and every request body reaches the function
+		// base64-encoded, which pkg/apigw decodes. pkg/lambdaemu's gateway
+		// applies the same rules with this value (TestStackMatchesInfra).
+		BinaryMediaTypes:            jsii.Strings("*/*"),
 		DefaultCorsPreflightOptions: corsOptions(cfg.AllowedOrigins),
 		DeployOptions: &awsapigateway.StageOptions{
 			StageName:            jsii.String(cfg.StageName),
@@ -141,7 +145,20 @@ func newRestAPI(stack awscdk.Stack, cfg Config, fns map[string]function) restAPI
 	if cfg.WAF {
 		addWebACL(stack, cfg, api)
 	}
+	preflightAsText(api)
 	return restAPI{api: api, accessLog: accessLog}
+}
+
+// preflightAsText sets the CORS preflight's MOCK integrations to
+// CONVERT_TO_TEXT: with binaryMediaTypes "*/*" API Gateway would otherwise
+// treat their empty body as binary and answer every preflight 500.
+func preflightAsText(api awsapigateway.RestApi) {
+	for _, m := range *api.Methods() {
+		if *m.HttpMethod() == "OPTIONS" {
+			m.Node().DefaultChild().(awscdk.CfnResource).AddPropertyOverride(
+				jsii.String("Integration.ContentHandling"), jsii.String("CONVERT_TO_TEXT"))
+		}
+	}
 }
 
 // suppressAPIFindings excuses what cdk-nag reports on the API as a whole.

@@ -177,6 +177,11 @@ func checkRoutes(t *testing.T, s synthed, v variant) {
 		if m.props["AuthorizationType"] != "NONE" || in["Type"] != "MOCK" {
 			t.Errorf("%s: preflight must be an unauthorized MOCK, is %v %v", key, m.props["AuthorizationType"], in["Type"])
 		}
+		// With binaryMediaTypes */* a preflight answers 500 unless its
+		// MOCK integration converts to text.
+		if in["ContentHandling"] != "CONVERT_TO_TEXT" {
+			t.Errorf("%s: preflight content handling %v, want CONVERT_TO_TEXT", key, in["ContentHandling"])
+		}
 		// A browser may send every header the OpenAPI document lists.
 		allowed := jsonOf(in["IntegrationResponses"])
 		for _, h := range append(openAPIHeaders(t), "Authorization", "Content-Type", "Accept") {
@@ -231,6 +236,11 @@ func checkStage(t *testing.T, s synthed, v variant) {
 	_, api := s.only(t, "AWS::ApiGateway::RestApi")
 	if jsonOf(props(api)["EndpointConfiguration"]) != `{"Types":["REGIONAL"]}` {
 		t.Errorf("endpoint %s, want REGIONAL", jsonOf(props(api)["EndpointConfiguration"]))
+	}
+	// Binary bodies reach every client as bytes whatever its Accept
+	// (pkg/lambdaemu's gateway applies API Gateway's rules with "*/*").
+	if jsonOf(props(api)["BinaryMediaTypes"]) != `["*/*"]` {
+		t.Errorf("binaryMediaTypes %s, want [\"*/*\"]", jsonOf(props(api)["BinaryMediaTypes"]))
 	}
 	// The account-wide role API Gateway needs to write access logs.
 	wantAccount := 1

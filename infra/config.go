@@ -152,6 +152,8 @@ var sessionKnobs = []struct {
 	{"workspaces", "SESSIONBOX_WORKSPACES", knobBool},
 	{"maxWorkspaceBytes", "SESSIONBOX_MAX_WORKSPACE_BYTES", knobWhole},
 	{"checkpointIntervalSecs", "SESSIONBOX_CHECKPOINT_INTERVAL_SECS", knobWhole},
+	{"ratePerSecond", "SESSIONBOX_RATE_PER_SECOND", knobWhole},
+	{"rateBurst", "SESSIONBOX_RATE_BURST", knobWhole},
 }
 
 // logLevels are the application log levels Lambda offers.

@@ -34,6 +34,7 @@ func TestServeAndFunctionsLoadTheSameKnobs(t *testing.T) {
 		"SESSIONBOX_ALLOW_INTERNET_ACCESS":            "false", "SESSIONBOX_MAX_OUTPUT_BYTES": "4096", "SESSIONBOX_MAX_RESULT_BYTES": "65536",
 		"SESSIONBOX_ALLOW_PRIVATE_URLS": "true",
 		"SESSIONBOX_WORKSPACES":         "false", "SESSIONBOX_MAX_WORKSPACE_BYTES": "5000000", "SESSIONBOX_CHECKPOINT_INTERVAL_SECS": "60",
+		"SESSIONBOX_RATE_PER_SECOND": "5", "SESSIONBOX_RATE_BURST": "15",
 	}
 	for _, k := range sessionconfig.Knobs() {
 		if _, ok := every[k.Env]; !ok {
@@ -53,7 +54,8 @@ func TestServeAndFunctionsLoadTheSameKnobs(t *testing.T) {
 		{name: "every knob", env: every, want: session.Config{DefaultTemplate: "my-template", IdleTimeout: 10 * time.Minute,
 			Lifetime: time.Hour, MaxSandboxLifetime: 24 * time.Hour, ExecTimeout: 2 * time.Minute, MaxLiveSandboxesPerTenant: 7, MaxLiveSandboxesPerPrincipal: 3, ReapBatch: 50,
 			MaxOutputBytes: 4096, MaxResultBytes: 65536, URLUploads: session.URLUploadConfig{AllowPrivate: true},
-			DisableWorkspaces: true, MaxWorkspaceBytes: 5_000_000, CheckpointInterval: time.Minute}},
+			DisableWorkspaces: true, MaxWorkspaceBytes: 5_000_000, CheckpointInterval: time.Minute,
+			RequestRate: session.RequestRate{PerSecond: 5, Burst: 15}}},
 		{name: "malformed workspace cap", env: map[string]string{"SESSIONBOX_MAX_WORKSPACE_BYTES": "1 GiB", "SESSIONBOX_WORKSPACES": "maybe"},
 			errs: []string{`SESSIONBOX_MAX_WORKSPACE_BYTES: "1 GiB" is not a positive whole number`, `SESSIONBOX_WORKSPACES: "maybe" is neither true nor false`}},
 		{name: "private URLs off", env: map[string]string{"SESSIONBOX_ALLOW_PRIVATE_URLS": "false"}, want: session.Config{}},

@@ -33,6 +33,7 @@ func commands() []command {
 		runtimeCommand(),
 		keysCommand(),
 		mcpCommand(),
+		smokeCommand(),
 	}
 	return append(cmds, clientCommands()...)
 }

@@ -38,6 +38,8 @@ type Server struct {
 
 	// storage, when set, is checked before routes that grow the disk.
 	storage func() error
+	// limiter, when set, counts authenticated requests per principal.
+	limiter session.RateLimiter
 
 	// mcpHandler serves /v1/mcp over the same Manager.
 	mcpHandler *mcpserver.HTTPHandler
@@ -175,7 +177,7 @@ func (s *Server) wrap(rt route) http.Handler {
 		var id identity
 		if !rt.public {
 			var ok bool
-			if id, ok = s.authenticate(w, r); !ok {
+			if id, ok = s.authenticate(w, r); !ok || !s.admit(w, r, id) {
 				return
 			}
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
+	"github.com/sessionbox/sessionbox/pkg/lambdaemu"
 	"github.com/sessionbox/sessionbox/pkg/lambdaenv"
 	"github.com/sessionbox/sessionbox/pkg/lambdaenv/lambdaenvtest"
 )
@@ -138,12 +139,39 @@ func TestWriteEMF(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `{"Errors":0,"Killed":3,"_aws":{"CloudWatchMetrics":[{"Namespace":"sessionbox","Dimensions":[["tenant"]],` +
-		`"Metrics":[{"Name":"Killed","Unit":"Count"},{"Name":"Errors","Unit":"Count"}]}],"Timestamp":1795305600123},"tenant":"acme"}` + "\n"
+		`"Metrics":[{"Name":"Killed","Unit":"Count"},{"Name":"Errors","Unit":"Count"}]}],"Timestamp":1795305600123},` +
+		`"level":"FATAL","tenant":"acme","timestamp":"2026-11-22T00:00:00.123Z"}` + "\n"
 	if buf.String() != want {
 		t.Fatalf("got  %s\nwant %s", buf.String(), want)
 	}
 	if err := lambdaenv.WriteEMF(&buf, at, "sessionbox", map[string]string{"Killed": "x"},
 		[]lambdaenv.Metric{{Name: "Killed", Value: 1}}); err == nil {
 		t.Fatal("a metric named like a dimension was accepted")
+	}
+	if err := lambdaenv.WriteEMF(&buf, at, "sessionbox", map[string]string{"level": "x"},
+		[]lambdaenv.Metric{{Name: "Killed", Value: 1}}); err == nil {
+		t.Fatal("a dimension named like the level field was accepted")
+	}
+}
+
+// TestEMFSurvivesEveryLogLevel holds metric lines to Lambda's log-level
+// filtering (lambdaemu.LineLevel): at any application log level, FATAL
+// included, the line is kept, or alarms on the metrics go silent.
+func TestEMFSurvivesEveryLogLevel(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	if err := lambdaenv.WriteEMF(&buf, time.Now(), "sessionbox", map[string]string{"tenant": "acme"},
+		[]lambdaenv.Metric{{Name: "Killed", Value: 1, Unit: "Count"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, level := range []string{"TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL"} {
+		var out bytes.Buffer
+		f := lambdaemu.LogFilter(&out, level)
+		if _, err := f.Write(buf.Bytes()); err != nil {
+			t.Fatal(err)
+		}
+		if out.Len() == 0 {
+			t.Errorf("at %s Lambda would drop the metric line (its level: %s): %s", level, lambdaemu.LineLevel(buf.Bytes()), buf.Bytes())
+		}
 	}
 }

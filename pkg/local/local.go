@@ -183,8 +183,15 @@ func (s *Service) start(ctx context.Context, cfg Config) error {
 	// Keys are remembered for a while, as API Gateway's authorizer cache
 	// does in production: a known key costs no store read per request.
 	// The playground page answers "/"; every other path is the API's.
-	h := api.New(mgr, api.WithLogger(cfg.Logger), api.WithKeyCache(keyCacheTTL), api.WithStorageCheck(cfg.floor().Check),
-		api.WithAllowedOrigins(cfg.AllowedOrigins...))
+	opts := []api.Option{api.WithLogger(cfg.Logger), api.WithKeyCache(keyCacheTTL), api.WithStorageCheck(cfg.floor().Check),
+		api.WithAllowedOrigins(cfg.AllowedOrigins...)}
+	// serve is one process: its memory holds every principal's count. It
+	// counts only when a rate is set: serve has no stage for one key to
+	// exhaust, and its users and test suites may burst far beyond it.
+	if cfg.Session.RequestRate != (session.RequestRate{}) {
+		opts = append(opts, api.WithRateLimiter(session.NewMemoryRateLimiter(cfg.Session.RequestRate)))
+	}
+	h := api.New(mgr, opts...)
 	page := playground.Options{ConnectSources: []string{playground.UploadOrigin(aws.ToString(blobClient.Options().BaseEndpoint))}}
 	if err := s.serve(ctx, cfg, playground.With(h, page)); err != nil {
 		return err

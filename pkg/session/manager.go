@@ -79,6 +79,9 @@ type Config struct {
 	// AllowInternetAccess lets sandboxes reach the internet (pip from PyPI).
 	// Off by default: the local runtime has no network to give.
 	AllowInternetAccess bool
+	// RequestRate is each principal's API request rate (RateLimiter);
+	// zero values take RequestRate's defaults.
+	RequestRate RequestRate
 
 	// CallBackstopSlack is how long past an execution's or an install's own
 	// time limit (which the provider enforces) the Manager waits for the

@@ -49,6 +49,8 @@ const (
 	EnvWorkspaces      = "SESSIONBOX_WORKSPACES"
 	EnvMaxWorkspace    = "SESSIONBOX_MAX_WORKSPACE_BYTES"
 	EnvCheckpointSecs  = "SESSIONBOX_CHECKPOINT_INTERVAL_SECS"
+	EnvRatePerSecond   = "SESSIONBOX_RATE_PER_SECOND"
+	EnvRateBurst       = "SESSIONBOX_RATE_BURST"
 )
 
 // Knob is one setting: its variable, serve's flag for it, and how a value
@@ -148,6 +150,10 @@ func Knobs() []Knob {
 				c.URLUploads.AllowPrivate = b
 				return nil
 			}},
+		{Env: EnvRatePerSecond, Flag: "rate-per-second", Usage: "API requests per second one principal may make, on average (default 20); more are 429",
+			set: count(func(c *session.Config) *int { return &c.RequestRate.PerSecond })},
+		{Env: EnvRateBurst, Flag: "rate-burst", Usage: "API requests one principal may make at once (default twice the rate)",
+			set: count(func(c *session.Config) *int { return &c.RequestRate.Burst })},
 	}
 }
 

@@ -3,7 +3,9 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -88,4 +90,58 @@ func TestContractDynalite(t *testing.T) {
 		table := newTable(t, pdb)
 		return storetest.Env{Store: store.New(pdb, table, store.WithClock(clock)), Fail: proxy.fail}
 	})
+}
+
+func TestRateLimiterMinidyn(t *testing.T) {
+	t.Parallel()
+	_, url := minidynServer(t)
+	db := client(url)
+	storetest.RunRateLimiter(t, func(t *testing.T, rate session.RequestRate) session.RateLimiter {
+		return store.New(db, newTable(t, db)).NewRateLimiter(rate)
+	})
+}
+
+func TestRateLimiterDynalite(t *testing.T) {
+	t.Parallel()
+	db := client(startDynalite(t))
+	storetest.RunRateLimiter(t, func(t *testing.T, rate session.RequestRate) session.RateLimiter {
+		return store.New(db, newTable(t, db)).NewRateLimiter(rate)
+	})
+}
+
+// TestRateLimiterOneWritePerRequest measures the limiter's cost: each
+// request, admitted or refused, is one UpdateItem and nothing else.
+func TestRateLimiterOneWritePerRequest(t *testing.T) {
+	t.Parallel()
+	md := server.NewServer()
+	var mu sync.Mutex
+	calls := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		calls[r.Header.Get("X-Amz-Target")]++
+		mu.Unlock()
+		md.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	db := client(srv.URL)
+	l := store.New(db, newTable(t, db)).NewRateLimiter(session.RequestRate{PerSecond: 2, Burst: 4})
+	mu.Lock()
+	clear(calls)
+	mu.Unlock()
+	now := time.Unix(1_800_000_000, 0)
+	admitted := 0
+	for range 10 {
+		ok, _, err := l.Take(t.Context(), "acme/alice", now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			admitted++
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if admitted != 4 || len(calls) != 1 || calls["DynamoDB_20120810.UpdateItem"] != 10 {
+		t.Fatalf("admitted %d of 10 with calls %v, want 4 with 10 UpdateItem and nothing else", admitted, calls)
+	}
 }

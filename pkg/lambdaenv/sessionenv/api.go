@@ -14,6 +14,11 @@ import (
 // authorizer's context.
 func (e *Env) API() http.Handler {
 	opts := []api.Option{api.WithLogger(e.Log), api.WithIdentity(authorizerIdentity(e.Config.Tenant))}
+	// Each principal's rate is counted in the table, shared by every
+	// instance of every function: one conditional write per request.
+	if e.Store != nil {
+		opts = append(opts, api.WithRateLimiter(e.Store.NewRateLimiter(e.Config.Session.RequestRate)))
+	}
 	if len(e.Config.AllowedOrigins) > 0 {
 		opts = append(opts, api.WithAllowedOrigins(e.Config.AllowedOrigins...))
 	}
