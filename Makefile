@@ -57,9 +57,11 @@ test-go:
 test-conformance:
 	@if [ -x scripts/conformance/run.sh ]; then scripts/conformance/run.sh; fi
 
-## test-contract: the OpenAPI document linted (@redocly/cli, recommended rules, no
-## warnings) and generated into TypeScript by openapi-typescript and @hey-api/openapi-ts,
-## whose output must type-check (sdk/typescript/test/contract)
+## test-contract: the OpenAPI document linted (@redocly/cli recommended rules and Spectral's
+## spectral:oas, no warnings), generated into TypeScript by openapi-typescript and
+## @hey-api/openapi-ts, whose output must type-check (sdk/typescript/test/contract), and into
+## Go by oapi-codegen, whose client a naive program builds against (scripts/contract/naive);
+## every parameter and body field reachable from the Python SDK
 test-contract:
 	scripts/contract/check.sh
 

@@ -14,9 +14,10 @@ import (
 // TestContractGeneratedClient runs sdk/typescript/test/contract/session.ts,
 // a session end to end written against openapi-typescript's types through
 // openapi-fetch, on a local stack: the types make check.sh's type check
-// pass, and this holds what they promise to what the server answers (one
-// media type per response, the stream's line shapes, a CSV read as text,
-// typed problems).
+// pass, and this holds what they promise to what the server answers (the
+// stream's line shapes, a CSV written as documented and read back byte for
+// byte, openapi-fetch's default JSON-encoded string body refused with 415
+// rather than stored with quotes, typed problems).
 func TestContractGeneratedClient(t *testing.T) {
 	if err := jsDepsInstalled("openapi-typescript", "openapi-fetch", "typescript"); err != nil {
 		if testing.Short() {
@@ -77,6 +78,7 @@ console.log(JSON.stringify(lines));`,
 	t.Logf("the script saw: %q", lines)
 	want := []string{
 		"started contract-client: running",
+		"naive write refused: 415 https://sessionbox.dev/problems/unsupported-media-type",
 		"wrote /home/user/data/temps.csv (27 bytes)",
 		"json mean",
 		"rows 2",
@@ -86,6 +88,7 @@ console.log(JSON.stringify(lines));`,
 		"done success=false",
 		"pip |install refused: ", // the sandbox may have no way to PyPI
 		"read city,temp",
+		"read back the exact bytes",
 		"run succeeded: 45",
 		"fix the request: ",
 		"deleted: 204",

@@ -39,8 +39,11 @@ if [ ! -f sdk/typescript/node_modules/.package-lock.json ] || [ sdk/typescript/p
   (cd sdk/typescript && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 fi
 
-# Go modules, once, so later steps do not race to download them.
+# Go modules, once, so later steps do not race to download them; and the
+# contract check's own modules (oapi-codegen and its generated client's
+# runtime), so it does not fetch inside a test deadline.
 go mod download
+for m in scripts/contract/oapigen scripts/contract/naive; do (cd "$m" && go mod download); done
 
 # Heavy test-only Go tools, pinned in their own module (tools/go.mod) so their
 # dependencies stay out of the product's go.mod, built here once into

@@ -5,25 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"reflect"
 	"strings"
 )
-
-// jsonMediaType reports whether a Content-Type names JSON. A missing one is
-// taken as JSON so plain `curl --data` style clients that omit it work;
-// any other explicit type gets 415.
-func jsonMediaType(ct string) bool {
-	if ct == "" {
-		return true
-	}
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
-		return false
-	}
-	return mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
-}
 
 // decodeJSON reads one JSON object from the request into dst, strictly:
 // unknown fields, wrong types, trailing data and bodies past limit are
@@ -34,8 +19,8 @@ func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, dst any, req
 		// Nothing to decode, whatever type the client named for it.
 		return nil
 	}
-	if !jsonMediaType(r.Header.Get("Content-Type")) {
-		return newProblem(kindMediaType, "the body must be application/json, not "+r.Header.Get("Content-Type"))
+	if p := checkMediaType(w, r, mediaJSON); p != nil {
+		return p
 	}
 	body := http.MaxBytesReader(w, r.Body, s.maxJSONBytes)
 	dec := json.NewDecoder(body)

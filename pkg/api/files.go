@@ -117,6 +117,10 @@ func (s *Server) writeFile(w http.ResponseWriter, r *http.Request, id identity) 
 	if !ok {
 		return
 	}
+	if p := checkMediaType(w, r, mediaBytes); p != nil {
+		writeProblem(w, r, p)
+		return
+	}
 	if r.ContentLength > s.maxInlineFile {
 		writeProblem(w, r, s.tooLargeInline())
 		return

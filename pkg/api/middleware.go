@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"regexp"
 	"runtime/debug"
+	"strconv"
 	"time"
 )
 
@@ -110,6 +111,28 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		defer s.recoverPanic(sw, r)
 		next.ServeHTTP(sw, r)
 	})
+}
+
+// requestIDProblem refuses an X-Request-Id outside the documented form
+// rather than logging the request under an id its client never sees. It
+// runs inside the CORS layer so a browser can read the answer, which
+// carries an id the service chose.
+func requestIDProblem(r *http.Request) *Problem {
+	sent := r.Header.Get("X-Request-Id")
+	if sent == "" || validRequestID.MatchString(sent) {
+		return nil
+	}
+	return newProblem(kindInvalid, "header X-Request-Id must be 1-128 characters of A-Z a-z 0-9 . _ : -, not "+
+		strconv.Quote(truncateForDetail(sent)))
+}
+
+// truncateForDetail keeps a problem's detail short whatever was sent.
+func truncateForDetail(v string) string {
+	const max = 64
+	if len(v) <= max {
+		return v
+	}
+	return v[:max] + "..."
 }
 
 // pickRequestID takes the client's id, else the platform's, else a new one.

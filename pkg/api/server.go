@@ -132,6 +132,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 // dispatch answers what the mux would answer in text/plain (unknown
 // routes, wrong methods) with problems instead.
 func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
+	if p := requestIDProblem(r); p != nil {
+		writeProblem(w, r, p)
+		return
+	}
 	if _, pattern := s.mux.Handler(r); pattern != "" {
 		s.mux.ServeHTTP(w, r)
 		return

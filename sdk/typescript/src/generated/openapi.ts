@@ -155,7 +155,7 @@ export interface paths {
         put?: never;
         /**
          * Run Python in the session's kernel
-         * @description Runs code in the session's stateful kernel, starting or resuming the sandbox when needed. The last expression's value comes back like a REPL. A call that ends within 10 s is answered as usual, its status and then its JSON; a longer one gets status 200 and its headers after 10 s, then a space every 30 s while it runs (whitespace before a JSON value, so the body still parses as one value) to keep gateways from closing the connection. A failure after that start cannot change the status: the body is then a Problem object (its `type` and `status` say what failed) instead of the result. For live output use `POST /v1/sessions/{id}/execute/stream`, which answers the same call as an application/x-ndjson stream. (This path also streams when `Accept` asks for application/x-ndjson, the older form of that call, kept for the clients that use it; its lines are the stream operation's.)
+         * @description Runs code in the session's stateful kernel, starting or resuming the sandbox when needed. The last expression's value comes back like a REPL. A call that ends within 10 s is answered as usual, its status and then its JSON; a longer one gets status 200 and its headers after 10 s, then a space every 30 s while it runs (whitespace before a JSON value, so the body still parses as one value) to keep gateways from closing the connection. A failure after that start cannot change the status: the body is then a Problem object (its `type` and `status` say what failed) instead of the result. For live output use `POST /v1/sessions/{id}/execute/stream`, which answers the same call as an application/x-ndjson stream. (This path also streams when `Accept` asks for application/x-ndjson, the older form of that call, kept for the clients that use it; its lines are the stream operation's.) That late Problem is why this 200 response's JSON schema is one of the result and Problem: a body with a `type` field is the Problem.
          */
         post: operations["execute"];
         delete?: never;
@@ -195,7 +195,7 @@ export interface paths {
         put?: never;
         /**
          * pip install packages
-         * @description Installs packages with pip in the session's sandbox. Package specs are names with optional extras and version specifiers only; options, URLs, paths and shell characters are refused. A call that ends within 10 s is answered as usual, its status and then its JSON; a longer one gets status 200 and its headers after 10 s, then a space every 30 s while it runs (whitespace before a JSON value, so the body still parses as one value) to keep gateways from closing the connection. A failure after that start cannot change the status: the body is then a Problem object (its `type` and `status` say what failed) instead of the result. For live output use `POST /v1/sessions/{id}/install/stream`, which answers the same call as an application/x-ndjson stream. (This path also streams when `Accept` asks for application/x-ndjson, the older form of that call, kept for the clients that use it; its lines are the stream operation's.)
+         * @description Installs packages with pip in the session's sandbox. Package specs are names with optional extras and version specifiers only; options, URLs, paths and shell characters are refused. A call that ends within 10 s is answered as usual, its status and then its JSON; a longer one gets status 200 and its headers after 10 s, then a space every 30 s while it runs (whitespace before a JSON value, so the body still parses as one value) to keep gateways from closing the connection. A failure after that start cannot change the status: the body is then a Problem object (its `type` and `status` say what failed) instead of the result. For live output use `POST /v1/sessions/{id}/install/stream`, which answers the same call as an application/x-ndjson stream. (This path also streams when `Accept` asks for application/x-ndjson, the older form of that call, kept for the clients that use it; its lines are the stream operation's.) That late Problem is why this 200 response's JSON schema is one of the result and Problem: a body with a `type` field is the Problem.
          */
         post: operations["install"];
         delete?: never;
@@ -242,7 +242,7 @@ export interface paths {
         get: operations["readFile"];
         /**
          * Write a file
-         * @description Writes the raw request body to `path`, creating parent directories. Bodies past the inline limit (4,500,000 bytes by default, locally and on Lambda, whose 6 MB payload holds the body base64-encoded) get 413 naming the limit: use files/upload-url and files/import.
+         * @description Writes the raw request body to `path`, creating parent directories. Bodies past the inline limit (4,500,000 bytes by default, locally and on Lambda, whose 6 MB payload holds the body base64-encoded) get 413 naming the limit: use files/upload-url and files/import. The body is the file's bytes as they are, sent as `Content-Type: application/octet-stream` or with no Content-Type (a browser's fetch of a Blob without a type); any other type is refused with 415 unsupported-media-type naming it, nothing written: application/json in particular, the mark of a client that JSON-encoded a string (which would store it with its quotes), and curl's default for --data-binary, application/x-www-form-urlencoded (send -H 'Content-Type: application/octet-stream'). Generated clients must pass the bytes through unserialized: with openapi-fetch, `bodySerializer: (b) => b` and that header.
          */
         put: operations["writeFile"];
         post?: never;
@@ -363,7 +363,7 @@ export interface paths {
         put?: never;
         /**
          * Upload files from URLs
-         * @description The service fetches each URL (http or https; the sandbox needs no network) and streams its body into a file of `destDir` (default the working directory), at most 8 at a time, in constant memory. A file is named by the response's `Content-Disposition` (RFC 6266, `filename*` preferred), else by the URL's last path segment; names are sanitized (last path element only, no control characters, no leading dots, at most 255 bytes) and made unique within the request (`a.csv`, `a (1).csv`); an existing file of that name is replaced. One URL failing fails that URL only: the answer is 200 with `status` success, partial_success or failure, the files that landed and, for each URL that did not, why. Guard against request forgery: every connection, each redirect hop included (at most 5), is checked at the moment it is made, so a name that resolves to a forbidden address is refused whatever DNS said before; loopback, private, link-local (cloud metadata included), carrier-grade NAT, IPv6 unique-local, multicast, unspecified, broadcast and reserved addresses, and the IPv6 forms embedding such IPv4 addresses (mapped, NAT64, 6to4), are refused. A deployment may allow private addresses (`serve --allow-private-urls`, `SESSIONBOX_ALLOW_PRIVATE_URLS=true`, the stack's `allowPrivateUrls`), never cloud metadata. Limits: 200 URLs of at most 4096 bytes each; per file 5 GiB and 10 minutes; per request 10 GiB and 14 minutes (deployment defaults; errors name the limit passed). Partial files are removed. Like install in JSON mode, a request that runs past 10 s gets status 200 and its headers then, and a space every 30 s until the result; a failure after that is a Problem object in the body. Starts the sandbox as writes do.
+         * @description The service fetches each URL (http or https; the sandbox needs no network) and streams its body into a file of `destDir` (default the working directory), at most 8 at a time, in constant memory. A file is named by the response's `Content-Disposition` (RFC 6266, `filename*` preferred), else by the URL's last path segment; names are sanitized (last path element only, no control characters, no leading dots, at most 255 bytes) and made unique within the request (`a.csv`, `a (1).csv`); an existing file of that name is replaced. One URL failing fails that URL only: the answer is 200 with `status` success, partial_success or failure, the files that landed and, for each URL that did not, why. Guard against request forgery: every connection, each redirect hop included (at most 5), is checked at the moment it is made, so a name that resolves to a forbidden address is refused whatever DNS said before; loopback, private, link-local (cloud metadata included), carrier-grade NAT, IPv6 unique-local, multicast, unspecified, broadcast and reserved addresses, and the IPv6 forms embedding such IPv4 addresses (mapped, NAT64, 6to4), are refused. A deployment may allow private addresses (`serve --allow-private-urls`, `SESSIONBOX_ALLOW_PRIVATE_URLS=true`, the stack's `allowPrivateUrls`), never cloud metadata. Limits: 200 URLs of at most 4096 bytes each; per file 5 GiB and 10 minutes; per request 10 GiB and 14 minutes (deployment defaults; errors name the limit passed). Partial files are removed. Like install in JSON mode, a request that runs past 10 s gets status 200 and its headers then, and a space every 30 s until the result; a failure after that is a Problem object in the body. Starts the sandbox as writes do. That late Problem is why this 200 response's JSON schema is one of the result and Problem: a body with a `type` field is the Problem.
          */
         post: operations["uploadUrls"];
         delete?: never;
@@ -383,7 +383,7 @@ export interface paths {
         put?: never;
         /**
          * Run Python once in a sandbox of its own
-         * @description Runs code in a fresh sandbox that no session owns and kills the sandbox afterwards, whatever happened: an error, a timeout, the client hanging up. Nothing is kept: no session is created, listed or billed beyond this call, but the sandbox counts against the caller's live-sandbox cap while it runs (429 at the cap). The result is the same as a session's execute, artifacts included (copied to storage before the kill, so their download URLs work afterwards); restarted and kernelRestarted concern only this call. A timeout is a result (`timedOut`). JSON answers and keepalives work exactly as for `POST /v1/sessions/{id}/execute`. For live output use `POST /v1/execute/stream`, which answers the same call as an application/x-ndjson stream. (This path also streams when `Accept` asks for application/x-ndjson, the older form of that call, kept for the clients that use it; its lines are the stream operation's.)
+         * @description Runs code in a fresh sandbox that no session owns and kills the sandbox afterwards, whatever happened: an error, a timeout, the client hanging up. Nothing is kept: no session is created, listed or billed beyond this call, but the sandbox counts against the caller's live-sandbox cap while it runs (429 at the cap). The result is the same as a session's execute, artifacts included (copied to storage before the kill, so their download URLs work afterwards); restarted and kernelRestarted concern only this call. A timeout is a result (`timedOut`). JSON answers and keepalives work exactly as for `POST /v1/sessions/{id}/execute`. For live output use `POST /v1/execute/stream`, which answers the same call as an application/x-ndjson stream. (This path also streams when `Accept` asks for application/x-ndjson, the older form of that call, kept for the clients that use it; its lines are the stream operation's.) That late Problem is why this 200 response's JSON schema is one of the result and Problem: a body with a `type` field is the Problem.
          */
         post: operations["executeOnce"];
         delete?: never;
@@ -531,7 +531,7 @@ export interface paths {
         put?: never;
         /**
          * Run a shell command
-         * @description Runs a shell command in the session's sandbox, starting or resuming it first (this creates the session). The answer is how it ended: exit code, stdout and stderr (each cut at the output limit, as for execute), duration. A non-zero exit is a 200 result, not an error. A command past its `timeoutSecs` is killed and answered as a 200 result with `timedOut: true`, `error` a TimeoutError naming the limit, and all output that arrived before. With `Accept: application/x-ndjson` the answer is a stream of CommandStreamLine objects: `{"type":"start"}` once the process runs, `stdout`/`stderr` lines as output arrives, a `{"type":"error","error":{"name":"TimeoutError",...}}` line when it times out, keepalives while it is silent, then `{"type":"done","summary":CommandSummary}` (the output is not repeated in it), or `{"type":"failure","problem":Problem}` when the call failed after the stream began. In JSON mode a long command is kept alive with spaces as execute is. With `background: true` it answers 202 with the command's id as soon as the process runs; its output waits in the sandbox for GET .../commands/{commandId}. A command that reached its sandbox is never run twice; a sandbox found gone before that is replaced (`restarted`).
+         * @description Runs a shell command in the session's sandbox, starting or resuming it first (this creates the session). The answer is how it ended: exit code, stdout and stderr (each cut at the output limit, as for execute), duration. A non-zero exit is a 200 result, not an error. A command past its `timeoutSecs` is killed and answered as a 200 result with `timedOut: true`, `error` a TimeoutError naming the limit, and all output that arrived before. With `Accept: application/x-ndjson` the answer is a stream of CommandStreamLine objects: `{"type":"start"}` once the process runs, `stdout`/`stderr` lines as output arrives, a `{"type":"error","error":{"name":"TimeoutError",...}}` line when it times out, keepalives while it is silent, then `{"type":"done","summary":CommandSummary}` (the output is not repeated in it), or `{"type":"failure","problem":Problem}` when the call failed after the stream began. In JSON mode a long command is kept alive with spaces as execute is. With `background: true` it answers 202 with the command's id as soon as the process runs; its output waits in the sandbox for GET .../commands/{commandId}. A command that reached its sandbox is never run twice; a sandbox found gone before that is replaced (`restarted`). A failure after that 200 has started is a Problem object in the body (its `type` and `status` say what failed) instead of the result. That late Problem is why this 200 response's JSON schema is one of the result and Problem: a body with a `type` field is the Problem.
          */
         post: operations["runCommand"];
         delete?: never;
@@ -1264,10 +1264,12 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The body is not application/json */
+        /** @description The body's Content-Type is not the one the operation lists (application/json; application/octet-stream for files/content; no Content-Type is taken as the listed one). The detail names the type received and the one accepted; a POST answer also says it in Accept-Post. */
         UnsupportedMediaType: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                /** @description The media type the operation accepts (POST operations) */
+                "Accept-Post"?: string;
                 [name: string]: unknown;
             };
             content: {
@@ -1373,7 +1375,7 @@ export interface components {
         Cursor: string;
         /** @description Retries with the same key return the same run: 1 to 255 printable ASCII characters without spaces */
         IdempotencyKey: string;
-        /** @description An id for this request, echoed back and logged */
+        /** @description An id for this request, 1-128 characters of A-Z a-z 0-9 . _ : - (a UUID fits), echoed in the response's X-Request-Id, in problems' `requestId` and in the service's logs. Any other value is refused with 400 invalid-input naming X-Request-Id (that answer carries an id the service chose); an empty one counts as absent. */
         RequestId: string;
         /** @description A context id returned by POST /v1/sessions/{id}/contexts */
         ContextId: string;
@@ -1382,7 +1384,7 @@ export interface components {
     };
     requestBodies: never;
     headers: {
-        /** @description The request's id: the client's X-Request-Id when it sent a valid one (1-128 of A-Z a-z 0-9 . _ : -), else one the service chose. Quote it when reporting a problem. */
+        /** @description The request's id: the client's X-Request-Id when it sent one, else the platform's (API Gateway's request id) or one the service chose (32 hex digits). Quote it when reporting a problem. */
         "X-Request-Id": string;
     };
     pathItems: never;
@@ -1393,7 +1395,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description An id for this request, echoed back and logged */
+                /** @description An id for this request, 1-128 characters of A-Z a-z 0-9 . _ : - (a UUID fits), echoed in the response's X-Request-Id, in problems' `requestId` and in the service's logs. Any other value is refused with 400 invalid-input naming X-Request-Id (that answer carries an id the service chose); an empty one counts as absent. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -1419,6 +1421,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             405: components["responses"]["MethodNotAllowed"];
         };
     };
@@ -1426,7 +1429,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description An id for this request, echoed back and logged */
+                /** @description An id for this request, 1-128 characters of A-Z a-z 0-9 . _ : - (a UUID fits), echoed in the response's X-Request-Id, in problems' `requestId` and in the service's logs. Any other value is refused with 400 invalid-input naming X-Request-Id (that answer carries an id the service chose); an empty one counts as absent. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -1444,6 +1447,7 @@ export interface operations {
                     "application/json": Record<string, never>;
                 };
             };
+            400: components["responses"]["BadRequest"];
             405: components["responses"]["MethodNotAllowed"];
         };
     };
@@ -1456,7 +1460,7 @@ export interface operations {
             header?: {
                 /** @description The MCP session id this server gave the client; names the session when `session` is absent. Same rules as a session id. */
                 "Mcp-Session-Id"?: string;
-                /** @description An id for this request, echoed back and logged */
+                /** @description An id for this request, 1-128 characters of A-Z a-z 0-9 . _ : - (a UUID fits), echoed in the response's X-Request-Id, in problems' `requestId` and in the service's logs. Any other value is refused with 400 invalid-input naming X-Request-Id (that answer carries an id the service chose); an empty one counts as absent. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -1480,6 +1484,7 @@ export interface operations {
                 "application/json": {
                     /** @constant */
                     jsonrpc: "2.0";
+                    /** @description The JSON-RPC request id, a string or an integer (absent in a notification); the answer carries the same id */
                     id?: string | number;
                     method?: string;
                     params?: Record<string, never>;
@@ -1526,7 +1531,7 @@ export interface operations {
                 cursor?: components["parameters"]["Cursor"];
             };
             header?: {
-                /** @description An id for this request, echoed back and logged */
+                /** @description An id for this request, 1-128 characters of A-Z a-z 0-9 . _ : - (a UUID fits), echoed in the response's X-Request-Id, in problems' `requestId` and in the service's logs. Any other value is refused with 400 invalid-input naming X-Request-Id (that answer carries an id the service chose); an empty one counts as absent. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -1575,7 +1580,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description An id for this request, echoed back and logged */
+                /** @description An id for this request, 1-128 characters of A-Z a-z 0-9 . _ : - (a UUID fits), echoed in the response's X-Request-Id, in problems' `requestId` and in the service's logs. Any other value is refused with 400 invalid-input naming X-Request-Id (that answer carries an id the service chose); an empty one counts as absent. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
@@ -1645,7 +1650,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description An id for this request, echoed back and logged */
+                /** @description An id for this request, 1-128 characters of A-Z a-z 0-9 . _ : - (a UUID fits), echoed in the response's X-Request-Id, in problems' `requestId` and in the service's logs. Any other value is refused with 400 invalid-input naming X-Request-Id (that answer carries an id the service chose); an empty one counts as absent. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
@@ -1694,7 +1699,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description An id for this request, echoed back and logged */
+                /** @description An id for this request, 1-128 characters of A-Z a-z 0-9 . _ : - (a UUID fits), echoed in the response's X-Request-Id, in problems' `requestId` and in the service's logs. Any other value is refused with 400 invalid-input naming X-Request-Id (that answer carries an id the service chose); an empty one counts as absent. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
@@ -1742,7 +1747,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description An id for this request, echoed back and logged */
+                /** @description An id for this request, 1-128 characters of A-Z a-z 0-9 . _ : - (a UUID fits), echoed in the response's X-Request-Id, in problems' `requestId` and in the service's logs. Any other value is refused with 400 invalid-input naming X-Request-Id (that answer carries an id the service chose); an empty one counts as absent. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
@@ -1763,7 +1768,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The execution's result */
+            /** @description The execution's result, or with `Accept: application/x-ndjson` its live stream (the lines of /v1/sessions/{id}/execute/stream) */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1789,7 +1794,14 @@ export interface operations {
                      *       "timedOut": false
                      *     }
                      */
-                    "application/json": components["schemas"]["ExecutionResult"];
+                    "application/json": components["schemas"]["ExecutionResult"] | components["schemas"]["Problem"];
+                    /**
+                     * @example {
+                     *       "type": "stdout",
+                     *       "text": "hello\n"
+                     *     }
+                     */
+                    "application/x-ndjson": components["schemas"]["ExecuteStreamLine"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1812,7 +1824,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description An id for this request, echoed back and logged */
+                /** @description An id for this request, 1-128 characters of A-Z a-z 0-9 . _ : - (a UUID fits), echoed in the response's X-Request-Id, in problems' `requestId` and in the service's logs. Any other value is refused with 400 invalid-input naming X-Request-Id (that answer carries an id the service chose); an empty one counts as absent. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
@@ -1848,7 +1860,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description An id for this request, echoed back and logged */
+                /** @description An id for this request, 1-128 characters of A-Z a-z 0-9 . _ : - (a UUID fits), echoed in the response's X-Request-Id, in problems' `requestId` and in the service's logs. Any other value is refused with 400 invalid-input naming X-Request-Id (that answer carries an id the service chose); an empty one counts as absent. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
@@ -1871,7 +1883,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The install's outcome */
+            /** @description The install's outcome, or with `Accept: application/x-ndjson` its live stream (the lines of /v1/sessions/{id}/install/stream) */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1889,7 +1901,14 @@ export interface operations {
                      *       "restarted": false
                      *     }
                      */
-                    "application/json": components["schemas"]["InstallResult"];
+                    "application/json": components["schemas"]["InstallResult"] | components["schemas"]["Problem"];
+                    /**
+                     * @example {
+                     *       "type": "stdout",
+                     *       "text": "Successfully installed tinylib-1.0\n"
+                     *     }
+                     */
+                    "application/x-ndjson": components["schemas"]["InstallStreamLine"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1915,7 +1934,7 @@ export interface operations {
                 depth?: components["parameters"]["Depth"];
             };
             header?: {
-                /** @description An id for this request, echoed back and logged */
+                /** @description An id for this request, 1-128 characters of A-Z a-z 0-9 . _ : - (a UUID fits), echoed in the response's X-Request-Id, in problems' `requestId` and in the service's logs. Any other value is refused with 400 invalid-input naming X-Request-Id (that answer carries an id the service chose); an empty one counts as absent. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
@@ -1967,7 +1986,7 @@ export interface operations {
                 path: components["parameters"]["FilePath"];
             };
             header?: {
-                /** @description An id for this request, echoed back and logged */
+                /** @description An id for this request, 1-128 characters of A-Z a-z 0-9 . _ : - (a UUID fits), echoed in the response's X-Request-Id, in problems' `requestId` and in the service's logs. Any other value is refused with 400 invalid-input naming X-Request-Id (that answer carries an id the service chose); an empty one counts as absent. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
@@ -2005,7 +2024,7 @@ export interface operations {
                 path: components["parameters"]["FilePath"];
             };
             header?: {
-                /** @description An id for this request, echoed back and logged */
+                /** @description An id for this request, 1-128 characters of A-Z a-z 0-9 . _ : - (a UUID fits), echoed in the response's X-Request-Id, in problems' `requestId` and in the service's logs. Any other value is refused with 400 invalid-input naming X-Request-Id (that answer carries an id the service chose); an empty one counts as absent. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
@@ -2047,7 +2066,7 @@ export interface operations {
                 path: components["parameters"]["FilePath"];
             };
             header?: {
-                /** @description An id for this request, echoed back and logged */
+                /** @description An id for this request, 1-128 characters of A-Z a-z 0-9 . _ : - (a UUID fits), echoed in the response's X-Request-Id, in problems' `requestId` and in the service's logs. Any other value is refused with 400 invalid-input naming X-Request-Id (that answer carries an id the service chose); an empty one counts as absent. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
@@ -2088,6 +2107,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["Internal"];
             502: components["responses"]["BadGateway"];
@@ -2099,7 +2119,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description An id for this request, echoed back and logged */
+                /** @description An id for this request, 1-128 characters of A-Z a-z 0-9 . _ : - (a UUID fits), echoed in the response's X-Request-Id, in problems' `requestId` and in the service's logs. Any other value is refused with 400 invalid-input naming X-Request-Id (that answer carries an id the service chose); an empty one counts as absent. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
@@ -2161,7 +2181,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description An id for this request, echoed back and logged */
+                /** @description An id for this request, 1-128 characters of A-Z a-z 0-9 . _ : - (a UUID fits), echoed in the response's X-Request-Id, in problems' `requestId` and in the service's logs. Any other value is refused with 400 invalid-input naming X-Request-Id (that answer carries an id the service chose); an empty one counts as absent. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
@@ -2219,7 +2239,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description An id for this request, echoed back and logged */
+                /** @description An id for this request, 1-128 characters of A-Z a-z 0-9 . _ : - (a UUID fits), echoed in the response's X-Request-Id, in problems' `requestId` and in the service's logs. Any other value is refused with 400 invalid-input naming X-Request-Id (that answer carries an id the service chose); an empty one counts as absent. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
@@ -2275,7 +2295,7 @@ export interface operations {
             header?: {
                 /** @description Retries with the same key return the same run: 1 to 255 printable ASCII characters without spaces */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description An id for this request, echoed back and logged */
+                /** @description An id for this request, 1-128 characters of A-Z a-z 0-9 . _ : - (a UUID fits), echoed in the response's X-Request-Id, in problems' `requestId` and in the service's logs. Any other value is refused with 400 invalid-input naming X-Request-Id (that answer carries an id the service chose); an empty one counts as absent. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
@@ -2332,7 +2352,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description An id for this request, echoed back and logged */
+                /** @description An id for this request, 1-128 characters of A-Z a-z 0-9 . _ : - (a UUID fits), echoed in the response's X-Request-Id, in problems' `requestId` and in the service's logs. Any other value is refused with 400 invalid-input naming X-Request-Id (that answer carries an id the service chose); an empty one counts as absent. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
@@ -2392,7 +2412,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description An id for this request, echoed back and logged */
+                /** @description An id for this request, 1-128 characters of A-Z a-z 0-9 . _ : - (a UUID fits), echoed in the response's X-Request-Id, in problems' `requestId` and in the service's logs. Any other value is refused with 400 invalid-input naming X-Request-Id (that answer carries an id the service chose); an empty one counts as absent. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
@@ -2442,7 +2462,7 @@ export interface operations {
                      *       "restarted": false
                      *     }
                      */
-                    "application/json": components["schemas"]["UploadUrlsResult"];
+                    "application/json": components["schemas"]["UploadUrlsResult"] | components["schemas"]["Problem"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2465,7 +2485,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description An id for this request, echoed back and logged */
+                /** @description An id for this request, 1-128 characters of A-Z a-z 0-9 . _ : - (a UUID fits), echoed in the response's X-Request-Id, in problems' `requestId` and in the service's logs. Any other value is refused with 400 invalid-input naming X-Request-Id (that answer carries an id the service chose); an empty one counts as absent. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -2483,7 +2503,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The execution's result */
+            /** @description The execution's result, or with `Accept: application/x-ndjson` its live stream (the lines of /v1/execute/stream) */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2509,7 +2529,14 @@ export interface operations {
                      *       "timedOut": false
                      *     }
                      */
-                    "application/json": components["schemas"]["ExecutionResult"];
+                    "application/json": components["schemas"]["ExecutionResult"] | components["schemas"]["Problem"];
+                    /**
+                     * @example {
+                     *       "type": "stdout",
+                     *       "text": "hello\n"
+                     *     }
+                     */
+                    "application/x-ndjson": components["schemas"]["ExecuteStreamLine"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2529,7 +2556,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description An id for this request, echoed back and logged */
+                /** @description An id for this request, 1-128 characters of A-Z a-z 0-9 . _ : - (a UUID fits), echoed in the response's X-Request-Id, in problems' `requestId` and in the service's logs. Any other value is refused with 400 invalid-input naming X-Request-Id (that answer carries an id the service chose); an empty one counts as absent. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
@@ -2574,7 +2601,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description An id for this request, echoed back and logged */
+                /** @description An id for this request, 1-128 characters of A-Z a-z 0-9 . _ : - (a UUID fits), echoed in the response's X-Request-Id, in problems' `requestId` and in the service's logs. Any other value is refused with 400 invalid-input naming X-Request-Id (that answer carries an id the service chose); an empty one counts as absent. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
@@ -2608,7 +2635,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description An id for this request, echoed back and logged */
+                /** @description An id for this request, 1-128 characters of A-Z a-z 0-9 . _ : - (a UUID fits), echoed in the response's X-Request-Id, in problems' `requestId` and in the service's logs. Any other value is refused with 400 invalid-input naming X-Request-Id (that answer carries an id the service chose); an empty one counts as absent. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
@@ -2654,7 +2681,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description An id for this request, echoed back and logged */
+                /** @description An id for this request, 1-128 characters of A-Z a-z 0-9 . _ : - (a UUID fits), echoed in the response's X-Request-Id, in problems' `requestId` and in the service's logs. Any other value is refused with 400 invalid-input naming X-Request-Id (that answer carries an id the service chose); an empty one counts as absent. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
@@ -2710,7 +2737,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description An id for this request, echoed back and logged */
+                /** @description An id for this request, 1-128 characters of A-Z a-z 0-9 . _ : - (a UUID fits), echoed in the response's X-Request-Id, in problems' `requestId` and in the service's logs. Any other value is refused with 400 invalid-input naming X-Request-Id (that answer carries an id the service chose); an empty one counts as absent. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
@@ -2745,7 +2772,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description An id for this request, echoed back and logged */
+                /** @description An id for this request, 1-128 characters of A-Z a-z 0-9 . _ : - (a UUID fits), echoed in the response's X-Request-Id, in problems' `requestId` and in the service's logs. Any other value is refused with 400 invalid-input naming X-Request-Id (that answer carries an id the service chose); an empty one counts as absent. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
@@ -2783,7 +2810,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description An id for this request, echoed back and logged */
+                /** @description An id for this request, 1-128 characters of A-Z a-z 0-9 . _ : - (a UUID fits), echoed in the response's X-Request-Id, in problems' `requestId` and in the service's logs. Any other value is refused with 400 invalid-input naming X-Request-Id (that answer carries an id the service chose); an empty one counts as absent. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
@@ -2848,7 +2875,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description An id for this request, echoed back and logged */
+                /** @description An id for this request, 1-128 characters of A-Z a-z 0-9 . _ : - (a UUID fits), echoed in the response's X-Request-Id, in problems' `requestId` and in the service's logs. Any other value is refused with 400 invalid-input naming X-Request-Id (that answer carries an id the service chose); an empty one counts as absent. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
@@ -2897,7 +2924,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description An id for this request, echoed back and logged */
+                /** @description An id for this request, 1-128 characters of A-Z a-z 0-9 . _ : - (a UUID fits), echoed in the response's X-Request-Id, in problems' `requestId` and in the service's logs. Any other value is refused with 400 invalid-input naming X-Request-Id (that answer carries an id the service chose); an empty one counts as absent. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
@@ -2940,7 +2967,7 @@ export interface operations {
                      *       "restarted": false
                      *     }
                      */
-                    "application/json": components["schemas"]["CommandResult"];
+                    "application/json": components["schemas"]["CommandResult"] | components["schemas"]["Problem"];
                     /**
                      * @example {
                      *       "type": "done",
@@ -2995,7 +3022,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description An id for this request, echoed back and logged */
+                /** @description An id for this request, 1-128 characters of A-Z a-z 0-9 . _ : - (a UUID fits), echoed in the response's X-Request-Id, in problems' `requestId` and in the service's logs. Any other value is refused with 400 invalid-input naming X-Request-Id (that answer carries an id the service chose); an empty one counts as absent. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
@@ -3051,7 +3078,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description An id for this request, echoed back and logged */
+                /** @description An id for this request, 1-128 characters of A-Z a-z 0-9 . _ : - (a UUID fits), echoed in the response's X-Request-Id, in problems' `requestId` and in the service's logs. Any other value is refused with 400 invalid-input naming X-Request-Id (that answer carries an id the service chose); an empty one counts as absent. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
@@ -3089,7 +3116,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description An id for this request, echoed back and logged */
+                /** @description An id for this request, 1-128 characters of A-Z a-z 0-9 . _ : - (a UUID fits), echoed in the response's X-Request-Id, in problems' `requestId` and in the service's logs. Any other value is refused with 400 invalid-input naming X-Request-Id (that answer carries an id the service chose); an empty one counts as absent. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
@@ -3146,7 +3173,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description An id for this request, echoed back and logged */
+                /** @description An id for this request, 1-128 characters of A-Z a-z 0-9 . _ : - (a UUID fits), echoed in the response's X-Request-Id, in problems' `requestId` and in the service's logs. Any other value is refused with 400 invalid-input naming X-Request-Id (that answer carries an id the service chose); an empty one counts as absent. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
@@ -3204,7 +3231,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description An id for this request, echoed back and logged */
+                /** @description An id for this request, 1-128 characters of A-Z a-z 0-9 . _ : - (a UUID fits), echoed in the response's X-Request-Id, in problems' `requestId` and in the service's logs. Any other value is refused with 400 invalid-input naming X-Request-Id (that answer carries an id the service chose); an empty one counts as absent. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;

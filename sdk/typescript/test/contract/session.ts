@@ -57,22 +57,34 @@ export async function session(baseUrl: string, apiKey: string, id: string): Prom
   if (started.error) throw new Error(explain(started.error));
   seen.push(`started ${started.data.sessionId}: ${started.data.state}`);
 
-  // Upload a CSV: the body is bytes.
+  // Upload a CSV: the body is bytes. openapi-fetch JSON-encodes a body
+  // by default, which would store the text with its quotes: the server
+  // refuses that (415), and the documented form passes the bytes through.
+  const csvText = "city,temp\nOslo,4\nLisbon,17\n";
+  const naive = await api.PUT("/v1/sessions/{id}/files/content", {
+    params: { path: { id }, query: { path: "data/naive.csv" } },
+    body: csvText,
+  });
+  if (naive.error) seen.push(`naive write refused: ${naive.response.status} ${naive.error.type}`);
   const put = await api.PUT("/v1/sessions/{id}/files/content", {
     params: { path: { id }, query: { path: "data/temps.csv" } },
-    body: "city,temp\nOslo,4\nLisbon,17\n",
+    body: csvText,
     bodySerializer: (bytes) => bytes,
     headers: { "Content-Type": "application/octet-stream" },
   });
   if (put.error) throw new Error(explain(put.error));
   seen.push(`wrote ${put.data.path} (${put.data.size} bytes)`);
 
-  // Execute, JSON: one media type, so data is the ExecutionResult.
+  // Execute, JSON. A call that runs past 10 s and then fails is still a
+  // 200, its body a Problem: a 200 body with a `type` is that (or, had we
+  // asked for application/x-ndjson, a stream line); without one it is the
+  // ExecutionResult.
   const run = await api.POST("/v1/sessions/{id}/execute", {
     params,
     body: { code: "import json, pandas as pd\ndf = pd.read_csv('data/temps.csv')\nfrom IPython.display import JSON\ndisplay(JSON({'mean': float(df.temp.mean())}))\nlen(df)" },
   });
   if (run.error) throw new Error(explain(run.error));
+  if ("type" in run.data) throw new Error(`the call failed after its 200: ${JSON.stringify(run.data)}`);
   for (const r of run.data.results) {
     if (r.json) seen.push(`json ${Object.keys(r.json).join(",")}`);
     if (r.isMainResult) seen.push(`rows ${r.text}`);
@@ -129,6 +141,7 @@ export async function session(baseUrl: string, apiKey: string, id: string): Prom
   });
   if (csv.error) throw new Error(explain(csv.error));
   seen.push(`read ${csv.data.split("\n")[0]}`);
+  if (csv.data === csvText) seen.push("read back the exact bytes");
 
   // An asynchronous run.
   const queued = await api.POST("/v1/sessions/{id}/runs", { params, body: { code: "sum(range(10))" } });
