@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/sessionbox/sessionbox/pkg/agenttools"
 	"github.com/sessionbox/sessionbox/pkg/client"
 	"github.com/sessionbox/sessionbox/pkg/mcpserver"
 	"github.com/sessionbox/sessionbox/pkg/session"
@@ -119,7 +120,7 @@ func TestMCPUploadFromURLs(t *testing.T) {
 // names.
 func mcpClientBackend(t *testing.T, s *stack) {
 	ctx := context.Background()
-	srv := mcpserver.NewServer(mcpserver.ClientBackend{Client: client.New(s.url, s.alice, s.client)}, "mcp-via-client", mcpserver.Options{})
+	srv := mcpserver.NewServer(agenttools.ClientBackend{Client: client.New(s.url, s.alice, s.client)}, "mcp-via-client", mcpserver.Options{})
 	serverT, clientT := mcp.NewInMemoryTransports()
 	ss, err := srv.Connect(ctx, serverT, nil)
 	if err != nil {

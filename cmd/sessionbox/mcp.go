@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/sessionbox/sessionbox/pkg/agenttools"
 	"github.com/sessionbox/sessionbox/pkg/mcpserver"
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
@@ -43,7 +44,7 @@ func runMCP(ctx context.Context, args []string, getenv func(string) string) erro
 	// stdout carries the protocol; logs go to stderr, where MCP hosts
 	// collect them.
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	s := mcpserver.NewServer(mcpserver.ClientBackend{Client: c}, id, mcpserver.Options{Logger: logger})
+	s := mcpserver.NewServer(agenttools.ClientBackend{Client: c}, id, mcpserver.Options{Logger: logger})
 	if err := s.Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
 		return fmt.Errorf("serve MCP: %w", err)
 	}

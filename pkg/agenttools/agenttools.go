@@ -71,7 +71,7 @@ type Image struct {
 // New binds tools to the session sessionID of the API c reaches: the ones
 // named (any of the MCP server's), or SeedTools.
 func New(ctx context.Context, c *client.Client, sessionID string, names ...string) (*Toolkit, error) {
-	return NewWithBackend(ctx, mcpserver.ClientBackend{Client: c}, sessionID, names...)
+	return NewWithBackend(ctx, ClientBackend{Client: c}, sessionID, names...)
 }
 
 // NewWithBackend is New over any backend, e.g. the Manager in process.

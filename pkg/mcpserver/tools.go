@@ -5,7 +5,7 @@
 // with schemas and results
 // written for a model. The tools run over a Backend, which the API serves
 // from the Manager in process (streamable HTTP at /v1/mcp) and `sessionbox
-// mcp` from a client of a running API (stdio).
+// mcp` from a client of a running API (stdio, agenttools.ClientBackend).
 package mcpserver
 
 import (
