@@ -57,8 +57,8 @@ type Result struct {
 	// IsError reports a failed call (an exception, a timeout, refused
 	// input); Text says why in words the model can act on.
 	IsError bool
-	// Structured is the whole result as JSON (for execute_python, the
-	// API's execution result), or nil.
+	// Structured is the tool's structured result as JSON (flags and
+	// counts, per its outputSchema, e.g. execute_python's success), or nil.
 	Structured json.RawMessage
 }
 

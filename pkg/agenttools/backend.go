@@ -57,6 +57,11 @@ func (b ClientBackend) WriteFile(ctx context.Context, sessionID, path string, da
 	return *e, nil
 }
 
+// DeleteFile removes a file or directory of the session's sandbox.
+func (b ClientBackend) DeleteFile(ctx context.Context, sessionID, path string) error {
+	return b.Client.DeleteFile(ctx, sessionID, path)
+}
+
 // UploadURLs fetches URLs into the session's sandbox.
 func (b ClientBackend) UploadURLs(ctx context.Context, sessionID string, urls []string, destDir string) (*session.URLUploadResult, error) {
 	return b.Client.UploadURLs(ctx, sessionID, urls, destDir)

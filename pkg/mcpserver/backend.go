@@ -23,6 +23,8 @@ type Backend interface {
 	// or -1 when unknown.
 	OpenFile(ctx context.Context, sessionID, path string) (body io.ReadCloser, size int64, err error)
 	WriteFile(ctx context.Context, sessionID, path string, data []byte) (session.FileEntry, error)
+	// DeleteFile removes a file, or a directory with its contents.
+	DeleteFile(ctx context.Context, sessionID, path string) error
 	// UploadURLs has the service fetch each URL into destDir of the
 	// sandbox ("" for the working directory).
 	UploadURLs(ctx context.Context, sessionID string, urls []string, destDir string) (*session.URLUploadResult, error)
@@ -39,6 +41,7 @@ type Manager interface {
 	ListFiles(ctx context.Context, key session.Key, dir string, depth int) ([]session.FileEntry, error)
 	ReadFile(ctx context.Context, key session.Key, path string) (io.ReadCloser, session.FileEntry, error)
 	WriteFile(ctx context.Context, key session.Key, path string, r io.Reader) (session.FileEntry, error)
+	DeleteFile(ctx context.Context, key session.Key, path string) error
 	UploadURLs(ctx context.Context, key session.Key, req session.URLUploadRequest) (*session.URLUploadResult, error)
 	RunCommand(ctx context.Context, key session.Key, req session.CommandRequest, onEvent func(session.Event)) (*session.CommandResult, error)
 }
@@ -89,6 +92,11 @@ func (b ManagerBackend) OpenFile(ctx context.Context, sessionID, path string) (i
 // WriteFile writes a file of the session's sandbox.
 func (b ManagerBackend) WriteFile(ctx context.Context, sessionID, path string, data []byte) (session.FileEntry, error) {
 	return b.Manager.WriteFile(ctx, b.key(sessionID), path, bytesReader(data))
+}
+
+// DeleteFile removes a file or directory of the session's sandbox.
+func (b ManagerBackend) DeleteFile(ctx context.Context, sessionID, path string) error {
+	return b.Manager.DeleteFile(ctx, b.key(sessionID), path)
 }
 
 // UploadURLs fetches URLs into the session's sandbox.
