@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/sessionbox/sessionbox/pkg/agenttools"
 	"github.com/sessionbox/sessionbox/pkg/client"
 	"github.com/sessionbox/sessionbox/pkg/mcpserver"
 	"github.com/sessionbox/sessionbox/pkg/session"
@@ -119,7 +120,7 @@ func TestMCPUploadFromURLs(t *testing.T) {
 // names.
 func mcpClientBackend(t *testing.T, s *stack) {
 	ctx := context.Background()
-	srv := mcpserver.NewServer(mcpserver.ClientBackend{Client: client.New(s.url, s.alice, s.client)}, "mcp-via-client", mcpserver.Options{})
+	srv := mcpserver.NewServer(agenttools.ClientBackend{Client: client.New(s.url, s.alice, s.client)}, "mcp-via-client", mcpserver.Options{})
 	serverT, clientT := mcp.NewInMemoryTransports()
 	ss, err := srv.Connect(ctx, serverT, nil)
 	if err != nil {
@@ -182,7 +183,7 @@ func mcpTools(t *testing.T, s *stack) {
 			t.Errorf("tool %s lacks a description or an input schema", tool.Name)
 		}
 	}
-	want := "execute_python install_packages list_files read_file write_file upload_files_from_urls run_command reset_kernel"
+	want := "execute_python install_packages list_files read_file write_file delete_file upload_files_from_urls run_command reset_kernel"
 	if got := strings.Join(names, " "); !sameWords(got, want) {
 		t.Fatalf("tools %q, want %q", got, want)
 	}
@@ -192,11 +193,11 @@ func mcpTools(t *testing.T, s *stack) {
 		t.Fatalf("first execute: %+v %q", res, toolText(res))
 	}
 	var sc struct {
-		Success bool   `json:"success"`
-		Stdout  string `json:"stdout"`
+		Success bool    `json:"success"`
+		Stdout  *string `json:"stdout"`
 	}
 	raw, _ := json.Marshal(res.StructuredContent)
-	if err := json.Unmarshal(raw, &sc); err != nil || !sc.Success || sc.Stdout != "hello\n" {
+	if err := json.Unmarshal(raw, &sc); err != nil || !sc.Success || sc.Stdout != nil {
 		t.Fatalf("structured content %s", raw)
 	}
 	if res := callTool(t, cs, "execute_python", map[string]any{"code": "x + 1"}); res.IsError || !strings.Contains(toolText(res), "22") {
@@ -227,6 +228,7 @@ func mcpTools(t *testing.T, s *stack) {
 	mcpCommand(t, cs)
 	mcpArtifact(t, s, cs)
 	mcpFiles(t, cs)
+	mcpBounded(t, cs)
 	mcpInstall(t, cs)
 
 	res = callTool(t, cs, "reset_kernel", nil)
@@ -248,11 +250,11 @@ func mcpCommand(t *testing.T, cs *mcp.ClientSession) {
 		t.Fatalf("run_command: isError %v, text %q", res.IsError, text)
 	}
 	var sc struct {
-		ExitCode int    `json:"exitCode"`
-		Stdout   string `json:"stdout"`
+		ExitCode int     `json:"exitCode"`
+		Stdout   *string `json:"stdout"`
 	}
 	raw, _ := json.Marshal(res.StructuredContent)
-	if err := json.Unmarshal(raw, &sc); err != nil || sc.ExitCode != 5 || sc.Stdout != "/home/user/sh\n" {
+	if err := json.Unmarshal(raw, &sc); err != nil || sc.ExitCode != 5 || sc.Stdout != nil {
 		t.Fatalf("run_command structured content %s", raw)
 	}
 	if res := callTool(t, cs, "run_command", map[string]any{"cmd": "pwd", "cwd": "sh"}); res.IsError || !strings.Contains(toolText(res), "/home/user/sh") {
@@ -323,6 +325,29 @@ func mcpFiles(t *testing.T, cs *mcp.ClientSession) {
 	}
 	if res := callTool(t, cs, "read_file", map[string]any{"path": "notes/missing.txt"}); !res.IsError || toolText(res) == "" {
 		t.Fatalf("missing file: isError %v %q", res.IsError, toolText(res))
+	}
+	if res := callTool(t, cs, "delete_file", map[string]any{"path": "notes/a.txt"}); res.IsError {
+		t.Fatalf("delete: %q", toolText(res))
+	}
+	if res := callTool(t, cs, "read_file", map[string]any{"path": "notes/a.txt"}); !res.IsError {
+		t.Fatalf("deleted file still read: %q", toolText(res))
+	}
+}
+
+// mcpBounded: a 300 KB print (which the service cuts to 200 KB) comes back
+// as its head and tail under the text cap, naming a file in the sandbox
+// with the whole output, which read_file then reads in parts.
+func mcpBounded(t *testing.T, cs *mcp.ClientSession) {
+	res := callTool(t, cs, "execute_python", map[string]any{"code": "print('\\n'.join(f'line {i:06d}' for i in range(25_000)))"})
+	text := toolText(res)
+	i := strings.Index(text, "the whole text is in ")
+	if res.IsError || len(text) > mcpserver.DefaultMaxTextBytes || i < 0 || !strings.Contains(text, "line 000000") {
+		t.Fatalf("300 KB print: isError %v, %d bytes of text: %.400s", res.IsError, len(text), text)
+	}
+	saved := strings.Fields(text[i+len("the whole text is in "):])[0]
+	res = callTool(t, cs, "read_file", map[string]any{"path": saved, "offset": 100_000, "length": 1000})
+	if text := toolText(res); res.IsError || !strings.Contains(text, "read on with offset 101000") || !strings.Contains(text, "line 0") {
+		t.Fatalf("read of the saved output %s: %q", saved, text)
 	}
 }
 

@@ -2,12 +2,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/sessionbox/sessionbox/pkg/agenttools"
+	"github.com/sessionbox/sessionbox/pkg/client"
 	"github.com/sessionbox/sessionbox/pkg/mcpserver"
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
@@ -40,12 +44,31 @@ func runMCP(ctx context.Context, args []string, getenv func(string) string) erro
 	if err != nil {
 		return err
 	}
+	if err := checkAPI(ctx, c); err != nil {
+		return err
+	}
 	// stdout carries the protocol; logs go to stderr, where MCP hosts
 	// collect them.
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	s := mcpserver.NewServer(mcpserver.ClientBackend{Client: c}, id, mcpserver.Options{Logger: logger})
+	s := mcpserver.NewServer(agenttools.ClientBackend{Client: c}, id, mcpserver.Options{Logger: logger})
 	if err := s.Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
 		return fmt.Errorf("serve MCP: %w", err)
 	}
 	return nil
+}
+
+// checkAPI lists one session, so a wrong key or URL stops `sessionbox mcp`
+// at start with a message the user reads in the host's log, rather than
+// failing a model's first tool call.
+func checkAPI(ctx context.Context, c *client.Client) error {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	_, _, err := c.Sessions(ctx, 1, "")
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, session.ErrUnauthorized):
+		return fmt.Errorf("the API refused SESSIONBOX_API_KEY (%w); set a key `sessionbox keys` made", err)
+	}
+	return fmt.Errorf("check the API before serving: %w", err)
 }

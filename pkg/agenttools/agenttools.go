@@ -57,8 +57,8 @@ type Result struct {
 	// IsError reports a failed call (an exception, a timeout, refused
 	// input); Text says why in words the model can act on.
 	IsError bool
-	// Structured is the whole result as JSON (for execute_python, the
-	// API's execution result), or nil.
+	// Structured is the tool's structured result as JSON (flags and
+	// counts, per its outputSchema, e.g. execute_python's success), or nil.
 	Structured json.RawMessage
 }
 
@@ -71,7 +71,7 @@ type Image struct {
 // New binds tools to the session sessionID of the API c reaches: the ones
 // named (any of the MCP server's), or SeedTools.
 func New(ctx context.Context, c *client.Client, sessionID string, names ...string) (*Toolkit, error) {
-	return NewWithBackend(ctx, mcpserver.ClientBackend{Client: c}, sessionID, names...)
+	return NewWithBackend(ctx, ClientBackend{Client: c}, sessionID, names...)
 }
 
 // NewWithBackend is New over any backend, e.g. the Manager in process.

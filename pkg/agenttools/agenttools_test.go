@@ -38,6 +38,7 @@ func (f *fakeBackend) OpenFile(context.Context, string, string) (io.ReadCloser, 
 func (f *fakeBackend) WriteFile(context.Context, string, string, []byte) (session.FileEntry, error) {
 	return session.FileEntry{}, errUnused
 }
+func (f *fakeBackend) DeleteFile(context.Context, string, string) error { return errUnused }
 func (f *fakeBackend) UploadURLs(context.Context, string, []string, string) (*session.URLUploadResult, error) {
 	return nil, errUnused
 }

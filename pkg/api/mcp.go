@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/sessionbox/sessionbox/pkg/mcpserver"
+	"github.com/sessionbox/sessionbox/pkg/problem"
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
 
@@ -195,10 +196,8 @@ func (w *mcpWriter) finish() {
 }
 
 func mcpProblemKind(code int) problemKind {
-	for _, k := range problemKinds {
-		if k.status == code {
-			return k
-		}
+	if k, ok := problem.ForStatus(code); ok {
+		return k
 	}
 	if code < 500 {
 		return kindInvalid

@@ -89,8 +89,8 @@ func TestMCPToolFailures(t *testing.T) {
 		toolName string
 		args     map[string]any
 	}{
-		{"invalid", session.Errorf(session.ErrInvalid, "timeoutSecs must be between 0 and 900"), "timeoutSecs must be between 0 and 900", "", false,
-			"execute_python", map[string]any{"code": "1", "timeoutSecs": 5000}},
+		{"invalid", session.Errorf(session.ErrInvalid, "code is not valid UTF-8"), "code is not valid UTF-8", "", false,
+			"execute_python", map[string]any{"code": "1", "timeoutSecs": 600}},
 		{"limit", &session.Error{Kind: session.ErrLimit, Detail: "20 live sandboxes"}, "wait a little", "", false,
 			"execute_python", map[string]any{"code": "1"}},
 		{"not found", session.Errorf(session.ErrNotFound, "no file a.txt"), "list_files", "", false,

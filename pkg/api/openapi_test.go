@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionbox/sessionbox/pkg/problem"
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
 
@@ -101,16 +102,16 @@ func operationHasParam(doc map[string]any, op map[string]any, name, in string) b
 }
 
 // TestOpenAPIProblemTypes checks Problem.type is an enum of exactly the
-// problem types the API can send (problemKinds), and every documented
+// problem types the API can send (problem.Kinds), and every documented
 // error response is a Problem.
 func TestOpenAPIProblemTypes(t *testing.T) {
 	t.Parallel()
 	doc := loadDoc(t)
-	problem := doc["components"].(map[string]any)["schemas"].(map[string]any)["Problem"].(map[string]any)
-	documented := asStringsAny(problem["properties"].(map[string]any)["type"].(map[string]any)["enum"])
+	schema := doc["components"].(map[string]any)["schemas"].(map[string]any)["Problem"].(map[string]any)
+	documented := asStringsAny(schema["properties"].(map[string]any)["type"].(map[string]any)["enum"])
 	var sent []string
-	for _, k := range problemKinds {
-		sent = append(sent, problemBase+k.slug)
+	for _, k := range problem.Kinds {
+		sent = append(sent, k.Type())
 	}
 	slices.Sort(documented)
 	slices.Sort(sent)
@@ -381,7 +382,7 @@ func TestOpenAPITagsAndMethods(t *testing.T) {
 		target := strings.NewReplacer("{id}", "s1", "{runId}", "run_0").Replace(path)
 		resp, body := h.do(call{method: wrong, path: target})
 		p := checkProblem(t, resp, body, http.StatusMethodNotAllowed)
-		if resp.Header.Get("Allow") == "" || p.Type != problemBase+kindMethod.slug {
+		if resp.Header.Get("Allow") == "" || p.Type != kindMethod.Type() {
 			t.Errorf("%s %s: Allow %q, problem %+v", wrong, path, resp.Header.Get("Allow"), p)
 		}
 	}

@@ -10,12 +10,12 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/sessionbox/sessionbox/pkg/problem"
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
 
-// problemBase prefixes every problem type URI. The URIs are identifiers
-// clients switch on; they never change once published.
-const problemBase = "https://sessionbox.dev/problems/"
+// problemBase prefixes every problem type URI (pkg/problem).
+const problemBase = problem.Base
 
 const contentTypeProblem = "application/problem+json"
 
@@ -36,74 +36,36 @@ type Problem struct {
 	generic bool
 }
 
-// problemKind is one stable (type, title, status) triple.
-type problemKind struct {
-	slug   string
-	title  string
-	status int
-}
+// problemKind is one stable (type, title, status) triple, defined with its
+// sentinel error in pkg/problem, which the Go client reads answers with.
+type problemKind = problem.Kind
 
+// Short names for the kinds the handlers send.
 var (
-	kindInvalid      = problemKind{"invalid-input", "Invalid input", http.StatusBadRequest}
-	kindUnauthorized = problemKind{"unauthorized", "Unauthorized", http.StatusUnauthorized}
-	kindForbidden    = problemKind{"forbidden", "Forbidden", http.StatusForbidden}
-	kindNotFound     = problemKind{"not-found", "Not found", http.StatusNotFound}
-	kindMethod       = problemKind{"method-not-allowed", "Method not allowed", http.StatusMethodNotAllowed}
-	kindNotAccept    = problemKind{"not-acceptable", "Not acceptable", http.StatusNotAcceptable}
-	kindConflict     = problemKind{"conflict", "Conflict", http.StatusConflict}
-	kindGone         = problemKind{"gone", "Gone", http.StatusGone}
-	kindTooLarge     = problemKind{"too-large", "Payload too large", http.StatusRequestEntityTooLarge}
-	kindMediaType    = problemKind{"unsupported-media-type", "Unsupported media type", http.StatusUnsupportedMediaType}
-	kindLimit        = problemKind{"limit-reached", "Limit reached", http.StatusTooManyRequests}
-	kindStorage      = problemKind{"insufficient-storage", "Insufficient storage", http.StatusInsufficientStorage}
-	kindInternal     = problemKind{"internal", "Internal error", http.StatusInternalServerError}
-	kindUnavailable  = problemKind{"unavailable", "Upstream unavailable", http.StatusBadGateway}
-	kindTimeout      = problemKind{"timeout", "Timed out", http.StatusGatewayTimeout}
+	kindInvalid      = problem.Invalid
+	kindUnauthorized = problem.Unauthorized
+	kindForbidden    = problem.Forbidden
+	kindNotFound     = problem.NotFound
+	kindMethod       = problem.Method
+	kindNotAccept    = problem.NotAccept
+	kindTooLarge     = problem.TooLarge
+	kindMediaType    = problem.MediaType
+	kindStorage      = problem.Storage
+	kindInternal     = problem.Internal
+	kindTimeout      = problem.Timeout
+	kindLimit        = problem.Limit
 )
 
-// problemKinds lists every kind; the OpenAPI test checks the document
-// names each type URI.
-var problemKinds = []problemKind{
-	kindInvalid, kindUnauthorized, kindForbidden, kindNotFound, kindMethod,
-	kindNotAccept, kindConflict, kindGone, kindTooLarge, kindMediaType, kindLimit, kindStorage,
-	kindInternal, kindUnavailable, kindTimeout,
-}
-
 func newProblem(k problemKind, detail string) *Problem {
-	return &Problem{Type: problemBase + k.slug, Title: k.title, Status: k.status, Detail: detail}
-}
-
-// domainKinds maps the domain's sentinel errors to problems, in the order
-// they are tested (an error may match more than one through wrapping).
-var domainKinds = []struct {
-	err  error
-	kind problemKind
-	// generic is the detail used when the error carries none a user can
-	// act on.
-	generic string
-}{
-	{session.ErrInvalid, kindInvalid, "the request is not valid"},
-	{session.ErrUnauthorized, kindUnauthorized, "missing or invalid credentials"},
-	{session.ErrForbidden, kindForbidden, "not allowed"},
-	{session.ErrNotFound, kindNotFound, "not found"},
-	{session.ErrConflict, kindConflict, "a concurrent change won; try again"},
-	{session.ErrGone, kindGone, "it is gone with the sandbox it lived in"},
-	{session.ErrTooLarge, kindTooLarge, "too large"},
-	{session.ErrLimit, kindLimit, "limit reached; try again later"},
-	{session.ErrSandboxGone, kindUnavailable, "the sandbox is gone; try again"},
-	{session.ErrUnavailable, kindUnavailable, "a service behind the API is unavailable; try again"},
-	{session.ErrTimeout, kindTimeout, "the operation timed out"},
+	return &Problem{Type: k.Type(), Title: k.Title, Status: k.Status, Detail: detail}
 }
 
 // problemFor turns an error from the Manager into a problem. The second
 // result reports whether the error was unexpected (a 5xx the operator must
 // look at), so the caller logs it.
 func problemFor(err error) (*Problem, bool) {
-	for _, d := range domainKinds {
-		if !errors.Is(err, d.err) {
-			continue
-		}
-		p := newProblem(d.kind, d.generic)
+	if k, ok := problem.Of(err); ok {
+		p := newProblem(k, k.Generic)
 		p.generic = true
 		var se *session.Error
 		if errors.As(err, &se) {
@@ -114,10 +76,10 @@ func problemFor(err error) (*Problem, bool) {
 				p.retryAfterSecs = int(math.Ceil(se.RetryAfter.Seconds()))
 			}
 		}
-		return p, d.kind.status >= 500
+		return p, k.Status >= 500
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		p := newProblem(kindTimeout, "the operation timed out")
+		p := newProblem(kindTimeout, kindTimeout.Generic)
 		p.generic = true
 		return p, true
 	}
@@ -125,7 +87,7 @@ func problemFor(err error) (*Problem, bool) {
 	if errors.As(err, &mbe) {
 		return newProblem(kindTooLarge, "the request body is larger than "+strconv.FormatInt(mbe.Limit, 10)+" bytes"), false
 	}
-	return newProblem(kindInternal, "an internal error occurred; quote the request id when reporting it"), true
+	return newProblem(kindInternal, kindInternal.Generic), true
 }
 
 // writeProblem sends p as application/problem+json, filling in the

@@ -12,6 +12,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/sessionbox/sessionbox/pkg/problem"
+	"github.com/sessionbox/sessionbox/pkg/session"
 )
 
 // Problem is an error answer of the API (application/problem+json).
@@ -40,6 +43,39 @@ func (p *Problem) Error() string {
 // when the problem has no type.
 func (p *Problem) Kind() string {
 	return p.Type[strings.LastIndex(p.Type, "/")+1:]
+}
+
+// kind is the problem's kind in sessionbox's vocabulary: by its type, or,
+// for an answer that names none (a gateway's own 429 or 504), by its status.
+func (p *Problem) kind() (problem.Kind, bool) {
+	if k, ok := problem.ForType(p.Type); ok {
+		return k, true
+	}
+	return problem.ForStatus(p.Status)
+}
+
+// Is makes errors.Is(err, session.ErrNotFound) (or any sentinel of
+// pkg/problem's kinds) hold for an answer of that kind, as it does for the
+// domain's own errors in process.
+func (p *Problem) Is(target error) bool {
+	k, ok := p.kind()
+	return ok && k.Err == target
+}
+
+// As makes a Problem also a *session.Error of its kind, with the API's
+// detail and Retry-After, so callers read a remote failure as they read a
+// local one.
+func (p *Problem) As(target any) bool {
+	se, ok := target.(**session.Error)
+	if !ok {
+		return false
+	}
+	k, ok := p.kind()
+	if !ok {
+		return false
+	}
+	*se = &session.Error{Kind: k.Err, Detail: p.Detail, RetryAfter: p.RetryAfter, Err: p}
+	return true
 }
 
 // IsStatus reports whether err is a Problem of the given HTTP status.

@@ -28,3 +28,19 @@ func TestAuthorizerStaysLean(t *testing.T) {
 		}
 	}
 }
+
+// TestNoFunctionLinksClient: the HTTP client (pkg/client) is for programs
+// that call the API from outside; a Lambda serving the API has no use for
+// it, and linking it made every API bootstrap larger.
+func TestNoFunctionLinksClient(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command("go", "list", "-tags", "lambda.norpc", "-deps", "../../functions/...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, d := range strings.Fields(string(out)) {
+		if d == "github.com/sessionbox/sessionbox/pkg/client" {
+			t.Fatalf("a Lambda function links %s", d)
+		}
+	}
+}

@@ -4,13 +4,13 @@ import (
 	"context"
 	"io"
 
-	"github.com/sessionbox/sessionbox/pkg/client"
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
 
 // Backend is what the tools need of sessionbox, one session id per call.
 // The API serves it from the Manager in process (ManagerBackend) and the
-// stdio server from a client of a running API (ClientBackend), so both
+// stdio server from a client of a running API (agenttools.ClientBackend,
+// kept out of this package so no Lambda links the HTTP client), so both
 // transports run the same tools over the same domain calls.
 type Backend interface {
 	// Execute runs code; onEvent, when not nil, gets its output as it
@@ -23,6 +23,8 @@ type Backend interface {
 	// or -1 when unknown.
 	OpenFile(ctx context.Context, sessionID, path string) (body io.ReadCloser, size int64, err error)
 	WriteFile(ctx context.Context, sessionID, path string, data []byte) (session.FileEntry, error)
+	// DeleteFile removes a file, or a directory with its contents.
+	DeleteFile(ctx context.Context, sessionID, path string) error
 	// UploadURLs has the service fetch each URL into destDir of the
 	// sandbox ("" for the working directory).
 	UploadURLs(ctx context.Context, sessionID string, urls []string, destDir string) (*session.URLUploadResult, error)
@@ -39,6 +41,7 @@ type Manager interface {
 	ListFiles(ctx context.Context, key session.Key, dir string, depth int) ([]session.FileEntry, error)
 	ReadFile(ctx context.Context, key session.Key, path string) (io.ReadCloser, session.FileEntry, error)
 	WriteFile(ctx context.Context, key session.Key, path string, r io.Reader) (session.FileEntry, error)
+	DeleteFile(ctx context.Context, key session.Key, path string) error
 	UploadURLs(ctx context.Context, key session.Key, req session.URLUploadRequest) (*session.URLUploadResult, error)
 	RunCommand(ctx context.Context, key session.Key, req session.CommandRequest, onEvent func(session.Event)) (*session.CommandResult, error)
 }
@@ -91,6 +94,11 @@ func (b ManagerBackend) WriteFile(ctx context.Context, sessionID, path string, d
 	return b.Manager.WriteFile(ctx, b.key(sessionID), path, bytesReader(data))
 }
 
+// DeleteFile removes a file or directory of the session's sandbox.
+func (b ManagerBackend) DeleteFile(ctx context.Context, sessionID, path string) error {
+	return b.Manager.DeleteFile(ctx, b.key(sessionID), path)
+}
+
 // UploadURLs fetches URLs into the session's sandbox.
 func (b ManagerBackend) UploadURLs(ctx context.Context, sessionID string, urls []string, destDir string) (*session.URLUploadResult, error) {
 	return b.Manager.UploadURLs(ctx, b.key(sessionID), session.URLUploadRequest{URLs: urls, DestDir: destDir})
@@ -99,59 +107,4 @@ func (b ManagerBackend) UploadURLs(ctx context.Context, sessionID string, urls [
 // RunCommand runs a shell command in the session's sandbox.
 func (b ManagerBackend) RunCommand(ctx context.Context, sessionID string, req session.CommandRequest, onEvent func(session.Event)) (*session.CommandResult, error) {
 	return b.Manager.RunCommand(ctx, b.key(sessionID), req, onEvent)
-}
-
-// ClientBackend serves the tools from a sessionbox API through pkg/client,
-// for an MCP server running beside the agent rather than in the API.
-type ClientBackend struct {
-	Client *client.Client
-}
-
-// Execute runs code in the session's kernel.
-func (b ClientBackend) Execute(ctx context.Context, sessionID string, req session.ExecRequest, onEvent func(session.Event)) (*session.ExecResult, error) {
-	return b.Client.Execute(ctx, sessionID, client.ExecuteRequest{
-		Code: req.Code, TimeoutSecs: req.TimeoutSecs, Envs: req.Envs, Context: req.Context,
-	}, onEvent)
-}
-
-// Install pip-installs packages into the session's sandbox.
-func (b ClientBackend) Install(ctx context.Context, sessionID string, req session.InstallRequest) (*session.InstallResult, error) {
-	return b.Client.Install(ctx, sessionID, req.Packages, req.IndexURL)
-}
-
-// Reset restarts the session's kernel.
-func (b ClientBackend) Reset(ctx context.Context, sessionID string) error {
-	return b.Client.Reset(ctx, sessionID)
-}
-
-// ListFiles lists a directory of the session's sandbox.
-func (b ClientBackend) ListFiles(ctx context.Context, sessionID, dir string, depth int) ([]session.FileEntry, error) {
-	return b.Client.ListFiles(ctx, sessionID, dir, depth)
-}
-
-// OpenFile opens a file of the session's sandbox, inline only: a file past
-// the API's inline limit is refused with 413, which the tool explains.
-func (b ClientBackend) OpenFile(ctx context.Context, sessionID, path string) (io.ReadCloser, int64, error) {
-	return b.Client.OpenFile(ctx, sessionID, path)
-}
-
-// WriteFile writes a file of the session's sandbox.
-func (b ClientBackend) WriteFile(ctx context.Context, sessionID, path string, data []byte) (session.FileEntry, error) {
-	e, err := b.Client.Upload(ctx, sessionID, path, bytesReader(data), int64(len(data)))
-	if err != nil {
-		return session.FileEntry{}, err
-	}
-	return *e, nil
-}
-
-// UploadURLs fetches URLs into the session's sandbox.
-func (b ClientBackend) UploadURLs(ctx context.Context, sessionID string, urls []string, destDir string) (*session.URLUploadResult, error) {
-	return b.Client.UploadURLs(ctx, sessionID, urls, destDir)
-}
-
-// RunCommand runs a shell command in the session's sandbox.
-func (b ClientBackend) RunCommand(ctx context.Context, sessionID string, req session.CommandRequest, onEvent func(session.Event)) (*session.CommandResult, error) {
-	return b.Client.RunCommand(ctx, sessionID, client.CommandRequest{
-		Cmd: req.Cmd, Cwd: req.Cwd, Envs: req.Envs, TimeoutSecs: req.TimeoutSecs, User: req.User,
-	}, onEvent)
 }

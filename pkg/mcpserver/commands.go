@@ -11,7 +11,7 @@ import (
 
 // commandResult is a shell command's outcome for a model: notes (a
 // replaced sandbox, a timeout, cut output), the exit code, stdout and
-// stderr, and the whole result as structured content. A timeout is an
+// stderr (the flags again in commandOutput). A timeout is an
 // error result; a non-zero exit is not, since commands report with it
 // (grep finding nothing, a test failing), but the text says it first.
 func commandResult(res *session.CommandResult, maxOutput int) *mcp.CallToolResult {
@@ -31,10 +31,8 @@ func commandResult(res *session.CommandResult, maxOutput int) *mcp.CallToolResul
 	}
 	section(&text, "stdout", res.Stdout)
 	section(&text, "stderr", res.Stderr)
-	structured := *res
 	return &mcp.CallToolResult{
-		IsError:           res.TimedOut,
-		Content:           []mcp.Content{&mcp.TextContent{Text: strings.TrimRight(text.String(), "\n")}},
-		StructuredContent: &structured,
+		IsError: res.TimedOut,
+		Content: []mcp.Content{&mcp.TextContent{Text: strings.TrimRight(text.String(), "\n")}},
 	}
 }

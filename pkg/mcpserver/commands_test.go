@@ -40,8 +40,8 @@ func TestCommandResult(t *testing.T) {
 					t.Errorf("text %q has %q", text, n)
 				}
 			}
-			if sc, ok := out.StructuredContent.(*session.CommandResult); !ok || sc.ExitCode != tt.res.ExitCode {
-				t.Errorf("structured content %#v", out.StructuredContent)
+			if sc := commandOutput(&tt.res); sc.ExitCode != tt.res.ExitCode || sc.TimedOut != tt.res.TimedOut {
+				t.Errorf("structured output %+v", sc)
 			}
 		})
 	}

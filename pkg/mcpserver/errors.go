@@ -4,11 +4,10 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net/http"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/sessionbox/sessionbox/pkg/client"
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
 
@@ -34,57 +33,45 @@ func (t *tools) failure(ctx context.Context, tool, sessionID string, err error) 
 const timedOut = "The code did not finish within its time limit and was interrupted; make it faster, run it in parts, " +
 	"or pass a larger timeoutSecs. Variables from earlier calls may be gone if the kernel had to be restarted."
 
-// hints follow a failure's detail, by kind.
+// hints follow a failure's detail, by kind; expected says the failure is
+// the caller's input, a limit or the provider's trouble rather than a bug.
+// Errors from the Go client (`sessionbox mcp`) are of the same kinds as the
+// Manager's (pkg/problem), so one list serves both.
 var hints = []struct {
-	kind   error
-	status int
-	hint   string
+	kind     error
+	hint     string
+	expected bool
 }{
-	{session.ErrInvalid, http.StatusBadRequest, "Fix the input and call again."},
-	{session.ErrNotFound, http.StatusNotFound, "Check the path with list_files; a session whose sandbox has not started yet has no files until execute_python or write_file starts it."},
-	{session.ErrForbidden, http.StatusForbidden, "The sandbox user may not do that; use a path under /home/user."},
-	{session.ErrConflict, http.StatusConflict, "Something else changed the session at the same time; call again."},
-	{session.ErrTooLarge, http.StatusRequestEntityTooLarge, "Send or read less at once, e.g. in parts with execute_python."},
-	{session.ErrLimit, http.StatusTooManyRequests, "A limit was reached; wait a little and call again."},
-	{session.ErrUnavailable, http.StatusBadGateway, "The sandbox service had trouble; call again."},
-	{session.ErrSandboxGone, 0, "The sandbox went away; call again to start a fresh one (variables are lost)."},
+	{session.ErrInvalid, "Fix the input and call again.", true},
+	{session.ErrNotFound, "Check the path with list_files; a session whose sandbox has not started yet has no files until execute_python or write_file starts it.", true},
+	{session.ErrForbidden, "The sandbox user may not do that; use a path under /home/user.", true},
+	{session.ErrConflict, "Something else changed the session at the same time; call again.", true},
+	{session.ErrTooLarge, "Send or read less at once, e.g. in parts with execute_python.", true},
+	{session.ErrLimit, "A limit was reached; wait a little and call again.", true},
+	{session.ErrSandboxGone, "The sandbox went away; call again to start a fresh one (variables are lost).", true},
+	{session.ErrUnavailable, "The sandbox service had trouble; call again.", false},
 }
 
-// describe returns a failure's message and whether it is an expected one
-// (the caller's input, a limit, the provider's trouble) rather than a bug.
+// describe returns a failure's message and whether it is an expected one.
 func describe(err error) (string, bool) {
-	if errors.Is(err, context.Canceled) {
+	switch {
+	case errors.Is(err, context.Canceled):
 		return "The call was cancelled before it finished.", true
-	}
-	var p *client.Problem
-	if errors.Is(err, session.ErrTimeout) || (errors.As(err, &p) && p.Status == http.StatusGatewayTimeout) {
+	case errors.Is(err, session.ErrTimeout):
 		// The sandbox's own wording ("run code") means nothing to a model.
 		return timedOut, true
 	}
-	var se *session.Error
-	if errors.As(err, &se) && se.Detail != "" {
-		for _, h := range hints {
-			if errors.Is(err, h.kind) {
-				return se.Detail + ". " + h.hint, h.status < 500
-			}
-		}
-	}
-	if errors.As(err, &p) {
-		detail := p.Detail
-		if detail == "" {
-			detail = p.Title
-		}
-		for _, h := range hints {
-			if h.status == p.Status {
-				return detail + ". " + h.hint, true
-			}
-		}
-		return detail + ".", true
+	var detail string
+	if se := (*session.Error)(nil); errors.As(err, &se) && se.Detail != "" {
+		detail = strings.TrimRight(se.Detail, ".") + ". "
 	}
 	for _, h := range hints {
 		if errors.Is(err, h.kind) {
-			return h.hint, h.status < 500
+			return detail + h.hint, h.expected
 		}
+	}
+	if detail != "" {
+		return strings.TrimSpace(detail), true
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return "The call did not finish in time; try something smaller.", true

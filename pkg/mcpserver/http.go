@@ -137,6 +137,8 @@ func (unbound) WriteFile(context.Context, string, string, []byte) (session.FileE
 	return session.FileEntry{}, errUnbound
 }
 
+func (unbound) DeleteFile(context.Context, string, string) error { return errUnbound }
+
 func (unbound) UploadURLs(context.Context, string, []string, string) (*session.URLUploadResult, error) {
 	return nil, errUnbound
 }

@@ -18,11 +18,12 @@ import (
 
 // execResult turns an execution into what a model reads: one text block
 // (notes first, then stdout, stderr, the last expression, the traceback),
-// an image block per PNG or JPEG result, a resource link per artifact, and
-// the whole result as structured content. An exception or a timeout is an
-// error result, so the model sees that its code failed.
+// an image block per PNG or JPEG result, each after a line of text saying
+// what it is (a client that drops images still tells the model), and a
+// resource link per artifact. An exception or a timeout is an error result,
+// so the model sees that its code failed.
 func execResult(res *session.ExecResult, maxOutput int) *mcp.CallToolResult {
-	out := &mcp.CallToolResult{IsError: res.Error != nil, StructuredContent: structured(res)}
+	out := &mcp.CallToolResult{IsError: res.Error != nil}
 	var text strings.Builder
 	for _, n := range execNotes(res, maxOutput) {
 		text.WriteString("Note: " + n + "\n")
@@ -33,7 +34,7 @@ func execResult(res *session.ExecResult, maxOutput int) *mcp.CallToolResult {
 	var images []mcp.Content
 	for _, r := range res.Results {
 		if img := imageOf(r); img != nil {
-			images = append(images, img)
+			images = append(images, &mcp.TextContent{Text: imageCaption(len(images)/2+1, r, img)}, img)
 			continue
 		}
 		label := "display"
@@ -55,14 +56,15 @@ func execResult(res *session.ExecResult, maxOutput int) *mcp.CallToolResult {
 	return out
 }
 
-// structured is the execution result as the API returns it, with empty
-// lists as [] rather than null.
-func structured(res *session.ExecResult) *session.ExecResult {
-	s := *res
-	if s.Results == nil {
-		s.Results = []session.Result{}
+// imageCaption says what an image block is, in words: its number, kind,
+// size and the text form the code gave it (matplotlib's "<Figure size
+// 640x480 with 1 Axes>").
+func imageCaption(n int, r session.Result, img *mcp.ImageContent) string {
+	c := fmt.Sprintf("[image %d: a %s the code displayed, %s", n, strings.TrimPrefix(img.MIMEType, "image/"), byteSize(len(img.Data)))
+	if r.Text != "" && len(r.Text) < 200 {
+		c += "; " + strings.TrimSpace(r.Text)
 	}
-	return &s
+	return c + "]"
 }
 
 // execNotes says, in words a model can act on, what the flags of a result
@@ -124,7 +126,7 @@ func errorText(e *session.ExecError) string {
 }
 
 // imageOf returns a PNG or JPEG result as an image block, or nil.
-func imageOf(r session.Result) mcp.Content {
+func imageOf(r session.Result) *mcp.ImageContent {
 	for _, img := range []struct{ b64, mime string }{{r.PNG, "image/png"}, {r.JPEG, "image/jpeg"}} {
 		if img.b64 == "" {
 			continue
@@ -164,10 +166,6 @@ func installResult(packages []string, res *session.InstallResult) *mcp.CallToolR
 	return &mcp.CallToolResult{
 		IsError: !res.Success,
 		Content: []mcp.Content{&mcp.TextContent{Text: strings.TrimRight(text.String(), "\n")}},
-		StructuredContent: map[string]any{
-			"success": res.Success, "exitCode": res.ExitCode, "stdout": res.Stdout, "stderr": res.Stderr,
-			"durationMs": res.DurationMs, "truncated": res.Truncated, "restarted": res.Restarted,
-		},
 	}
 }
 
@@ -198,62 +196,97 @@ func listResult(dir string, entries []session.FileEntry) *mcp.CallToolResult {
 			fmt.Fprintf(&text, "%s (%s)\n", e.Path, byteSize(int(e.Size)))
 		}
 	}
-	if entries == nil {
-		entries = []session.FileEntry{}
-	}
-	return &mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: strings.TrimRight(text.String(), "\n")}},
-		StructuredContent: map[string]any{"entries": entries},
-	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.TrimRight(text.String(), "\n")}}}
 }
 
-// readUpTo reads at most limit bytes and reports whether there were more.
-func readUpTo(r io.Reader, limit int64) ([]byte, bool, error) {
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+// readSpan is the part of a file to read: length bytes from offset.
+type readSpan struct{ offset, length int64 }
+
+// fileSpan is what was read of a file: from offset, with more after it or
+// not; size is the file's length, or -1 when unknown.
+type fileSpan struct {
+	offset, size int64
+	more         bool
+}
+
+// maxBlobBytes bounds a binary file shown as a resource: its base64 must
+// fit a result's text budget.
+const maxBlobBytes = 16 << 10
+
+// readWindow skips to w.offset and reads at most w.length bytes,
+// reporting whether there were more.
+func readWindow(r io.Reader, w readSpan) ([]byte, bool, error) {
+	if _, err := io.CopyN(io.Discard, r, w.offset); err != nil && err != io.EOF {
+		return nil, false, fmt.Errorf("read file: %w", err)
+	}
+	data, err := io.ReadAll(io.LimitReader(r, w.length+1))
 	if err != nil {
 		return nil, false, fmt.Errorf("read file: %w", err)
 	}
-	if int64(len(data)) > limit {
-		return data[:limit], true, nil
+	if int64(len(data)) > w.length {
+		return data[:w.length], true, nil
 	}
 	return data, false, nil
 }
 
-// fileResult shows a file as a model best takes it: text as text, common
-// images as images, anything else as a base64 resource with its MIME type.
-func fileResult(p string, data []byte, size int64, cut bool, limit int64) *mcp.CallToolResult {
+// fileResult shows a file as a model best takes it: text as text (a
+// window of it, saying where to read on), common images as images with a
+// caption, small other files as a base64 resource, larger ones described.
+func fileResult(p string, data []byte, span fileSpan) *mcp.CallToolResult {
 	mimeType := mimeOf(p, data)
-	var note string
-	if cut {
-		total := "more"
-		if size > 0 {
-			total = fmt.Sprintf("%d bytes", size)
-		}
-		note = fmt.Sprintf("Note: the file has %s; only the first %s are shown. Read the rest with execute_python.", total, byteSize(int(limit)))
-	}
+	abs := absPath(p)
 	if isText(data, mimeType) && !strings.HasPrefix(mimeType, "image/") {
-		text := string(data)
-		if cut {
-			for !utf8.ValidString(text) && len(text) > 0 {
-				text = text[:len(text)-1]
-			}
-			text = note + "\n" + text
+		return textResult(abs, data, span)
+	}
+	whole := span.offset == 0 && !span.more
+	size := span.size
+	if size < 0 {
+		size = span.offset + int64(len(data))
+	}
+	caption := fmt.Sprintf("%s: %s, %s", abs, mimeType, byteSize(int(size)))
+	switch {
+	case whole && isModelImage(mimeType):
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: caption}, &mcp.ImageContent{Data: data, MIMEType: mimeType}}}
+	case whole && len(data) <= maxBlobBytes:
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: caption},
+			&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file://" + abs, MIMEType: mimeType, Blob: data}}}}
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: caption +
+		": too large to show here. Inspect it with execute_python (e.g. PIL for images, pandas for tables)."}}}
+}
+
+// textResult is a window of a text file, with a line saying which bytes
+// these are and where to read on when it is not the whole file.
+func textResult(abs string, data []byte, span fileSpan) *mcp.CallToolResult {
+	start := span.offset
+	// A window may begin or end inside a character: drop the pieces.
+	for len(data) > 0 && start > 0 && !utf8.RuneStart(data[0]) {
+		data, start = data[1:], start+1
+	}
+	text := string(data)
+	if span.more {
+		for !utf8.ValidString(text) && len(text) > 0 {
+			text = text[:len(text)-1]
 		}
+	}
+	end := start + int64(len(text))
+	if span.offset == 0 && !span.more {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
 	}
-	var content []mcp.Content
-	if note != "" {
-		content = append(content, &mcp.TextContent{Text: note})
+	of := "more"
+	if span.size >= 0 {
+		of = fmt.Sprintf("%d", span.size)
 	}
+	head := fmt.Sprintf("[%s: bytes %d to %d of %s", abs, start, end, of)
 	switch {
-	case !cut && isModelImage(mimeType):
-		content = append(content, &mcp.ImageContent{Data: data, MIMEType: mimeType})
+	case len(data) == 0 && !span.more:
+		head += "; offset is at or past the end of the file]"
+	case span.more:
+		head += fmt.Sprintf("; read on with offset %d]", end)
 	default:
-		content = append(content, &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{
-			URI: "file://" + absPath(p), MIMEType: mimeType, Blob: data,
-		}})
+		head += "; the end of the file]"
 	}
-	return &mcp.CallToolResult{Content: content}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: head + "\n" + text}}}
 }
 
 func mimeOf(p string, data []byte) string {
@@ -309,10 +342,7 @@ func decodeContent(content, encoding string) ([]byte, string) {
 }
 
 func writeResult(e session.FileEntry) *mcp.CallToolResult {
-	return &mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("Wrote %d bytes to %s.", e.Size, e.Path)}},
-		StructuredContent: e,
-	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("Wrote %d bytes to %s.", e.Size, e.Path)}}}
 }
 
 // byteSize writes n as people read sizes (200 KB, 1 MB).
@@ -344,8 +374,7 @@ func uploadURLsResult(res *session.URLUploadResult) *mcp.CallToolResult {
 		fmt.Fprintf(&text, "%s: %s\n", e.SourceURL, e.Error)
 	}
 	return &mcp.CallToolResult{
-		IsError:           res.Status == session.URLUploadFailure,
-		Content:           []mcp.Content{&mcp.TextContent{Text: strings.TrimRight(text.String(), "\n")}},
-		StructuredContent: res,
+		IsError: res.Status == session.URLUploadFailure,
+		Content: []mcp.Content{&mcp.TextContent{Text: strings.TrimRight(text.String(), "\n")}},
 	}
 }

@@ -83,8 +83,15 @@ func TestExecResult(t *testing.T) {
 			if images != tc.images || links != tc.links {
 				t.Fatalf("%d images, %d links; want %d, %d", images, links, tc.images, tc.links)
 			}
-			if s, ok := out.StructuredContent.(*session.ExecResult); !ok || s.Results == nil {
-				t.Fatalf("structured content %#v", out.StructuredContent)
+			for i, c := range out.Content {
+				if _, ok := c.(*mcp.ImageContent); ok {
+					if cap, ok := out.Content[i-1].(*mcp.TextContent); !ok || !strings.HasPrefix(cap.Text, "[image") {
+						t.Errorf("image %d has no caption before it", i)
+					}
+				}
+			}
+			if out.StructuredContent != nil {
+				t.Errorf("structured content %#v: the tool's typed output sets it", out.StructuredContent)
 			}
 		})
 	}
@@ -97,21 +104,23 @@ func TestFileResult(t *testing.T) {
 		name string
 		path string
 		data []byte
-		cut  bool
+		span fileSpan
 		kind string // text, image, resource
 		want string
 	}{
-		{"text", "a.txt", []byte("héllo"), false, "text", "héllo"},
-		{"python", "/home/user/x.py", []byte("print(1)\n"), false, "text", "print(1)"},
-		{"cut text", "big.log", []byte("abc"), true, "text", "only the first"},
-		{"cut in a character", "big.log", []byte("ab\xc3"), true, "text", "ab"},
-		{"image", "chart.png", png, false, "image", ""},
-		{"binary", "blob.bin", []byte{0, 1, 2}, false, "resource", ""},
-		{"cut image", "chart.png", png, true, "resource", "only the first"},
+		{"text", "a.txt", []byte("héllo"), fileSpan{size: 6}, "text", "héllo"},
+		{"python", "/home/user/x.py", []byte("print(1)\n"), fileSpan{size: 9}, "text", "print(1)"},
+		{"first window", "big.log", []byte("abc"), fileSpan{size: 10, more: true}, "text", "bytes 0 to 3 of 10; read on with offset 3]\nabc"},
+		{"cut in a character", "big.log", []byte("ab\xc3"), fileSpan{size: 10, more: true}, "text", "read on with offset 2]\nab"},
+		{"starts in a character", "big.log", []byte("\xa9cd"), fileSpan{offset: 4, size: 7}, "text", "bytes 5 to 7 of 7; the end of the file]\ncd"},
+		{"past the end", "big.log", nil, fileSpan{offset: 40, size: 7}, "text", "past the end"},
+		{"image", "chart.png", png, fileSpan{size: 28}, "image", "/home/user/chart.png: image/png, 28 bytes"},
+		{"binary", "blob.bin", []byte{0, 1, 2}, fileSpan{size: 3}, "resource", "application/octet-stream"},
+		{"large image", "chart.png", png, fileSpan{size: 5 << 20, more: true}, "text", "too large to show"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			out := fileResult(tc.path, tc.data, 10, tc.cut, 3)
+			out := fileResult(tc.path, tc.data, tc.span)
 			last := out.Content[len(out.Content)-1]
 			switch c := last.(type) {
 			case *mcp.TextContent:

@@ -7,7 +7,8 @@ import (
 )
 
 // Sentinel errors of the domain. Adapters wrap their own failures in these so
-// callers can use errors.Is; pkg/api maps each to an HTTP status.
+// callers can use errors.Is; pkg/problem gives each its problem type and
+// HTTP status, which the API sends and the Go client maps back.
 var (
 	ErrNotFound     = errors.New("not found")                    // 404
 	ErrGone         = errors.New("gone")                         // 410: it existed, in a sandbox since replaced

@@ -43,6 +43,21 @@ const transports = {
 const text = (res) =>
   res.content.filter((c) => c.type === "text").map((c) => c.text).join("\n");
 
+test("sessionbox mcp refuses a bad key at start", async () => {
+  const client = new Client({ name: "sessionbox-js-test", version: "1.0.0" });
+  const transport = new StdioClientTransport({
+    command: bin,
+    args: ["mcp"],
+    env: { PATH: process.env.PATH ?? "", SESSIONBOX_URL: url, SESSIONBOX_API_KEY: "sbx_not_a_key_0123456789" },
+    stderr: "pipe",
+  });
+  let stderr = "";
+  transport.stderr?.on("data", (d) => (stderr += d));
+  await assert.rejects(client.connect(transport));
+  await client.close().catch(() => {});
+  assert.match(stderr, /refused SESSIONBOX_API_KEY/);
+});
+
 for (const [name, transport] of Object.entries(transports)) {
   describe(`MCP over ${name}`, () => {
     const session = `js-${name}-${randomUUID().slice(0, 8)}`;
@@ -59,11 +74,33 @@ for (const [name, transport] of Object.entries(transports)) {
     test("lists the tools with schemas", async () => {
       const { tools } = await client.listTools();
       const names = tools.map((t) => t.name).sort();
-      assert.deepEqual(names, ["execute_python", "install_packages", "list_files", "read_file", "reset_kernel", "run_command", "upload_files_from_urls", "write_file"]);
+      assert.deepEqual(names, ["delete_file", "execute_python", "install_packages", "list_files", "read_file", "reset_kernel", "run_command", "upload_files_from_urls", "write_file"]);
       const exec = tools.find((t) => t.name === "execute_python");
       assert.equal(exec.inputSchema.type, "object");
       assert.deepEqual(exec.inputSchema.required, ["code"]);
       assert.ok(exec.description.length > 50);
+      assert.deepEqual([exec.inputSchema.properties.timeoutSecs.minimum, exec.inputSchema.properties.timeoutSecs.maximum], [1, 900]);
+      assert.equal(exec.outputSchema.type, "object");
+      const install = tools.find((t) => t.name === "install_packages");
+      assert.equal(install.inputSchema.properties.packages.type, "array");
+      assert.equal(install.inputSchema.properties.packages.minItems, 1);
+      const write = tools.find((t) => t.name === "write_file");
+      assert.deepEqual(write.inputSchema.properties.encoding.enum, ["utf-8", "base64"]);
+    });
+
+    test("every result stays under the cap; a cut one names the whole text", async () => {
+      const cap = 24 * 1024;
+      let res = await call("execute_python", { code: "print('y' * 300_000)" });
+      assert.ok(!res.isError, text(res).slice(0, 300));
+      assert.ok(JSON.stringify(res).length < cap + 2048, `result of ${JSON.stringify(res).length} bytes`);
+      const saved = text(res).match(/the whole text is in (\S+)/);
+      assert.ok(saved, text(res).slice(0, 300));
+      res = await call("read_file", { path: saved[1], offset: 1000, length: 100 });
+      assert.match(text(res), /read on with offset 1100/);
+      await call("run_command", { cmd: "head -c 3000000 /dev/zero | tr '\\0' 'z' > big.txt" });
+      res = await call("read_file", { path: "big.txt" });
+      assert.ok(JSON.stringify(res).length < cap + 2048, `read_file result of ${JSON.stringify(res).length} bytes`);
+      assert.match(text(res), /of 3000000; read on with offset/);
     });
 
     test("execute_python keeps state between calls", async () => {
@@ -96,6 +133,8 @@ for (const [name, transport] of Object.entries(transports)) {
       assert.ok(img, `no image block in ${JSON.stringify(res.content).slice(0, 300)}`);
       assert.equal(img.mimeType, "image/png");
       assert.equal(Buffer.from(img.data, "base64").subarray(0, 4).toString("latin1"), "\x89PNG");
+      const i = res.content.indexOf(img);
+      assert.match(res.content[i - 1].text, /^\[image 1: a png/, "an image has a caption before it");
     });
 
     test("an exception is isError with its traceback", async () => {
@@ -112,9 +151,9 @@ for (const [name, transport] of Object.entries(transports)) {
       assert.match(text(res), /\/home\/user\/js/);
       assert.match(text(res), /warn/);
       assert.equal(res.structuredContent.exitCode, 3);
-      assert.equal(res.structuredContent.stderr, "warn\n");
+      assert.equal(res.structuredContent.stderr, undefined, "the output is in the text only");
       res = await call("run_command", { cmd: "pwd", cwd: "js" });
-      assert.equal(res.structuredContent.stdout, "/home/user/js\n");
+      assert.match(text(res), /\[stdout\]\n\/home\/user\/js/);
       res = await call("run_command", { cmd: "echo before; sleep 30", timeoutSecs: 1 });
       assert.equal(res.isError, true);
       assert.match(text(res), /did not finish within its time limit/);
@@ -184,7 +223,7 @@ test("LangChain's MCP adapters load the tools and invoke execute_python", async 
   try {
     const tools = await mcp.getTools();
     assert.deepEqual(tools.map((t) => t.name).sort(),
-      ["execute_python", "install_packages", "list_files", "read_file", "reset_kernel", "run_command", "upload_files_from_urls", "write_file"]);
+      ["delete_file", "execute_python", "install_packages", "list_files", "read_file", "reset_kernel", "run_command", "upload_files_from_urls", "write_file"]);
     const exec = tools.find((t) => t.name === "execute_python");
     await exec.invoke({ code: "y = 6 * 7" });
     const out = await exec.invoke({ code: "print('answer', y)" });
