@@ -40,20 +40,20 @@ const CgroupRoot = "/sys/fs/cgroup"
 // and removed by the next one.
 const cgroupTagPrefix = "sessionbox-"
 
-// limits are the per-sandbox cgroup limits.
+// Limits are the per-sandbox cgroup limits.
 type Limits struct {
 	MemoryBytes int64
 	Pids        int64
 	CPUPercent  int // 100 = one full core
 }
 
-// cgroupDriver creates one group per sandbox under the runtime's own group.
+// CgroupDriver creates one group per sandbox under the runtime's own group.
 type CgroupDriver interface {
 	Create(id string, l Limits) (Cgroup, error)
 	Close() error
 }
 
-// cgroup is one sandbox's group (across controllers on v1).
+// Cgroup is one sandbox's group (across controllers on v1).
 type Cgroup interface {
 	Controllers() int // lines naming the group in /proc/<pid>/cgroup of a member
 	Add(pid int) error
@@ -62,13 +62,13 @@ type Cgroup interface {
 	Freeze(ctx context.Context) error
 	Thaw() error
 	Memory() (used, cache int64, err error)
-	// cpuUsage is the CPU time the group's tasks used, exited ones
+	// CPUUsage is the CPU time the group's tasks used, exited ones
 	// included; errNoCPUAccounting where the group has no such figure.
 	CPUUsage() (time.Duration, error)
 	Destroy(ctx context.Context) error
 }
 
-// detectCgroups returns a driver, or nil when this process cannot manage
+// DetectCgroups returns a driver, or nil when this process cannot manage
 // cgroups (then callers use rlimits and signals only); v2Root, when set,
 // picks a unified hierarchy mounted elsewhere (hybrid hosts, tests).
 func DetectCgroups(runtimeTag, v2Root string, log *slog.Logger) (CgroupDriver, error) {

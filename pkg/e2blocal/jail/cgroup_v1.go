@@ -125,7 +125,7 @@ func (g *V1Group) Add(pid int) error {
 	return nil
 }
 
-// startIn moves the calling OS thread (the spawner's locked thread) into
+// StartIn moves the calling OS thread (the spawner's locked thread) into
 // the group, forks cmd there and moves the thread back: v1 lets a single
 // thread change groups through "tasks", and a child is born in its parent
 // thread's groups, so bwrap and everything below it never run outside the
@@ -205,7 +205,7 @@ func (g *V1Group) Memory() (int64, int64, error) {
 	return used, cache, nil
 }
 
-// cpuUsage reads cpuacct.usage when the group joined a cpuacct hierarchy;
+// CPUUsage reads cpuacct.usage when the group joined a cpuacct hierarchy;
 // sandboxes here do not (cpuacct is mounted apart from cpu on the hosts
 // this runs on), so their CPU time comes from /proc.
 func (g *V1Group) CPUUsage() (time.Duration, error) {

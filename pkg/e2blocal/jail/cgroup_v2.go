@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-// v2Driver manages sandbox groups on a unified hierarchy. v2 forbids
+// V2Driver manages sandbox groups on a unified hierarchy. v2 forbids
 // processes in inner nodes, so the runtime's parent group goes below its
 // own group only when that is possible (a delegated, otherwise empty
 // group); otherwise, as root, below the root group, whose controllers
@@ -28,10 +28,10 @@ type V2Driver struct {
 	missing []string
 }
 
-// v2Controllers are the controllers behind the sandbox limits.
+// V2Controllers are the controllers behind the sandbox limits.
 var V2Controllers = []string{"memory", "pids", "cpu"}
 
-// newV2Driver manages groups on the unified hierarchy mounted at root
+// NewV2Driver manages groups on the unified hierarchy mounted at root
 // (/sys/fs/cgroup on a v2 host).
 func NewV2Driver(root, tag string) (*V2Driver, error) {
 	own, err := ownCgroupPaths()
@@ -156,7 +156,7 @@ func (g *V2Group) Add(pid int) error {
 	return WriteFile(filepath.Join(g.Dir, "cgroup.procs"), strconv.Itoa(pid))
 }
 
-// startIn uses clone3's CLONE_INTO_CGROUP: the child starts in the group.
+// StartIn uses clone3's CLONE_INTO_CGROUP: the child starts in the group.
 func (g *V2Group) StartIn(cmd *exec.Cmd) error {
 	dir, err := os.Open(g.Dir)
 	if err != nil {
@@ -194,7 +194,7 @@ func (g *V2Group) Memory() (int64, int64, error) {
 	return used, ReadStatField(filepath.Join(g.Dir, "memory.stat"), "file"), nil
 }
 
-// cpuUsage reads usage_usec of cpu.stat, a core file present whether or
+// CPUUsage reads usage_usec of cpu.stat, a core file present whether or
 // not the cpu controller is enabled.
 func (g *V2Group) CPUUsage() (time.Duration, error) {
 	path := filepath.Join(g.Dir, "cpu.stat")

@@ -50,11 +50,11 @@ const netResolvConf = "nameserver " + SlirpDNS + "\n"
 // access (the e2blocal runtime attaches it).
 const SlirpDNS = "10.0.2.3"
 
-// etcZone is the sandboxes' /etc/localtime: UTC, as in E2B, whatever the
+// EtcZone is the sandboxes' /etc/localtime: UTC, as in E2B, whatever the
 // host's zone.
 const EtcZone = "/usr/share/zoneinfo/Etc/UTC"
 
-// etcFromHost is distribution data, copied from the host: the dynamic
+// EtcFromHost is distribution data, copied from the host: the dynamic
 // loader cache and Debian's alternatives symlinks (without them binaries
 // and commands are missing), CA certificates, Python's and matplotlib's
 // packaged configuration, readline's, terminal and MIME databases, and the

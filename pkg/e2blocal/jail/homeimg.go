@@ -46,7 +46,7 @@ import (
 // (holes of a sparse file, read as zeros already) and read all its block
 // bitmaps in the background, work per sandbox that nothing needs.
 
-// homeImages makes and removes image-backed homes; nil means homes are
+// HomeImages makes and removes image-backed homes; nil means homes are
 // plain directories.
 type HomeImages struct {
 	mkfs string
@@ -65,7 +65,7 @@ type HomeImages struct {
 	TmplLostFound bool
 }
 
-// detectHomeImages reports whether image homes are possible: root (mount,
+// DetectHomeImages reports whether image homes are possible: root (mount,
 // loop devices), mkfs.ext4 and /dev/loop-control. why says what is missing.
 // template is where the formatted image homes are copied from is kept.
 func DetectHomeImages(root bool, diskMB int, template string, log *slog.Logger) (h *HomeImages, why string) {
@@ -83,7 +83,7 @@ func DetectHomeImages(root bool, diskMB int, template string, log *slog.Logger) 
 	return &HomeImages{mkfs: mkfs, debugfs: debugfs, mb: diskMB, template: template, log: log}, ""
 }
 
-// mount creates img, a copy of the template (or, without one, formatted
+// Mount creates img, a copy of the template (or, without one, formatted
 // itself), mounts it on dir (nosuid, nodev; not noexec: users run their
 // own scripts from home) and gives its root to uid.
 func (h *HomeImages) Mount(ctx context.Context, img, dir string, uid int) error {
@@ -278,11 +278,11 @@ func loopMount(ctx context.Context, f *os.File, dir string) error {
 	return fmt.Errorf("attach loop device: %w", ctx.Err())
 }
 
-// homeMountOptions keep the kernel's ext4lazyinit thread away from homes
+// HomeMountOptions keep the kernel's ext4lazyinit thread away from homes
 // (see the top of this file).
 const HomeMountOptions = "noinit_itable,no_prefetch_block_bitmaps"
 
-// unmountHome unmounts dir, detaching it lazily when something still holds
+// UnmountHome unmounts dir, detaching it lazily when something still holds
 // it (a straggling tree's open file). Not mounted is fine.
 func UnmountHome(dir string) error {
 	err := unix.Unmount(dir, unix.UMOUNT_NOFOLLOW)
@@ -323,7 +323,7 @@ func unmountBelow(dir string) error {
 	return errors.Join(errs...)
 }
 
-// mountPoints lists the mount points of our mount namespace.
+// MountPoints lists the mount points of our mount namespace.
 func MountPoints() ([]string, error) {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
@@ -344,7 +344,7 @@ func MountPoints() ([]string, error) {
 	return out, nil
 }
 
-// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
+// UnescapeMount undoes mountinfo's octal escapes (\040 for a space).
 func UnescapeMount(s string) string {
 	if !strings.Contains(s, `\`) {
 		return s
@@ -363,7 +363,7 @@ func UnescapeMount(s string) string {
 	return b.String()
 }
 
-// homeStatfs reports the used and total bytes of a mounted home image.
+// HomeStatfs reports the used and total bytes of a mounted home image.
 func HomeStatfs(dir string) (used, total int64, err error) {
 	var st unix.Statfs_t
 	if err := unix.Statfs(dir, &st); err != nil {
@@ -373,5 +373,5 @@ func HomeStatfs(dir string) (used, total int64, err error) {
 	return int64(st.Blocks-st.Bfree) * bs, int64(st.Blocks) * bs, nil
 }
 
-// homeMountTimeout bounds mkfs and the loop set-up of one home.
+// HomeMountTimeout bounds mkfs and the loop set-up of one home.
 const HomeMountTimeout = 10 * time.Second

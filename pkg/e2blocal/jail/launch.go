@@ -22,7 +22,7 @@ import (
 const (
 	InsideHome  = "/home/user"
 	insideAgent = agentinit.InsidePath
-	// insideKernel is where the compiled kernel is bound, when there is one.
+	// InsideKernel is where the compiled kernel is bound, when there is one.
 	InsideKernel = "/opt/e2b/kernel.pyc"
 	insideUID    = 1000
 	agentEnvVar  = agentinit.EnvVar
@@ -35,7 +35,7 @@ const (
 	SandboxPath = insideSbin + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:" + insideBin
 )
 
-// launchSpec is everything bwrap needs to build one sandbox.
+// LaunchSpec is everything bwrap needs to build one sandbox.
 type LaunchSpec struct {
 	Bwrap    string
 	AgentBin string // host path of the agent executable (Config.Agent or the runtime's own)
@@ -48,7 +48,7 @@ type LaunchSpec struct {
 	Resolv   string // host file bound over /etc/resolv.conf; "" keeps the generated one
 	Seccomp  []byte // BPF program bwrap installs before the agent runs; nil installs none
 	Python   string // the interpreter `python` names inside
-	// userUID is the host uid of `user` when the sandbox also has root:
+	// UserUID is the host uid of `user` when the sandbox also has root:
 	// bwrap's own uid (hostUID) is then root inside, and the runtime writes
 	// a two-id map (writeIDMaps). -1: `user` is the only id, bwrap's.
 	UserUID int
@@ -183,7 +183,7 @@ func (s LaunchSpec) command(args []string) *exec.Cmd {
 	return cmd
 }
 
-// agentProc is a started sandbox tree.
+// AgentProc is a started sandbox tree.
 type AgentProc struct {
 	Cmd    *exec.Cmd
 	Stderr *TailBuffer
@@ -194,7 +194,7 @@ type AgentProc struct {
 	ReadyR *os.File // it writes one byte here once it listens
 }
 
-// spawnAgent starts bwrap with the agent inside and sends it base, the
+// SpawnAgent starts bwrap with the agent inside and sends it base, the
 // first part of its config. The agent's Go runtime starts (and with
 // base.StandbyKernel its kernel) and then blocks until configure hands it
 // its sandbox's part, so a spawned tree can wait in the warm pool before a
@@ -260,7 +260,7 @@ func SpawnAgent(sp *Spawner, s LaunchSpec, cg Cgroup, base agent.Config) (*Agent
 	return p, nil
 }
 
-// configure sends the agent its sandbox's part of the config and waits
+// Configure sends the agent its sandbox's part of the config and waits
 // until it serves.
 func (p *AgentProc) Configure(a agent.Assignment, timeout time.Duration) error {
 	defer p.closePipes()
@@ -308,7 +308,7 @@ func WaitReady(r *os.File, timeout time.Duration) error {
 	return nil
 }
 
-// kill ends bwrap's process group; --die-with-parent and the pid namespace
+// Kill ends bwrap's process group; --die-with-parent and the pid namespace
 // take everything inside with it.
 func (p *AgentProc) Kill() {
 	p.closePipes()
@@ -327,10 +327,10 @@ func (p *AgentProc) Exited() bool {
 	}
 }
 
-// processTree lists pid and all its descendants through /proc children lists.
+// ProcessTree lists pid and all its descendants through /proc children lists.
 func ProcessTree(pid int) []int { return ProcessTreeDepth(pid, -1) }
 
-// processTreeDepth stops below maxDepth levels (-1: no limit). Children are
+// ProcessTreeDepth stops below maxDepth levels (-1: no limit). Children are
 // listed per thread, so every level costs one read per thread.
 func ProcessTreeDepth(pid, maxDepth int) []int {
 	out := []int{pid}

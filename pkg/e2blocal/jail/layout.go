@@ -19,7 +19,7 @@ import (
 	"github.com/sessionbox/sessionbox/pkg/e2blocal/kernel"
 )
 
-// layout is where a runtime keeps its files.
+// Layout is where a runtime keeps its files.
 //
 // Sandbox trees run as other host uids, and bubblewrap resolves every bind
 // source with the sandbox uid's permissions (even --bind-fd: bwrap 0.8 calls
@@ -106,7 +106,7 @@ func (l *Layout) prepare() error {
 	return installAgent(l.agent, l.AgentBin())
 }
 
-// compileKernel compiles the code interpreter's kernel for python into a
+// CompileKernel compiles the code interpreter's kernel for python into a
 // directory every sandbox uid may read, returning the .pyc.
 func (l *Layout) CompileKernel(python string) (string, error) {
 	dir := filepath.Join(l.Shared, "kernel")
@@ -178,7 +178,7 @@ func removeStale(pattern string, pidField int, log *slog.Logger) {
 	}
 }
 
-// runBase is where the socket directory goes: $XDG_RUNTIME_DIR or
+// RunBase is where the socket directory goes: $XDG_RUNTIME_DIR or
 // /dev/shm when it is a tmpfs, else the system temp dir. The directory
 // itself is 0700 with a random name, so a shared, sticky /dev/shm is as
 // private as /tmp; sandboxes have their own /dev/shm.
@@ -231,7 +231,7 @@ func installAgent(src, dst string) error {
 	return CopyFile(exe, dst, 0o755)
 }
 
-// agentSource is the agent executable to install: src, which must be a
+// AgentSource is the agent executable to install: src, which must be a
 // regular file with execute permission, or this process's own binary.
 func AgentSource(src string) (string, error) {
 	if src == "" {

@@ -98,7 +98,7 @@ func seccompPolicy(info *arch.Info) (seccomp.Policy, error) {
 	}, nil
 }
 
-// seccompProgram assembles the filter for the running architecture into the
+// SeccompProgram assembles the filter for the running architecture into the
 // raw form bubblewrap reads from its --seccomp descriptor: struct
 // sock_filter entries in native byte order.
 func SeccompProgram() ([]byte, error) {

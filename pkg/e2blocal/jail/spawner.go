@@ -9,7 +9,7 @@ import (
 	"sync"
 )
 
-// spawner starts sandbox processes from one OS thread that lives exactly as
+// Spawner starts sandbox processes from one OS thread that lives exactly as
 // long as the runtime. PR_SET_PDEATHSIG fires when the *thread* that forked
 // the child exits, not the process, and Go may retire threads; starting
 // every bwrap from a dedicated locked thread makes the death signal mean
@@ -51,7 +51,7 @@ func (s *Spawner) loop(started chan<- struct{}) {
 	}
 }
 
-// start starts cmd from the spawner's thread, inside cg when it is set.
+// Start starts cmd from the spawner's thread, inside cg when it is set.
 func (s *Spawner) Start(cmd *exec.Cmd, cg Cgroup) error {
 	run := cmd.Start
 	if cg != nil {

@@ -4,7 +4,7 @@ package jail
 
 import "sync"
 
-// tailBuffer keeps the first and the last bytes written: the agent's
+// TailBuffer keeps the first and the last bytes written: the agent's
 // diagnostics (a Go crash names its cause at the top and the failing
 // goroutines below), bounded because sandboxed code can write to the
 // agent's stderr.

@@ -12,7 +12,7 @@ import (
 	"syscall"
 )
 
-// uidPool hands out host uids for sandboxes when the runtime is root. Each
+// UIDPool hands out host uids for sandboxes when the runtime is root. Each
 // sandbox gets its own uid so sandboxes cannot signal, trace or read each
 // other and RLIMIT_NPROC counts one sandbox only. Several runtimes (parallel
 // test packages, a dev server) share the range, so a uid is claimed with an
@@ -29,7 +29,7 @@ type UIDLease struct {
 	Released atomic.Bool
 }
 
-// uidLockDir is where runtimes agree on uid leases. The pool exists only
+// UIDLockDir is where runtimes agree on uid leases. The pool exists only
 // when we are root, and only root may create entries in /run, so no other
 // local user can pre-create it and steal or block the leases, as a
 // world-writable /tmp would allow.
@@ -78,7 +78,7 @@ func privateDir(dir string) error {
 	return nil
 }
 
-// acquire is called with the runtime's lock held.
+// Acquire is called with the runtime's lock held.
 func (p *UIDPool) Acquire() (*UIDLease, error) {
 	for range p.count {
 		uid := p.base + p.next
