@@ -280,8 +280,9 @@ func (m *Manager) reapRecycle(ctx context.Context, cur *Session, owner string) (
 	if lost := release(); lost != nil {
 		return reapNothing, nil // a user call or a stop took over
 	}
+	saved := !snap.LastCheckpoint.At.Equal(s.LastCheckpoint.At)
 	s.LastCheckpoint, s.CheckpointProblem, s.CheckpointTriedAt = snap.LastCheckpoint, snap.CheckpointProblem, snap.CheckpointTriedAt
-	if snap.CheckpointProblem != "" {
+	if !saved {
 		// Nothing saved: killing it would lose the work, so it is stopped
 		// as at any lifetime's end (the last checkpoint stays restorable).
 		s.State = StateRunning

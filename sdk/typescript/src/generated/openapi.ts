@@ -1094,6 +1094,8 @@ export interface components {
             lastCheckpoint?: components["schemas"]["CheckpointInfo"];
             /** @description Why the last checkpoint could not be taken, e.g. the workspace is past the size cap; absent after a good one. */
             checkpointProblem?: string;
+            /** @description The last refresh of the sandbox's timeout at the sandbox provider failed, so the sandbox may end before its idle deadline (its next call then gets a fresh one); absent once a refresh worked. */
+            timeoutRefreshProblem?: string;
             restored?: components["schemas"]["RestoreInfo"];
         };
         SessionList: {
