@@ -30,8 +30,8 @@ func TestServeAndFunctionsLoadTheSameKnobs(t *testing.T) {
 		"SESSIONBOX_TEMPLATE": "my-template", "SESSIONBOX_IDLE_TIMEOUT_SECS": "600", "SESSIONBOX_LIFETIME_SECS": " 3600 ",
 		"SESSIONBOX_MAX_SANDBOX_LIFETIME_SECS": "86400",
 		"SESSIONBOX_EXEC_TIMEOUT_SECS":         "120", "SESSIONBOX_MAX_LIVE_SANDBOXES": "7", "SESSIONBOX_REAP_BATCH": "50",
-		"SESSIONBOX_MAX_LIVE_SANDBOXES_PER_PRINCIPAL": "3",
-		"SESSIONBOX_ALLOW_INTERNET_ACCESS":            "false", "SESSIONBOX_MAX_OUTPUT_BYTES": "4096", "SESSIONBOX_MAX_RESULT_BYTES": "65536",
+		"SESSIONBOX_MAX_LIVE_SANDBOXES_PER_PRINCIPAL": "3", "SESSIONBOX_MAX_SANDBOXES_PER_KEY": "100",
+		"SESSIONBOX_ALLOW_INTERNET_ACCESS": "false", "SESSIONBOX_MAX_OUTPUT_BYTES": "4096", "SESSIONBOX_MAX_RESULT_BYTES": "65536",
 		"SESSIONBOX_ALLOW_PRIVATE_URLS": "true",
 		"SESSIONBOX_WORKSPACES":         "false", "SESSIONBOX_MAX_WORKSPACE_BYTES": "5000000", "SESSIONBOX_CHECKPOINT_INTERVAL_SECS": "60",
 	}
@@ -51,7 +51,7 @@ func TestServeAndFunctionsLoadTheSameKnobs(t *testing.T) {
 	}{
 		{name: "nothing set", env: nil, want: session.Config{}},
 		{name: "every knob", env: every, want: session.Config{DefaultTemplate: "my-template", IdleTimeout: 10 * time.Minute,
-			Lifetime: time.Hour, MaxSandboxLifetime: 24 * time.Hour, ExecTimeout: 2 * time.Minute, MaxLiveSandboxesPerTenant: 7, MaxLiveSandboxesPerPrincipal: 3, ReapBatch: 50,
+			Lifetime: time.Hour, MaxSandboxLifetime: 24 * time.Hour, ExecTimeout: 2 * time.Minute, MaxLiveSandboxesPerTenant: 7, MaxLiveSandboxesPerPrincipal: 3, MaxSandboxesPerKey: 100, ReapBatch: 50,
 			MaxOutputBytes: 4096, MaxResultBytes: 65536, URLUploads: session.URLUploadConfig{AllowPrivate: true},
 			DisableWorkspaces: true, MaxWorkspaceBytes: 5_000_000, CheckpointInterval: time.Minute}},
 		{name: "malformed workspace cap", env: map[string]string{"SESSIONBOX_MAX_WORKSPACE_BYTES": "1 GiB", "SESSIONBOX_WORKSPACES": "maybe"},

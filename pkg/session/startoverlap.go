@@ -95,9 +95,9 @@ func (m *Manager) createInSlot(ctx context.Context, s *Session, spec SandboxSpec
 			m.slotRefused(ctx, s, err)
 			return SandboxInfo{}, err
 		}
-		info, err := m.sandboxes.Create(ctx, spec)
+		info, err := m.createOnKey(ctx, spec)
 		if err != nil {
-			m.release(ctx, s, StateError)
+			m.release(ctx, s, stateAfter(err))
 			return SandboxInfo{}, fmt.Errorf("start sandbox for session %q: %w", s.SessionID, err)
 		}
 		return info, nil
@@ -105,7 +105,7 @@ func (m *Manager) createInSlot(ctx context.Context, s *Session, spec SandboxSpec
 	defer m.caps.done(s.Tenant)
 	took := make(chan error, 1)
 	go func() { took <- m.takeSlot(ctx, s.Tenant, slot) }()
-	info, cerr := m.sandboxes.Create(ctx, spec)
+	info, cerr := m.createOnKey(ctx, spec)
 	if terr := <-took; terr != nil {
 		if cerr == nil {
 			dctx, cancel := detach(ctx)
@@ -118,10 +118,19 @@ func (m *Manager) createInSlot(ctx context.Context, s *Session, spec SandboxSpec
 		return SandboxInfo{}, terr
 	}
 	if cerr != nil {
-		m.release(ctx, s, StateError)
+		m.release(ctx, s, stateAfter(cerr))
 		return SandboxInfo{}, fmt.Errorf("start sandbox for session %q: %w", s.SessionID, cerr)
 	}
 	return info, nil
+}
+
+// stateAfter is the state a failed create leaves: stopped when a budget
+// refused it (nothing failed; the caller may try later), error otherwise.
+func stateAfter(err error) State {
+	if errors.Is(err, ErrLimit) {
+		return StateStopped
+	}
+	return StateError
 }
 
 // slotRefused releases a start whose slot could not be taken: refused by
