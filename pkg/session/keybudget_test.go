@@ -42,3 +42,33 @@ func TestKeyBudgetSharedAcrossTenants(t *testing.T) {
 		t.Fatalf("%d slots held after a refused one-shot run", n)
 	}
 }
+
+// TestReapSurvivesAPanickingSession: one session whose handling panics is
+// counted as a failure and the tick goes on with the others.
+func TestReapSurvivesAPanickingSession(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRig(t, Config{})
+	var bad string
+	for i := range 4 {
+		k := testKey
+		k.SessionID = fmt.Sprint("s", i)
+		s := r.mustStart(t, ctx, k, StartOptions{})
+		if i == 2 {
+			bad = s.SandboxID
+		}
+	}
+	r.clock.Advance(31 * time.Minute)
+	r.sbx.mu.Lock()
+	r.sbx.fail = func(op, id string) error {
+		if op == "Kill" && id == bad {
+			panic("injected: a provider adapter bug")
+		}
+		return nil
+	}
+	r.sbx.mu.Unlock()
+	rep, err := r.m.Reap(ctx)
+	if err != nil || rep.Killed != 3 || rep.Errors != 1 {
+		t.Fatalf("tick with one panicking session: %+v %v", rep, err)
+	}
+}
