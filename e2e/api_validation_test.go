@@ -97,7 +97,7 @@ func startAtLimits(t *testing.T, l startLimits) map[string]any {
 func TestEndToEndValidation(t *testing.T) {
 	s := newStack(t)
 	l := documentedStartLimits(t)
-	if l.envs != 50 || l.envValue != 4096 || l.meta != 50 || l.metaValue != 4096 || l.idle != 7200 {
+	if l.envs != 50 || l.envValue != 4096 || l.meta != 50 || l.metaValue != 4096 || l.idle != 3600 {
 		t.Fatalf("the document's start limits %+v are not pkg/session's", l)
 	}
 	// past is a start at the limits with one change.
@@ -146,7 +146,7 @@ func TestEndToEndValidation(t *testing.T) {
 		}), nil, 400, "metadata name"},
 		{"template with /", "POST", base + "/sandbox/start", past(func(_, _ map[string]string, b map[string]any) { b["template"] = "team/tpl" }), nil, 400, "template must match"},
 		{"template of 129", "POST", base + "/sandbox/start", past(func(_, _ map[string]string, b map[string]any) { b["template"] = atLimitTemplate + "a" }), nil, 400, "template must match"},
-		{"idle past the lifetime", "POST", base + "/sandbox/start", past(func(_, _ map[string]string, b map[string]any) { b["idleTimeoutSecs"] = l.idle + 1 }), nil, 400, "between 0 and 7200"},
+		{"idle past the lifetime", "POST", base + "/sandbox/start", past(func(_, _ map[string]string, b map[string]any) { b["idleTimeoutSecs"] = l.idle + 1 }), nil, 400, "between 0 and 3600"},
 		{"negative idle", "POST", base + "/sandbox/start", map[string]any{"idleTimeoutSecs": -1}, nil, 400, "idleTimeoutSecs"},
 		{"unknown type", "POST", base + "/sandbox/start", map[string]any{"type": "gpu"}, nil, 400, "type must be"},
 		{"custom without template", "POST", base + "/sandbox/start", map[string]any{"type": "custom"}, nil, 400, "needs a template"},

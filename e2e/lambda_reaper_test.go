@@ -60,8 +60,8 @@ type emf struct {
 			Metrics    []struct{ Name, Unit string }
 		}
 	} `json:"_aws"`
-	Tenant                          string `json:"tenant"`
-	Paused, Killed, Orphans, Errors int
+	Tenant                                    string `json:"tenant"`
+	Paused, Killed, Recycled, Orphans, Errors int
 }
 
 // tick runs the reaper function once on the scheduler sample.
@@ -83,7 +83,7 @@ func parseEMF(t *testing.T, line []byte) emf {
 	}
 	d := m.AWS.CloudWatchMetrics
 	if len(d) != 1 || d[0].Namespace != "sessionbox" || len(d[0].Dimensions) != 1 || d[0].Dimensions[0][0] != "tenant" ||
-		len(d[0].Metrics) != 4 || m.Tenant != tenant || m.AWS.Timestamp == 0 {
+		len(d[0].Metrics) != 5 || m.Tenant != tenant || m.AWS.Timestamp == 0 {
 		t.Fatalf("EMF envelope %s", line)
 	}
 	return m

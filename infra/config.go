@@ -144,6 +144,7 @@ var sessionKnobs = []struct {
 	{"execTimeoutSecs", "SESSIONBOX_EXEC_TIMEOUT_SECS", knobWhole},
 	{"maxLiveSandboxes", "SESSIONBOX_MAX_LIVE_SANDBOXES", knobWhole},
 	{"maxLiveSandboxesPerPrincipal", "SESSIONBOX_MAX_LIVE_SANDBOXES_PER_PRINCIPAL", knobWhole},
+	{"maxSandboxesPerKey", "SESSIONBOX_MAX_SANDBOXES_PER_KEY", knobWhole},
 	{"reapBatch", "SESSIONBOX_REAP_BATCH", knobWhole},
 	{"maxOutputBytes", "SESSIONBOX_MAX_OUTPUT_BYTES", knobWhole},
 	{"maxResultBytes", "SESSIONBOX_MAX_RESULT_BYTES", knobWhole},

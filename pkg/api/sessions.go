@@ -26,26 +26,29 @@ type sessionView struct {
 	// LastCheckpoint is the workspace's last good checkpoint.
 	LastCheckpoint    *session.CheckpointInfo `json:"lastCheckpoint,omitempty"`
 	CheckpointProblem string                  `json:"checkpointProblem,omitempty"`
+	// TimeoutRefreshProblem: the sandbox's timeout could not be refreshed.
+	TimeoutRefreshProblem string `json:"timeoutRefreshProblem,omitempty"`
 	// Restored is set on a start that gave a fresh sandbox its files back.
 	Restored *session.RestoreInfo `json:"restored,omitempty"`
 }
 
 func viewSession(s *session.Session) sessionView {
 	v := sessionView{
-		SessionID:         s.SessionID,
-		State:             s.State,
-		Type:              string(s.Type),
-		SandboxID:         s.SandboxID,
-		Template:          s.Template,
-		Metadata:          s.Metadata,
-		PauseOnIdle:       s.PauseOnIdle,
-		IdleTimeoutSecs:   int(s.IdleTimeout.Seconds()),
-		CreatedAt:         timePtr(s.CreatedAt),
-		LastActivityAt:    timePtr(s.LastActivityAt),
-		IdleDeadline:      timePtr(s.IdleDeadline),
-		LifetimeDeadline:  timePtr(s.LifetimeDeadline),
-		CheckpointProblem: s.CheckpointProblem,
-		Restored:          s.Restored,
+		SessionID:             s.SessionID,
+		State:                 s.State,
+		Type:                  string(s.Type),
+		SandboxID:             s.SandboxID,
+		Template:              s.Template,
+		Metadata:              s.Metadata,
+		PauseOnIdle:           s.PauseOnIdle,
+		IdleTimeoutSecs:       int(s.IdleTimeout.Seconds()),
+		CreatedAt:             timePtr(s.CreatedAt),
+		LastActivityAt:        timePtr(s.LastActivityAt),
+		IdleDeadline:          timePtr(s.IdleDeadline),
+		LifetimeDeadline:      timePtr(s.LifetimeDeadline),
+		CheckpointProblem:     s.CheckpointProblem,
+		TimeoutRefreshProblem: s.TimeoutRefreshProblem,
+		Restored:              s.Restored,
 	}
 	if s.NoPersist {
 		v.Persist = new(bool)

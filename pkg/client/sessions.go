@@ -30,6 +30,9 @@ type SessionView struct {
 	// LastCheckpoint is the workspace's last good checkpoint, if any.
 	LastCheckpoint    *session.CheckpointInfo `json:"lastCheckpoint,omitempty"`
 	CheckpointProblem string                  `json:"checkpointProblem,omitempty"`
+	// TimeoutRefreshProblem says the sandbox's timeout could not be
+	// refreshed at the provider: it may end before its idle deadline.
+	TimeoutRefreshProblem string `json:"timeoutRefreshProblem,omitempty"`
 	// Restored is set on a start that gave a fresh sandbox its files back.
 	Restored *session.RestoreInfo `json:"restored,omitempty"`
 }

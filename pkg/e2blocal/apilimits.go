@@ -17,16 +17,6 @@ import (
 // a 429 "Rate limit exceeded" with Retry-After (whole seconds, at least 1);
 // its concurrent sandboxes a 429 naming the cap, without Retry-After.
 
-// Old API generations the runtime can pretend to be (Config.OldAPI).
-const (
-	// OldAPIV1 serves no POST /v2/sandboxes nor /v2/sandboxes/{id}/connect:
-	// creates go to POST /sandboxes, connects to /sandboxes/{id}/connect.
-	OldAPIV1 = "v1"
-	// OldAPIResume also drops POST /sandboxes/{id}/connect, leaving the
-	// deprecated resume, as E2B's API before connect existed.
-	OldAPIResume = "resume"
-)
-
 // hiddenRoutes are the control-plane routes an older E2B lacks.
 func hiddenRoutes(old string) (map[string]bool, error) {
 	v2 := map[string]bool{"POST /v2/sandboxes": true, "POST /v2/sandboxes/{id}/connect": true}

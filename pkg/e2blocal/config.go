@@ -81,3 +81,13 @@ type Config struct {
 	cgroupV2Root    string        // a unified hierarchy to use instead of the host's own (tests on hybrid hosts)
 	metricsInterval time.Duration // how often running sandboxes are sampled, default 5 s (tests shorten it)
 }
+
+// Old API generations the runtime can pretend to be (Config.OldAPI).
+const (
+	// OldAPIV1 serves no POST /v2/sandboxes nor /v2/sandboxes/{id}/connect:
+	// creates go to POST /sandboxes, connects to /sandboxes/{id}/connect.
+	OldAPIV1 = "v1"
+	// OldAPIResume also drops POST /sandboxes/{id}/connect, leaving the
+	// deprecated resume, as E2B's API before connect existed.
+	OldAPIResume = "resume"
+)

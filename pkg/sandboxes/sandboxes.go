@@ -34,8 +34,10 @@ func New(client *e2b.Client) *E2B {
 	return &E2B{client: client, handles: map[string]*e2b.Sandbox{}}
 }
 
-// Create starts a sandbox. A failed create is not retried: it may have
-// created a sandbox, which the reaper's orphan sweep then finds by metadata.
+// Create starts a sandbox. The client repeats it only on E2B's 429 (which
+// creates nothing), for a bounded while; any other failed create is not
+// retried: it may have created a sandbox, which the reaper's orphan sweep
+// then finds by metadata.
 func (a *E2B) Create(ctx context.Context, spec session.SandboxSpec) (session.SandboxInfo, error) {
 	internet := spec.AllowInternetAccess
 	sb, err := a.client.Create(ctx, e2b.CreateParams{

@@ -235,6 +235,7 @@ func (m *Manager) startSandbox(ctx context.Context, s *Session, opts *StartOptio
 	s.State, s.SandboxID, s.SandboxStartedAt = StateRunning, info.ID, now.UTC()
 	s.LeaseOwner, s.LeaseUntil = "", time.Time{}
 	s.LifetimeDeadline = now.Add(m.sandboxLifetime())
+	s.TimeoutRefreshProblem = "" // a fresh sandbox has its timeout from Create
 	m.markActive(s, now)
 	if err := m.store.UpdateSession(dctx, s); err != nil {
 		if kerr := m.sandboxes.Kill(dctx, info.ID); kerr != nil {

@@ -873,6 +873,12 @@ func newRig(t interface{ Fatal(...any) }, cfg Config) *rig {
 			cfg.Lifetime = 2 * time.Hour
 		}
 	}
+	// Many tests start more sandboxes than E2B Base's 20 on one key, and
+	// count the provider calls of the tenant's cap alone; the key's budget
+	// is tested on its own.
+	if cfg.MaxSandboxesPerKey == 0 {
+		cfg.MaxSandboxesPerKey = -1
+	}
 	// The fake sandboxes run no commands, so they cannot walk a workspace;
 	// workspaces are tested on the local runtime (e2e).
 	cfg.DisableWorkspaces = true

@@ -202,7 +202,38 @@ func (m *Manager) touch(ctx context.Context, cur *Session) (*Session, error) {
 		// The next activity write tries again; the slack covers the gap.
 		m.log.WarnContext(ctx, "refresh sandbox timeout", "sandbox", s.SandboxID, "err", err)
 	}
-	return &s, nil
+	return m.noteRefresh(ctx, &s, now, err), nil
+}
+
+// noteRefresh records in the session (its status shows it) that the
+// provider's timeout could not be refreshed, or that it could again. It
+// costs a write only when that changes; a lost race leaves it to the next
+// activity.
+func (m *Manager) noteRefresh(ctx context.Context, s *Session, now time.Time, err error) *Session {
+	problem := ""
+	if err != nil {
+		problem = fmt.Sprintf("refreshing the sandbox's timeout failed at %s (%s): it may end before its idle deadline; the next call tries again",
+			now.UTC().Format(time.RFC3339), publicWords(err))
+	}
+	if problem == s.TimeoutRefreshProblem {
+		return s
+	}
+	n := *s
+	n.TimeoutRefreshProblem = problem
+	if werr := m.store.UpdateSession(ctx, &n); werr != nil {
+		m.log.WarnContext(ctx, "record timeout refresh", "session", s.SessionID, "err", werr)
+		return s
+	}
+	return &n
+}
+
+// publicWords is what a caller may read of err: a domain error's detail,
+// never the provider's error chain.
+func publicWords(err error) string {
+	if e, ok := errors.AsType[*Error](err); ok && e.Detail != "" {
+		return e.Detail
+	}
+	return "the sandbox provider did not answer"
 }
 
 // activityInterval is the least time between activity writes of s: the

@@ -58,6 +58,11 @@ type Config struct {
 	// half the tenant's cap, rounded up); a principal alone may use the
 	// whole cap. A start beyond it fails with ErrLimit.
 	MaxLiveSandboxesPerPrincipal int
+	// MaxSandboxesPerKey budgets the running sandboxes of the provider's
+	// API key, shared by every tenant and deployment using it (default 20,
+	// E2B's Base plan; 100 and up on Pro; negative: no budget): a start
+	// past it fails with ErrLimit. Counted at the provider (keybudget.go).
+	MaxSandboxesPerKey int
 	// DefaultTemplate is the template of code interpreter sandboxes
 	// (default "code-interpreter-v1").
 	DefaultTemplate string
@@ -241,6 +246,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxLiveSandboxesPerPrincipal == 0 {
 		c.MaxLiveSandboxesPerPrincipal = (c.MaxLiveSandboxesPerTenant + 1) / 2
+	}
+	if c.MaxSandboxesPerKey == 0 {
+		c.MaxSandboxesPerKey = 20
 	}
 	if c.DefaultTemplate == "" {
 		c.DefaultTemplate = "code-interpreter-v1"

@@ -73,7 +73,7 @@ func (m *Manager) startOnce(ctx context.Context, tenant, principal, template str
 	if m.cfg.StackID != "" {
 		md[MetaStack] = m.cfg.StackID
 	}
-	info, err := m.sandboxes.Create(ctx, SandboxSpec{Template: template, Timeout: m.onceLifetime(timeout),
+	info, err := m.createOnKey(ctx, SandboxSpec{Template: template, Timeout: m.onceLifetime(timeout),
 		Metadata: md, AllowInternetAccess: m.cfg.AllowInternetAccess})
 	if err != nil {
 		m.giveBackSlot(ctx, tenant, slot.String())

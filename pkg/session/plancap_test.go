@@ -2,6 +2,9 @@ package session
 
 import (
 	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -48,5 +51,47 @@ func TestProviderTimeoutsWithinPlanCap(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTimeoutRefreshFailureInStatus: a failed refresh of the provider's
+// timeout shows in the session's status, in words with no provider error
+// in them, until a refresh works again.
+func TestTimeoutRefreshFailureInStatus(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, Config{ActivityWriteInterval: time.Second})
+	ctx := context.Background()
+	r.mustStart(t, ctx, testKey, StartOptions{})
+	var failing atomic.Bool
+	r.sbx.mu.Lock()
+	r.sbx.fail = func(op, id string) error {
+		if op == "SetTimeout" && failing.Load() {
+			return &Error{Kind: ErrUnavailable, Detail: "set sandbox timeout: the sandbox provider is unavailable; try again",
+				Err: errors.New("e2b: secret internal chain")}
+		}
+		return nil
+	}
+	r.sbx.mu.Unlock()
+	for _, tt := range []struct {
+		fail bool
+		want string
+	}{
+		{true, "refreshing the sandbox's timeout failed"},
+		{true, "refreshing the sandbox's timeout failed"},
+		{false, ""},
+	} {
+		failing.Store(tt.fail)
+		r.clock.Advance(2 * time.Second)
+		if _, err := r.m.Execute(ctx, testKey, ExecRequest{Code: "1"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		st, err := r.m.Status(ctx, testKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(st.TimeoutRefreshProblem, tt.want) || tt.want == "" && st.TimeoutRefreshProblem != "" ||
+			strings.Contains(st.TimeoutRefreshProblem, "secret") {
+			t.Fatalf("refresh failing %v: status says %q", tt.fail, st.TimeoutRefreshProblem)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"time"
 )
@@ -56,7 +57,9 @@ func (m *Manager) Reap(ctx context.Context) (ReapReport, error) {
 		return rep, fmt.Errorf("find due sessions: %w", err)
 	}
 	outcomes := make([]reapOutcome, len(due))
-	m.parallel(ctx, len(due), func(ctx context.Context, i int) { outcomes[i] = m.reapOne(ctx, due[i]) })
+	m.parallel(ctx, len(due), func(ctx context.Context, i int) {
+		outcomes[i] = m.guard(ctx, "reap session "+due[i].SessionID, func() reapOutcome { return m.reapOne(ctx, due[i]) })
+	})
 	for _, o := range outcomes {
 		switch o {
 		case reapPaused:
@@ -106,6 +109,19 @@ func (m *Manager) parallel(ctx context.Context, n int, fn func(context.Context, 
 		})
 	}
 	wg.Wait()
+}
+
+// guard runs one session's or sandbox's part of a tick so that a panic in
+// it (a bad record, a bug) counts as that one's failure and the tick goes
+// on with the others, instead of taking the whole function down.
+func (m *Manager) guard(ctx context.Context, what string, fn func() reapOutcome) (out reapOutcome) {
+	defer func() {
+		if p := recover(); p != nil {
+			m.log.ErrorContext(ctx, "reaper: "+what+" panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			out = reapFailed
+		}
+	}()
+	return fn()
 }
 
 // reapOne acts on one due session. The record from the index may be stale:
@@ -280,8 +296,9 @@ func (m *Manager) reapRecycle(ctx context.Context, cur *Session, owner string) (
 	if lost := release(); lost != nil {
 		return reapNothing, nil // a user call or a stop took over
 	}
+	saved := !snap.LastCheckpoint.At.Equal(s.LastCheckpoint.At)
 	s.LastCheckpoint, s.CheckpointProblem, s.CheckpointTriedAt = snap.LastCheckpoint, snap.CheckpointProblem, snap.CheckpointTriedAt
-	if snap.CheckpointProblem != "" {
+	if !saved {
 		// Nothing saved: killing it would lose the work, so it is stopped
 		// as at any lifetime's end (the last checkpoint stays restorable).
 		s.State = StateRunning
@@ -368,7 +385,9 @@ func (m *Manager) sweepOrphans(ctx context.Context, list []SandboxInfo, now time
 		}
 	}
 	results := make([]reapOutcome, len(old))
-	m.parallel(ctx, len(old), func(ctx context.Context, i int) { results[i] = m.sweepOne(ctx, old[i]) })
+	m.parallel(ctx, len(old), func(ctx context.Context, i int) {
+		results[i] = m.guard(ctx, "sweep sandbox "+old[i].ID, func() reapOutcome { return m.sweepOne(ctx, old[i]) })
+	})
 	for _, r := range results {
 		switch r {
 		case reapKilled:

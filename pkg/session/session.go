@@ -84,6 +84,10 @@ type Session struct {
 	// CheckpointTriedAt is when a checkpoint was last attempted, so a
 	// failing one is retried only after CheckpointInterval.
 	CheckpointTriedAt time.Time
+	// TimeoutRefreshProblem says that the last refresh of the sandbox's
+	// timeout at the provider failed, so the sandbox may end before its
+	// idle deadline; empty once a refresh worked.
+	TimeoutRefreshProblem string
 	// Deleted is set once the session was deleted: the record only awaits
 	// the table's TTL.
 	Deleted bool

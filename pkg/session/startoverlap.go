@@ -117,7 +117,7 @@ func (m *Manager) createInSlot(ctx context.Context, s *Session, spec SandboxSpec
 		m.slotRefused(ctx, s, slotErr)
 		return SandboxInfo{}, slotErr
 	case createErr != nil:
-		m.release(ctx, s, StateError)
+		m.release(ctx, s, stateAfter(createErr))
 		return SandboxInfo{}, fmt.Errorf("start sandbox for session %q: %w", s.SessionID, createErr)
 	}
 	return info, nil
@@ -132,14 +132,23 @@ func (m *Manager) takeSlotAndCreate(ctx context.Context, tenant, principal strin
 		if err := m.takeSlot(ctx, tenant, slot); err != nil {
 			return SandboxInfo{}, err, nil
 		}
-		info, err := m.sandboxes.Create(ctx, spec)
+		info, err := m.createOnKey(ctx, spec)
 		return info, nil, err
 	}
 	defer m.caps.done(tenant)
 	took := make(chan error, 1)
 	go func() { took <- m.takeSlot(ctx, tenant, slot) }()
-	info, createErr = m.sandboxes.Create(ctx, spec)
+	info, createErr = m.createOnKey(ctx, spec)
 	return info, <-took, createErr
+}
+
+// stateAfter is the state a failed create leaves: stopped when a budget
+// refused it (nothing failed; the caller may try later), error otherwise.
+func stateAfter(err error) State {
+	if errors.Is(err, ErrLimit) {
+		return StateStopped
+	}
+	return StateError
 }
 
 // slotRefused releases a start whose slot could not be taken: refused by

@@ -41,6 +41,7 @@ const (
 	EnvExecSecs        = "SESSIONBOX_EXEC_TIMEOUT_SECS"
 	EnvMaxLive         = "SESSIONBOX_MAX_LIVE_SANDBOXES"
 	EnvMaxPerPrincipal = "SESSIONBOX_MAX_LIVE_SANDBOXES_PER_PRINCIPAL"
+	EnvMaxPerKey       = "SESSIONBOX_MAX_SANDBOXES_PER_KEY"
 	EnvReapBatch       = "SESSIONBOX_REAP_BATCH"
 	EnvInternet        = "SESSIONBOX_ALLOW_INTERNET_ACCESS"
 	EnvMaxOutputBytes  = "SESSIONBOX_MAX_OUTPUT_BYTES"
@@ -103,6 +104,9 @@ func Knobs() []Knob {
 		{Env: EnvMaxPerPrincipal, Flag: "max-live-sandboxes-per-principal",
 			Usage: "live sandboxes one principal may hold while others hold some (default half the tenant's cap, rounded up)",
 			set:   count(func(c *session.Config) *int { return &c.MaxLiveSandboxesPerPrincipal })},
+		{Env: EnvMaxPerKey, Flag: "max-sandboxes-per-key",
+			Usage: "running sandboxes of the E2B key, shared by every tenant and deployment on it, counted at E2B before each start (default 20, the Base plan's)",
+			set:   count(func(c *session.Config) *int { return &c.MaxSandboxesPerKey })},
 		{Env: EnvReapBatch, Flag: "reap-batch", Usage: "due sessions the reaper handles per tick (default 100)",
 			set: count(func(c *session.Config) *int { return &c.ReapBatch })},
 		{Env: EnvMaxOutputBytes, Flag: "max-output-bytes", Usage: "bytes of stdout and of stderr kept per execution (default 204800)",

@@ -41,6 +41,7 @@ type sessionRecord struct {
 	CheckpointBytes  int64             `dynamodbav:"checkpointBytes,omitempty"`
 	CheckpointTried  string            `dynamodbav:"checkpointTriedAt,omitempty"`
 	CheckpointIssue  string            `dynamodbav:"checkpointProblem,omitempty"`
+	RefreshIssue     string            `dynamodbav:"timeoutRefreshProblem,omitempty"`
 	Deleted          bool              `dynamodbav:"deleted,omitempty"`
 	SandboxStarted   string            `dynamodbav:"sandboxStartedAt,omitempty"`
 	Contexts         []contextRecord   `dynamodbav:"contexts,omitempty"`
@@ -101,7 +102,7 @@ func (s *Store) encodeSession(v *session.Session, version int64) (item, error) {
 		NoPersist:    v.NoPersist,
 		CheckpointAt: fmtTime(v.LastCheckpoint.At), CheckpointFiles: v.LastCheckpoint.Files,
 		CheckpointBytes: v.LastCheckpoint.Bytes, CheckpointTried: fmtTime(v.CheckpointTriedAt),
-		CheckpointIssue: v.CheckpointProblem, Deleted: v.Deleted,
+		CheckpointIssue: v.CheckpointProblem, RefreshIssue: v.TimeoutRefreshProblem, Deleted: v.Deleted,
 		SandboxStarted: fmtTime(v.SandboxStartedAt), Contexts: encodeContexts(v.Contexts),
 		Version: version,
 	}
@@ -135,11 +136,12 @@ func decodeSession(m item) (*session.Session, error) {
 		NoPersist:        r.NoPersist,
 		LastCheckpoint: session.CheckpointInfo{At: p.parse("checkpointAt", r.CheckpointAt),
 			Files: r.CheckpointFiles, Bytes: r.CheckpointBytes},
-		CheckpointTriedAt: p.parse("checkpointTriedAt", r.CheckpointTried),
-		CheckpointProblem: r.CheckpointIssue,
-		Deleted:           r.Deleted,
-		SandboxStartedAt:  p.parse("sandboxStartedAt", r.SandboxStarted),
-		Version:           r.Version,
+		CheckpointTriedAt:     p.parse("checkpointTriedAt", r.CheckpointTried),
+		CheckpointProblem:     r.CheckpointIssue,
+		TimeoutRefreshProblem: r.RefreshIssue,
+		Deleted:               r.Deleted,
+		SandboxStartedAt:      p.parse("sandboxStartedAt", r.SandboxStarted),
+		Version:               r.Version,
 	}
 	v.Contexts = decodeContexts(&p, r.Contexts)
 	if p.err != nil {

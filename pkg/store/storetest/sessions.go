@@ -27,7 +27,7 @@ func fullSession(k session.Key, now time.Time) *session.Session {
 		IdleDeadline: now.Add(30 * time.Minute), LifetimeDeadline: now.Add(2 * time.Hour),
 		LeaseOwner: "lambda-1", LeaseUntil: now.Add(time.Minute),
 		DueAt: now.Add(30 * time.Minute), ExpiresAt: now.Add(48 * time.Hour),
-		SandboxStartedAt: now.Add(-time.Minute),
+		SandboxStartedAt: now.Add(-time.Minute), TimeoutRefreshProblem: "refreshing the sandbox's timeout failed",
 		Contexts: []session.CodeContext{
 			{ID: "ctx-1", Language: "python", Cwd: "/home/user/a", SandboxID: "sbx-" + k.SessionID, CreatedAt: now.Add(-time.Second)},
 			{ID: "ctx-0", Language: "bash", Cwd: "/tmp", SandboxID: "sbx-old", CreatedAt: now.Add(-2 * time.Hour)},

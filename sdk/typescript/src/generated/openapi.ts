@@ -1094,6 +1094,8 @@ export interface components {
             lastCheckpoint?: components["schemas"]["CheckpointInfo"];
             /** @description Why the last checkpoint could not be taken, e.g. the workspace is past the size cap; absent after a good one. */
             checkpointProblem?: string;
+            /** @description The last refresh of the sandbox's timeout at the sandbox provider failed, so the sandbox may end before its idle deadline (its next call then gets a fresh one); absent once a refresh worked. */
+            timeoutRefreshProblem?: string;
             restored?: components["schemas"]["RestoreInfo"];
         };
         SessionList: {
@@ -1120,7 +1122,7 @@ export interface components {
             /** @description Environment of this sandbox's processes and kernel. Not stored: a sandbox that replaces it (restarted: true) starts without them; send them again, or per execute. */
             envs?: components["schemas"]["Envs"];
             metadata?: components["schemas"]["Metadata"];
-            /** @description 0: the service's default (30 min). At most the sandbox's lifetime: 7200 (2 h) unless the deployment configures another lifetime */
+            /** @description 0: the service's default (30 min). At most the sandbox's lifetime: 3600 (1 h, E2B's Base plan) unless the deployment configures another lifetime */
             idleTimeoutSecs?: number;
             /** @description Pause instead of kill when idle */
             pause?: boolean;
