@@ -171,7 +171,10 @@ func buildStack(t testing.TB, e2bTimeout time.Duration, cfg session.Config, part
 	// The runtime local mode starts takes testE2BKey, so s.sandboxes can
 	// reach it too.
 	svc, err := local.Start(ctx, local.Config{DataDir: dataDir, Tenant: "t1", Keys: keys, Session: cfg, E2B: e2bCfg, Logger: logger,
-		DynamoDB: parts.db, S3: parts.s3, Runtime: withAgent(e2blocal.Config{APIKey: testE2BKey}), Fetcher: parts.fetcher})
+		DynamoDB: parts.db, S3: parts.s3, Runtime: withAgent(e2blocal.Config{APIKey: testE2BKey,
+			// A template of the caller's own, as E2B users bring them; the
+			// validation test starts one whose name is at the limits.
+			Templates: map[string]string{atLimitTemplate: "code-interpreter-v1"}}), Fetcher: parts.fetcher})
 	if err != nil {
 		t.Fatalf("start local mode: %v", err)
 	}

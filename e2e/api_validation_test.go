@@ -64,10 +64,11 @@ func values(t *testing.T, n schemaNode) schemaNode {
 	return v
 }
 
-// Names at the documented lengths: a 128-character template, env names of
-// 128 and metadata keys of 64.
+// Names at the documented lengths: a 128-character template (in the
+// characters E2B's template aliases take, so the runtime knows it), env
+// names of 128 and metadata keys of 64.
 var (
-	atLimitTemplate = "t" + strings.Repeat("._:-", 31) + "abc"
+	atLimitTemplate = "t" + strings.Repeat("_a-9", 31) + "abc"
 	envNameAt       = func(i int) string { return fmt.Sprintf("E%03d", i) + strings.Repeat("_", 124) }
 	metaKeyAt       = func(i int) string { return fmt.Sprintf("k.%03d:", i) + strings.Repeat("-", 58) }
 )

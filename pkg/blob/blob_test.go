@@ -3,6 +3,7 @@ package blob_test
 import (
 	"crypto/sha256"
 	"errors"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -53,7 +54,11 @@ func newFakeS3(t testing.TB) *fakeS3 {
 		faker.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	f.client = localaws.S3Client(srv.URL, fastRetries)
+	// gofakes3 checks no signature, but presigning needs credentials to
+	// sign with: any will do.
+	f.client = localaws.S3Client(srv.URL, fastRetries, func(o *s3.Options) {
+		o.Credentials = credentials.NewStaticCredentialsProvider("gofakes3", "gofakes3", "")
+	})
 	if err := localaws.EnsureBucket(t.Context(), f.client, bucket); err != nil {
 		t.Fatal(err)
 	}

@@ -95,6 +95,16 @@ var Kinds = []Kind{
 
 // Of returns the kind of err, or false when err is of none.
 func Of(err error) (Kind, bool) {
+	// A *session.Error names its kind; the error it wraps (a provider's
+	// refusal met on the way, say) must not pick the status in its place.
+	var se *session.Error
+	if errors.As(err, &se) && se.Kind != nil {
+		for _, k := range Kinds {
+			if k.is(se.Kind) {
+				return k, true
+			}
+		}
+	}
 	for _, k := range Kinds {
 		if k.is(err) {
 			return k, true
