@@ -51,10 +51,18 @@ func (s *Server) home(ctx context.Context) string {
 // `/0/f` of the SDK's tests), and owns what was made for it. Directories
 // that exist are left as they are. Without accounts the server has one
 // identity and creates them as itself.
+//
+// The user tries first, on its own thread: a directory it may make is born
+// its own, so a concurrent write as the user never meets one that root has
+// made and not yet handed over (two uploads into a new folder at once).
+// Only where the user may not create does root step in.
 func (s *Server) ensureDirs(ctx context.Context, dir string) error {
 	_, a, ok := s.account(ctx)
 	if !ok || !actsAsAccount(ctx) {
 		return mkdirAll(dir, nil)
+	}
+	if err := mkdirAll(dir, nil); !errors.Is(err, os.ErrPermission) {
+		return err
 	}
 	return asServer(a, func() error { return mkdirAll(dir, &a) })
 }
