@@ -6,11 +6,15 @@ package main
 import (
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/sessionbox/sessionbox/pkg/api"
 	"github.com/sessionbox/sessionbox/pkg/lambdaenv"
 	"github.com/sessionbox/sessionbox/pkg/lambdaenv/sessionenv"
+	"github.com/sessionbox/sessionbox/pkg/mcpserver"
 )
 
 func main() {
 	env := sessionenv.MustInit(lambdaenv.MCP)
-	lambda.Start(env.StreamingAPI())
+	// Only this function links the MCP server and its SDK.
+	mcp := mcpserver.NewAPITransport(env.Manager, mcpserver.Options{Logger: env.Log})
+	lambda.Start(env.StreamingAPI(api.WithMCP(mcp)))
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/sessionbox/sessionbox/pkg/mcpserver"
 )
 
 // syncBuffer collects log output written from handler goroutines.
@@ -41,7 +43,8 @@ func newHarness(t testing.TB, opts ...Option) *harness {
 	t.Helper()
 	h := &harness{t: t, fake: newFake(), logs: &syncBuffer{}}
 	logger := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	h.srv = httptest.NewServer(New(h.fake, append([]Option{WithLogger(logger)}, opts...)...))
+	mcpT := WithMCP(mcpserver.NewAPITransport(h.fake, mcpserver.Options{Logger: logger}))
+	h.srv = httptest.NewServer(New(h.fake, append([]Option{WithLogger(logger), mcpT}, opts...)...))
 	t.Cleanup(h.srv.Close)
 	return h
 }

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"io"
 	"log/slog"
 	"mime"
@@ -10,21 +9,40 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/sessionbox/sessionbox/pkg/mcpserver"
 	"github.com/sessionbox/sessionbox/pkg/problem"
-	"github.com/sessionbox/sessionbox/pkg/session"
 )
 
-// mcpBodyBytes bounds one MCP message: a write_file of a whole inline file
-// arrives base64-encoded inside JSON-RPC.
-const mcpBodyBytes = mcpserver.DefaultMaxRequestBytes
+// MCPTransport serves the Model Context Protocol's streamable HTTP
+// transport at /v1/mcp. pkg/mcpserver's APITransport is the one in use; the
+// API takes it as an option so that the programs that do not serve MCP (all
+// Lambda functions but mcp) link neither it nor the MCP SDK.
+type MCPTransport interface {
+	// MaxRequestBytes bounds one MCP message.
+	MaxRequestBytes() int64
+	// SessionFor names the request's MCP session (a new one when it names
+	// none) and echoes it in the response; its errors are session.Errors.
+	SessionFor(w http.ResponseWriter, r *http.Request) (string, error)
+	// ServeMCP serves one message for the authenticated tenant and
+	// principal. longCall runs once, at the first tool call that may run
+	// long, when the transport's response headers are set.
+	ServeMCP(w http.ResponseWriter, r *http.Request, tenant, principal, sessionID string, longCall func())
+}
+
+// WithMCP serves /v1/mcp with t over the caller's sessions. Without it the
+// route answers 404: API Gateway sends it to the mcp function only.
+func WithMCP(t MCPTransport) Option { return func(s *Server) { s.mcpT = t } }
 
 // mcp serves the MCP streamable HTTP transport over the caller's own
 // sessions: the same Manager, authentication and identity as every route.
 // The request's shape is checked here so bad input gets a problem, as
 // everywhere else; JSON-RPC errors inside a well-formed request are MCP's.
 func (s *Server) mcp(w http.ResponseWriter, r *http.Request, id identity) {
-	if p := mcpShape(r); p != nil {
+	if s.mcpT == nil {
+		writeProblem(w, r, newProblem(kindNotFound, "MCP is not served here"))
+		return
+	}
+	limit := s.mcpT.MaxRequestBytes()
+	if p := mcpShape(r, limit); p != nil {
 		writeProblem(w, r, p)
 		return
 	}
@@ -32,65 +50,47 @@ func (s *Server) mcp(w http.ResponseWriter, r *http.Request, id identity) {
 		// No Accept takes any type (RFC 9110); the transport wants it said.
 		r.Header.Set("Accept", "application/json, text/event-stream")
 	}
-	sessionID, err := mcpserver.SessionFor(w, r)
+	sessionID, err := s.mcpT.SessionFor(w, r)
 	if err != nil {
 		writeProblem(w, r, newProblem(kindInvalid, domainDetail(err)))
 		return
 	}
 	logAttrs(r.Context(), slog.String("sessionId", sessionID))
 	s.allowLongResponse(w, 0)
-	r.Body = http.MaxBytesReader(w, r.Body, mcpBodyBytes)
+	r.Body = http.MaxBytesReader(w, r.Body, limit)
 	mw := &mcpWriter{ResponseWriter: w, r: r}
-	b := &startSignal{Backend: mcpserver.ManagerBackend{Manager: s.mgr, Tenant: id.tenant, Principal: id.principal}}
-	b.start = func() { b.stop = ticking(s.keepAliveFirst, s.keepAliveEvery, mw.keepAlive) }
-	s.mcpHandler.Serve(mw, r, b, sessionID)
-	b.mu.Lock()
-	if b.stop != nil {
-		b.stop()
-	}
-	b.mu.Unlock()
+	var k keepAlive
+	s.mcpT.ServeMCP(mw, r, id.tenant, id.principal, sessionID, func() {
+		k.start(func() func() { return ticking(s.keepAliveFirst, s.keepAliveEvery, mw.keepAlive) })
+	})
+	k.end()
 	mw.finish()
 }
 
-// startSignal runs start at a tool's first call of the backend. By then the
-// transport has set its response headers (a tool call reaches the backend
-// only through the transport's channels, which order the two), so a
-// keepalive may read them.
-type startSignal struct {
-	mcpserver.Backend
-	mu    sync.Mutex
-	once  bool
-	start func()
-	stop  func()
+// keepAlive holds the ticker a long tool call starts, so the handler stops
+// it when the transport returns, and a call that starts after that starts
+// nothing.
+type keepAlive struct {
+	mu   sync.Mutex
+	stop func()
+	done bool
 }
 
-func (b *startSignal) signal() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if !b.once {
-		b.once = true
-		b.start()
+func (k *keepAlive) start(begin func() (stop func())) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if !k.done && k.stop == nil {
+		k.stop = begin()
 	}
 }
 
-func (b *startSignal) Execute(ctx context.Context, id string, req session.ExecRequest, onEvent func(session.Event)) (*session.ExecResult, error) {
-	b.signal()
-	return b.Backend.Execute(ctx, id, req, onEvent)
-}
-
-func (b *startSignal) Install(ctx context.Context, id string, req session.InstallRequest) (*session.InstallResult, error) {
-	b.signal()
-	return b.Backend.Install(ctx, id, req)
-}
-
-func (b *startSignal) RunCommand(ctx context.Context, id string, req session.CommandRequest, onEvent func(session.Event)) (*session.CommandResult, error) {
-	b.signal()
-	return b.Backend.RunCommand(ctx, id, req, onEvent)
-}
-
-func (b *startSignal) UploadURLs(ctx context.Context, id string, urls []string, destDir string) (*session.URLUploadResult, error) {
-	b.signal()
-	return b.Backend.UploadURLs(ctx, id, urls, destDir)
+func (k *keepAlive) end() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.done = true
+	if k.stop != nil {
+		k.stop()
+	}
 }
 
 // mcpWriter is the transport's response writer. It turns the transport's
@@ -206,15 +206,15 @@ func mcpProblemKind(code int) problemKind {
 }
 
 // mcpShape checks what the streamable HTTP transport requires of a POST.
-func mcpShape(r *http.Request) *Problem {
+func mcpShape(r *http.Request, limit int64) *Problem {
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 		return newProblem(kindMediaType, "an MCP message must be application/json, not "+strconv.Quote(r.Header.Get("Content-Type")))
 	}
 	if len(r.Header.Values("Accept")) > 0 && !acceptsMCP(r.Header.Values("Accept")) {
 		return newProblem(kindNotAccept, "an MCP client must accept both application/json and text/event-stream")
 	}
-	if r.ContentLength > mcpBodyBytes {
-		return newProblem(kindTooLarge, "an MCP message is limited to "+strconv.Itoa(mcpBodyBytes)+" bytes")
+	if r.ContentLength > limit {
+		return newProblem(kindTooLarge, "an MCP message is limited to "+strconv.FormatInt(limit, 10)+" bytes")
 	}
 	return nil
 }

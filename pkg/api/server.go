@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sessionbox/sessionbox/pkg/mcpserver"
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
 
@@ -41,8 +40,8 @@ type Server struct {
 	// limiter, when set, counts authenticated requests per principal.
 	limiter session.RateLimiter
 
-	// mcpHandler serves /v1/mcp over the same Manager.
-	mcpHandler *mcpserver.HTTPHandler
+	// mcpT, when set, serves /v1/mcp (WithMCP).
+	mcpT MCPTransport
 
 	mux     *http.ServeMux
 	routes  []route
@@ -101,11 +100,9 @@ func New(mgr Manager, opts ...Option) *Server {
 		keepAliveEvery: keepAliveEvery,
 		commandAttach:  maxCommandAttach,
 	}
-	mcpOpts := mcpserver.Options{}
 	// Limits are the Manager's; options may still override them.
 	if c, ok := mgr.(interface{ Config() session.Config }); ok {
 		cfg := c.Config()
-		mcpOpts.MaxOutputBytes = cfg.MaxOutputBytes
 		if cfg.MaxInlineFileBytes > 0 {
 			s.maxInlineFile = cfg.MaxInlineFileBytes
 		}
@@ -116,8 +113,6 @@ func New(mgr Manager, opts ...Option) *Server {
 	for _, o := range opts {
 		o(s)
 	}
-	mcpOpts.Logger = s.log
-	s.mcpHandler = mcpserver.NewHTTPHandler(mcpOpts)
 	s.routes = s.routeTable()
 	for _, rt := range s.routes {
 		s.mux.Handle(rt.method+" "+rt.path, s.wrap(rt))

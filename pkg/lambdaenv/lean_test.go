@@ -2,6 +2,7 @@ package lambdaenv_test
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -42,5 +43,29 @@ func TestNoFunctionLinksClient(t *testing.T) {
 		if d == "github.com/sessionbox/sessionbox/pkg/client" {
 			t.Fatalf("a Lambda function links %s", d)
 		}
+	}
+}
+
+// TestOnlyMCPLinksMCPServer: the MCP server, its SDK and JSON-schema
+// library weigh about 2 MB in a bootstrap. pkg/api takes the MCP transport
+// as an option, so only the mcp function, which serves /v1/mcp, links them.
+func TestOnlyMCPLinksMCPServer(t *testing.T) {
+	t.Parallel()
+	heavy := []string{"github.com/sessionbox/sessionbox/pkg/mcpserver",
+		"github.com/modelcontextprotocol/go-sdk/mcp", "github.com/google/jsonschema-go/jsonschema"}
+	for _, fn := range []string{"start", "stop", "status", "execute", "files", "install", "fetch", "runs", "reaper", "authorizer", "mcp"} {
+		t.Run(fn, func(t *testing.T) {
+			t.Parallel()
+			out, err := exec.Command("go", "list", "-tags", "lambda.norpc", "-deps", "../../functions/"+fn).CombinedOutput()
+			if err != nil {
+				t.Fatalf("go list: %v\n%s", err, out)
+			}
+			deps := strings.Fields(string(out))
+			for _, h := range heavy {
+				if linked := slices.Contains(deps, h); linked != (fn == "mcp") {
+					t.Errorf("%s links %s: %v", fn, h, linked)
+				}
+			}
+		})
 	}
 }

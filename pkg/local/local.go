@@ -29,6 +29,7 @@ import (
 	"github.com/sessionbox/sessionbox/pkg/e2blocal"
 	"github.com/sessionbox/sessionbox/pkg/httplimits"
 	"github.com/sessionbox/sessionbox/pkg/localaws"
+	"github.com/sessionbox/sessionbox/pkg/mcpserver"
 	"github.com/sessionbox/sessionbox/pkg/playground"
 	"github.com/sessionbox/sessionbox/pkg/sandboxes"
 	"github.com/sessionbox/sessionbox/pkg/session"
@@ -184,7 +185,8 @@ func (s *Service) start(ctx context.Context, cfg Config) error {
 	// does in production: a known key costs no store read per request.
 	// The playground page answers "/"; every other path is the API's.
 	opts := []api.Option{api.WithLogger(cfg.Logger), api.WithKeyCache(keyCacheTTL), api.WithStorageCheck(cfg.floor().Check),
-		api.WithAllowedOrigins(cfg.AllowedOrigins...)}
+		api.WithAllowedOrigins(cfg.AllowedOrigins...),
+		api.WithMCP(mcpserver.NewAPITransport(mgr, mcpserver.Options{Logger: cfg.Logger}))}
 	// serve is one process: its memory holds every principal's count. It
 	// counts only when a rate is set: serve has no stage for one key to
 	// exhaust, and its users and test suites may burst far beyond it.

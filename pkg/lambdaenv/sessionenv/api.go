@@ -11,8 +11,9 @@ import (
 )
 
 // API is the HTTP API with the caller's identity taken from the
-// authorizer's context.
-func (e *Env) API() http.Handler {
+// authorizer's context; extra options follow the environment's (the mcp
+// function adds api.WithMCP).
+func (e *Env) API(extra ...api.Option) http.Handler {
 	opts := []api.Option{api.WithLogger(e.Log), api.WithIdentity(authorizerIdentity(e.Config.Tenant))}
 	// Each principal's rate is counted in the table, shared by every
 	// instance of every function: one conditional write per request.
@@ -22,7 +23,7 @@ func (e *Env) API() http.Handler {
 	if len(e.Config.AllowedOrigins) > 0 {
 		opts = append(opts, api.WithAllowedOrigins(e.Config.AllowedOrigins...))
 	}
-	return api.New(e.Manager, opts...)
+	return api.New(e.Manager, append(opts, extra...)...)
 }
 
 // BufferedAPI is the handler of a buffered REST API proxy integration.
@@ -42,7 +43,9 @@ func (e *Env) StatusAPI() apigw.BufferedHandler {
 
 // StreamingAPI is the handler of a STREAM-mode integration: it always
 // answers in the streaming format; the API picks NDJSON or JSON from Accept.
-func (e *Env) StreamingAPI() apigw.StreamingHandler { return apigw.Streaming(e.API()) }
+func (e *Env) StreamingAPI(extra ...api.Option) apigw.StreamingHandler {
+	return apigw.Streaming(e.API(extra...))
+}
 
 // authorizerIdentity reads tenant and principal from what the authorizer
 // returned. A context for another tenant is refused: the authorizer checks
