@@ -2,33 +2,19 @@ package api
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/session"
+	"github.com/sessionbox/sessionbox/pkg/wire"
 )
 
-// contextBody asks for a new interpreter context.
-type contextBody struct {
-	Language string `json:"language"`
-	Cwd      string `json:"cwd"`
-}
-
-// contextView is an interpreter context as the API shows it.
-type contextView struct {
-	ContextID string    `json:"contextId"`
-	Language  string    `json:"language"`
-	Cwd       string    `json:"cwd"`
-	CreatedAt time.Time `json:"createdAt"`
-}
-
-func viewContext(c session.CodeContext) contextView {
-	return contextView{ContextID: c.ID, Language: c.Language, Cwd: c.Cwd, CreatedAt: c.CreatedAt}
+func viewContext(c session.CodeContext) wire.CodeContext {
+	return wire.CodeContext{ContextID: c.ID, Language: c.Language, Cwd: c.Cwd, CreatedAt: c.CreatedAt}
 }
 
 // createContext starts a context in the session's sandbox, starting the
 // sandbox as execute would.
 func (s *Server) createContext(w http.ResponseWriter, r *http.Request, id identity) {
-	var body contextBody
+	var body wire.ContextRequest
 	key, ok := s.sessionBody(w, r, id, &body, false, nil)
 	if !ok {
 		return
@@ -52,9 +38,7 @@ func (s *Server) listContexts(w http.ResponseWriter, r *http.Request, id identit
 		s.fail(w, r, err)
 		return
 	}
-	out := struct {
-		Contexts []contextView `json:"contexts"`
-	}{Contexts: make([]contextView, 0, len(cs))}
+	out := wire.ContextList{Contexts: make([]wire.CodeContext, 0, len(cs))}
 	for _, c := range cs {
 		out.Contexts = append(out.Contexts, viewContext(c))
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/sessionbox/sessionbox/pkg/session"
+	"github.com/sessionbox/sessionbox/pkg/wire"
 )
 
 type execBody struct {
@@ -99,14 +100,9 @@ func (s *Server) reset(w http.ResponseWriter, r *http.Request, id identity) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-type installBody struct {
-	Packages []string `json:"packages"`
-	IndexURL string   `json:"indexUrl"`
-}
-
-// validate names every bad package spec in one answer, by the domain's
+// validateInstall names every bad package spec in one answer, by the domain's
 // rules; the Manager checks the request as a whole.
-func (b *installBody) validate() *Problem {
+func validateInstall(b *wire.InstallRequest) *Problem {
 	var ps problems
 	for _, spec := range b.Packages {
 		ps.add(session.ValidatePackageSpec(spec))
@@ -117,24 +113,11 @@ func (b *installBody) validate() *Problem {
 	return ps.problem()
 }
 
-// installView is an install's outcome as the API shows it.
-type installView struct {
-	Success    bool   `json:"success"`
-	ExitCode   int    `json:"exitCode"`
-	Stdout     string `json:"stdout"`
-	Stderr     string `json:"stderr"`
-	DurationMs int64  `json:"durationMs"`
-	Truncated  bool   `json:"truncated"`
-	Restarted  bool   `json:"restarted"`
-	// Restored is set when this call's fresh sandbox got files back.
-	Restored *session.RestoreInfo `json:"restored,omitempty"`
-}
-
-func viewInstall(res *session.InstallResult) *installView {
+func viewInstall(res *session.InstallResult) *wire.InstallResult {
 	if res == nil {
 		return nil
 	}
-	return &installView{Success: res.Success, ExitCode: res.ExitCode, Stdout: res.Stdout, Stderr: res.Stderr,
+	return &wire.InstallResult{Success: res.Success, ExitCode: res.ExitCode, Stdout: res.Stdout, Stderr: res.Stderr,
 		DurationMs: res.DurationMs, Truncated: res.Truncated, Restarted: res.Restarted, Restored: res.Restored}
 }
 
@@ -156,8 +139,8 @@ func (s *Server) installStream(w http.ResponseWriter, r *http.Request, id identi
 }
 
 func (s *Server) runInstall(w http.ResponseWriter, r *http.Request, id identity, streamed bool) {
-	var b installBody
-	key, ok := s.sessionBody(w, r, id, &b, true, b.validate)
+	var b wire.InstallRequest
+	key, ok := s.sessionBody(w, r, id, &b, true, func() *Problem { return validateInstall(&b) })
 	if !ok {
 		return
 	}

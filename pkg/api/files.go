@@ -9,16 +9,13 @@ import (
 	"strconv"
 
 	"github.com/sessionbox/sessionbox/pkg/session"
+	"github.com/sessionbox/sessionbox/pkg/wire"
 )
 
 const (
 	defaultListDir = "/home/user"
 	maxListDepth   = 10
 )
-
-type fileList struct {
-	Entries []session.FileEntry `json:"entries"`
-}
 
 func (s *Server) listFiles(w http.ResponseWriter, r *http.Request, id identity) {
 	key, q, dir, ok := s.sessionFile(w, r, id, defaultListDir)
@@ -38,7 +35,7 @@ func (s *Server) listFiles(w http.ResponseWriter, r *http.Request, id identity) 
 	if entries == nil {
 		entries = []session.FileEntry{}
 	}
-	writeJSON(w, http.StatusOK, fileList{Entries: entries})
+	writeJSON(w, http.StatusOK, wire.FileList{Entries: entries})
 }
 
 func (s *Server) deleteFile(w http.ResponseWriter, r *http.Request, id identity) {

@@ -3,9 +3,9 @@ package api
 import (
 	"net/http"
 	"net/url"
-	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/session"
+	"github.com/sessionbox/sessionbox/pkg/wire"
 )
 
 type runBody struct {
@@ -14,11 +14,6 @@ type runBody struct {
 }
 
 func (b *runBody) validate() *Problem { return requireCode(b.Code) }
-
-type runAccepted struct {
-	RunID  string            `json:"runId"`
-	Status session.RunStatus `json:"status"`
-}
 
 func (s *Server) submitRun(w http.ResponseWriter, r *http.Request, id identity) {
 	var b runBody
@@ -34,22 +29,7 @@ func (s *Server) submitRun(w http.ResponseWriter, r *http.Request, id identity) 
 		return
 	}
 	w.Header().Set("Location", "/v1/runs/"+url.PathEscape(run.ID))
-	writeJSON(w, http.StatusAccepted, runAccepted{RunID: run.ID, Status: run.Status})
-}
-
-// runView is a run as the API shows it.
-type runView struct {
-	RunID     string              `json:"runId"`
-	SessionID string              `json:"sessionId"`
-	Status    session.RunStatus   `json:"status"`
-	Result    *session.ExecResult `json:"result,omitempty"`
-	// ResultURL downloads a result too large for the run's record.
-	ResultURL       string     `json:"resultUrl,omitempty"`
-	ResultExpiresAt *time.Time `json:"resultExpiresAt,omitempty"`
-	Error           string     `json:"error,omitempty"`
-	CreatedAt       *time.Time `json:"createdAt,omitempty"`
-	StartedAt       *time.Time `json:"startedAt,omitempty"`
-	FinishedAt      *time.Time `json:"finishedAt,omitempty"`
+	writeJSON(w, http.StatusAccepted, wire.RunAccepted{RunID: run.ID, Status: run.Status})
 }
 
 func (s *Server) getRun(w http.ResponseWriter, r *http.Request, id identity) {
@@ -59,7 +39,7 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request, id identity) {
 		s.fail(w, r, err)
 		return
 	}
-	v := runView{
+	v := wire.Run{
 		RunID: run.ID, SessionID: run.SessionID, Status: run.Status, Result: normalizeResult(run.Result),
 		Error: run.Error, CreatedAt: timePtr(run.CreatedAt), StartedAt: timePtr(run.StartedAt), FinishedAt: timePtr(run.FinishedAt),
 	}

@@ -2,40 +2,15 @@ package api
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/session"
+	"github.com/sessionbox/sessionbox/pkg/wire"
 )
 
-// sessionView is a session as the API shows it.
-type sessionView struct {
-	SessionID        string            `json:"sessionId"`
-	State            session.State     `json:"state"`
-	Type             string            `json:"type,omitempty"`
-	SandboxID        string            `json:"sandboxId,omitempty"`
-	Template         string            `json:"template,omitempty"`
-	Metadata         map[string]string `json:"metadata,omitempty"`
-	PauseOnIdle      bool              `json:"pauseOnIdle"`
-	IdleTimeoutSecs  int               `json:"idleTimeoutSecs,omitempty"`
-	CreatedAt        *time.Time        `json:"createdAt,omitempty"`
-	LastActivityAt   *time.Time        `json:"lastActivityAt,omitempty"`
-	IdleDeadline     *time.Time        `json:"idleDeadline,omitempty"`
-	LifetimeDeadline *time.Time        `json:"lifetimeDeadline,omitempty"`
-	// Persist is shown only when the session keeps no workspace.
-	Persist *bool `json:"persist,omitempty"`
-	// LastCheckpoint is the workspace's last good checkpoint.
-	LastCheckpoint    *session.CheckpointInfo `json:"lastCheckpoint,omitempty"`
-	CheckpointProblem string                  `json:"checkpointProblem,omitempty"`
-	// TimeoutRefreshProblem: the sandbox's timeout could not be refreshed.
-	TimeoutRefreshProblem string `json:"timeoutRefreshProblem,omitempty"`
-	// Restored is set on a start that gave a fresh sandbox its files back.
-	Restored *session.RestoreInfo `json:"restored,omitempty"`
-}
-
-func viewSession(s *session.Session) sessionView {
-	v := sessionView{
+func viewSession(s *session.Session) wire.Session {
+	v := wire.Session{
 		SessionID:             s.SessionID,
-		State:                 s.State,
+		State:                 string(s.State),
 		Type:                  string(s.Type),
 		SandboxID:             s.SandboxID,
 		Template:              s.Template,
@@ -64,11 +39,6 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request, _ identity) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-type sessionList struct {
-	Sessions   []sessionView `json:"sessions"`
-	NextCursor string        `json:"nextCursor,omitempty"`
-}
-
 // maxCursorLen bounds the opaque cursor a client sends back.
 const maxCursorLen = 2048
 
@@ -93,7 +63,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request, id identit
 		s.fail(w, r, err)
 		return
 	}
-	out := sessionList{Sessions: make([]sessionView, 0, len(list)), NextCursor: next}
+	out := wire.SessionList{Sessions: make([]wire.Session, 0, len(list)), NextCursor: next}
 	for _, ss := range list {
 		out.Sessions = append(out.Sessions, viewSession(ss))
 	}

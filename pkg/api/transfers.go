@@ -2,24 +2,10 @@ package api
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/session"
+	"github.com/sessionbox/sessionbox/pkg/wire"
 )
-
-type uploadBody struct {
-	Path        string `json:"path"`
-	SizeBytes   *int64 `json:"sizeBytes"`
-	ContentType string `json:"contentType"`
-}
-
-type uploadView struct {
-	UploadURL  string            `json:"uploadUrl"`
-	Method     string            `json:"method"`
-	Headers    map[string]string `json:"headers"`
-	ExpiresAt  *time.Time        `json:"expiresAt"`
-	TransferID string            `json:"transferId"`
-}
 
 // cleanBodyPath cleans a sandbox path given in a JSON body.
 func cleanBodyPath(ps *problems, p string) string {
@@ -35,7 +21,7 @@ func cleanBodyPath(ps *problems, p string) string {
 }
 
 func (s *Server) uploadURL(w http.ResponseWriter, r *http.Request, id identity) {
-	var b uploadBody
+	var b wire.UploadURLRequest
 	var target string
 	key, ok := s.sessionBody(w, r, id, &b, true, func() *Problem {
 		var ps problems
@@ -55,16 +41,12 @@ func (s *Server) uploadURL(w http.ResponseWriter, r *http.Request, id identity) 
 	if headers == nil {
 		headers = map[string]string{}
 	}
-	writeJSON(w, http.StatusOK, uploadView{UploadURL: t.Request.URL, Method: t.Request.Method, Headers: headers,
+	writeJSON(w, http.StatusOK, wire.UploadTicket{UploadURL: t.Request.URL, Method: t.Request.Method, Headers: headers,
 		ExpiresAt: timePtr(t.Request.ExpiresAt), TransferID: t.TransferID})
 }
 
-type importBody struct {
-	TransferID string `json:"transferId"`
-}
-
 func (s *Server) importFile(w http.ResponseWriter, r *http.Request, id identity) {
-	var b importBody
+	var b wire.ImportRequest
 	key, ok := s.sessionBody(w, r, id, &b, true, func() *Problem {
 		if b.TransferID == "" {
 			return newProblem(kindInvalid, `"transferId" is required: the id files/upload-url returned`)
@@ -82,18 +64,8 @@ func (s *Server) importFile(w http.ResponseWriter, r *http.Request, id identity)
 	writeJSON(w, http.StatusOK, entry)
 }
 
-type downloadBody struct {
-	Path string `json:"path"`
-}
-
-type downloadView struct {
-	DownloadURL string     `json:"downloadUrl"`
-	ExpiresAt   *time.Time `json:"expiresAt"`
-	SizeBytes   int64      `json:"sizeBytes"`
-}
-
 func (s *Server) downloadURL(w http.ResponseWriter, r *http.Request, id identity) {
-	var b downloadBody
+	var b wire.DownloadURLRequest
 	var target string
 	key, ok := s.sessionBody(w, r, id, &b, true, func() *Problem {
 		var ps problems
@@ -108,5 +80,5 @@ func (s *Server) downloadURL(w http.ResponseWriter, r *http.Request, id identity
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, downloadView{DownloadURL: t.URL, ExpiresAt: timePtr(t.ExpiresAt), SizeBytes: t.SizeBytes})
+	writeJSON(w, http.StatusOK, wire.DownloadTicket{DownloadURL: t.URL, ExpiresAt: timePtr(t.ExpiresAt), SizeBytes: t.SizeBytes})
 }

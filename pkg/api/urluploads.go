@@ -6,16 +6,12 @@ import (
 	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/session"
+	"github.com/sessionbox/sessionbox/pkg/wire"
 )
 
-type uploadURLsBody struct {
-	URLs    []string `json:"urls"`
-	DestDir string   `json:"destDir"`
-}
-
-// validate checks what only the JSON shows; the Manager judges the URLs
+// validateUploadURLs checks what only the JSON shows; the Manager judges the URLs
 // (400 naming each bad one, 413 past the count limit) and destDir.
-func (b *uploadURLsBody) validate() *Problem {
+func validateUploadURLs(b *wire.UploadURLsRequest) *Problem {
 	if b.URLs == nil {
 		return newProblem(kindInvalid, `"urls" is required: a list of http or https URLs`)
 	}
@@ -30,8 +26,8 @@ func (s *Server) uploadURLs(w http.ResponseWriter, r *http.Request, id identity)
 	if !negotiate(w, r, "files/upload-urls") {
 		return
 	}
-	var b uploadURLsBody
-	key, ok := s.sessionBody(w, r, id, &b, true, b.validate)
+	var b wire.UploadURLsRequest
+	key, ok := s.sessionBody(w, r, id, &b, true, func() *Problem { return validateUploadURLs(&b) })
 	if !ok {
 		return
 	}

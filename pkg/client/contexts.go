@@ -2,29 +2,21 @@ package client
 
 import (
 	"context"
+	"github.com/sessionbox/sessionbox/pkg/wire"
 	"net/http"
 	"net/url"
-	"time"
 )
 
 // CodeContext is an interpreter context of a session: a kernel of its own,
 // with its own variables and working directory. Pass its ContextID as
 // ExecuteRequest.Context. It is gone once the session's sandbox is stopped
 // or replaced (410).
-type CodeContext struct {
-	ContextID string    `json:"contextId"`
-	Language  string    `json:"language"`
-	Cwd       string    `json:"cwd"`
-	CreatedAt time.Time `json:"createdAt"`
-}
+type CodeContext = wire.CodeContext
 
 // CreateContext starts a context in the session's sandbox, starting the
 // sandbox when needed. Empty language means python, empty cwd /home/user.
 func (c *Client) CreateContext(ctx context.Context, sessionID, language, cwd string) (*CodeContext, error) {
-	in := struct {
-		Language string `json:"language,omitempty"`
-		Cwd      string `json:"cwd,omitempty"`
-	}{language, cwd}
+	in := wire.ContextRequest{Language: language, Cwd: cwd}
 	var out CodeContext
 	if err := c.doJSON(ctx, http.MethodPost, c.sessionPath(sessionID, "/contexts"), in, &out); err != nil {
 		return nil, err
@@ -34,9 +26,7 @@ func (c *Client) CreateContext(ctx context.Context, sessionID, language, cwd str
 
 // Contexts lists the contexts of the session's current sandbox.
 func (c *Client) Contexts(ctx context.Context, sessionID string) ([]CodeContext, error) {
-	var out struct {
-		Contexts []CodeContext `json:"contexts"`
-	}
+	var out wire.ContextList
 	if err := c.doJSON(ctx, http.MethodGet, c.sessionPath(sessionID, "/contexts"), nil, &out); err != nil {
 		return nil, err
 	}

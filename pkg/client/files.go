@@ -7,9 +7,9 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/session"
+	"github.com/sessionbox/sessionbox/pkg/wire"
 )
 
 // InlineLimit is the largest file Upload and Download move through the API
@@ -27,9 +27,7 @@ func (c *Client) ListFiles(ctx context.Context, sessionID, dir string, depth int
 	if depth > 0 {
 		q.Set("depth", strconv.Itoa(depth))
 	}
-	var out struct {
-		Entries []session.FileEntry `json:"entries"`
-	}
+	var out wire.FileList
 	err := c.doJSON(ctx, http.MethodGet, c.sessionPath(sessionID, "/files?"+q.Encode()), nil, &out)
 	return out.Entries, err
 }
@@ -58,21 +56,14 @@ func (c *Client) WriteFile(ctx context.Context, sessionID, path string, r io.Rea
 }
 
 // UploadTicket is where to PUT a file's bytes for ImportFile.
-type UploadTicket struct {
-	UploadURL string `json:"uploadUrl"`
-	Method    string `json:"method"`
-	// Headers must be sent with the upload as given.
-	Headers    map[string]string `json:"headers"`
-	ExpiresAt  *time.Time        `json:"expiresAt,omitempty"`
-	TransferID string            `json:"transferId"`
-}
+type UploadTicket = wire.UploadTicket
 
 // UploadURL asks for a presigned URL that takes size bytes for path;
 // ImportFile then moves them into the sandbox.
 func (c *Client) UploadURL(ctx context.Context, sessionID, path string, size int64) (*UploadTicket, error) {
 	var t UploadTicket
 	if err := c.doJSON(ctx, http.MethodPost, c.sessionPath(sessionID, "/files/upload-url"),
-		map[string]any{"path": path, "sizeBytes": size}, &t); err != nil {
+		wire.UploadURLRequest{Path: path, SizeBytes: &size}, &t); err != nil {
 		return nil, err
 	}
 	return &t, nil
@@ -82,24 +73,20 @@ func (c *Client) UploadURL(ctx context.Context, sessionID, path string, size int
 func (c *Client) ImportFile(ctx context.Context, sessionID, transferID string) (*session.FileEntry, error) {
 	var entry session.FileEntry
 	if err := c.doJSON(ctx, http.MethodPost, c.sessionPath(sessionID, "/files/import"),
-		map[string]string{"transferId": transferID}, &entry); err != nil {
+		wire.ImportRequest{TransferID: transferID}, &entry); err != nil {
 		return nil, err
 	}
 	return &entry, nil
 }
 
 // DownloadTicket is a presigned URL that serves one file of a sandbox.
-type DownloadTicket struct {
-	DownloadURL string     `json:"downloadUrl"`
-	ExpiresAt   *time.Time `json:"expiresAt,omitempty"`
-	SizeBytes   int64      `json:"sizeBytes"`
-}
+type DownloadTicket = wire.DownloadTicket
 
 // DownloadURL copies a file of the sandbox to blob storage and returns a
 // presigned URL for it.
 func (c *Client) DownloadURL(ctx context.Context, sessionID, path string) (*DownloadTicket, error) {
 	var t DownloadTicket
-	if err := c.doJSON(ctx, http.MethodPost, c.sessionPath(sessionID, "/files/download-url"), map[string]string{"path": path}, &t); err != nil {
+	if err := c.doJSON(ctx, http.MethodPost, c.sessionPath(sessionID, "/files/download-url"), wire.DownloadURLRequest{Path: path}, &t); err != nil {
 		return nil, err
 	}
 	return &t, nil

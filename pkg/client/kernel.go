@@ -5,25 +5,14 @@ import (
 	"net/http"
 
 	"github.com/sessionbox/sessionbox/pkg/session"
+	"github.com/sessionbox/sessionbox/pkg/wire"
 )
 
 // Install pip-installs packages (names and version specifiers) into the
 // session's sandbox; indexURL, when set, replaces PyPI.
 func (c *Client) Install(ctx context.Context, sessionID string, packages []string, indexURL string) (*session.InstallResult, error) {
-	in := struct {
-		Packages []string `json:"packages"`
-		IndexURL string   `json:"indexUrl,omitempty"`
-	}{packages, indexURL}
-	var out struct {
-		Success    bool                 `json:"success"`
-		ExitCode   int                  `json:"exitCode"`
-		Stdout     string               `json:"stdout"`
-		Stderr     string               `json:"stderr"`
-		DurationMs int64                `json:"durationMs"`
-		Truncated  bool                 `json:"truncated"`
-		Restarted  bool                 `json:"restarted"`
-		Restored   *session.RestoreInfo `json:"restored"`
-	}
+	in := wire.InstallRequest{Packages: packages, IndexURL: indexURL}
+	var out wire.InstallResult
 	if err := c.doJSON(ctx, http.MethodPost, c.sessionPath(sessionID, "/install"), in, &out); err != nil {
 		return nil, err
 	}
@@ -34,10 +23,7 @@ func (c *Client) Install(ctx context.Context, sessionID string, packages []strin
 // InstallStream is Install with pip's output streamed to onEvent (which
 // may be nil) as it happens.
 func (c *Client) InstallStream(ctx context.Context, sessionID string, packages []string, indexURL string, onEvent func(session.Event)) (*session.InstallResult, error) {
-	in := struct {
-		Packages []string `json:"packages"`
-		IndexURL string   `json:"indexUrl,omitempty"`
-	}{packages, indexURL}
+	in := wire.InstallRequest{Packages: packages, IndexURL: indexURL}
 	resp, err := c.postStream(ctx, c.sessionPath(sessionID, "/install/stream"), in)
 	if err != nil {
 		return nil, err

@@ -8,7 +8,7 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/sessionbox/sessionbox/pkg/session"
+	"github.com/sessionbox/sessionbox/pkg/wire"
 )
 
 // RunRequest is code to run in the background.
@@ -21,10 +21,7 @@ type RunRequest struct {
 }
 
 // RunAccepted is the answer to a submitted run.
-type RunAccepted struct {
-	RunID  string            `json:"runId"`
-	Status session.RunStatus `json:"status"`
-}
+type RunAccepted = wire.RunAccepted
 
 // SubmitRun queues code to run in the session and returns at once; GetRun
 // follows the run.
@@ -50,21 +47,7 @@ func (c *Client) SubmitRun(ctx context.Context, sessionID string, req RunRequest
 }
 
 // Run is a run as the API describes it.
-type Run struct {
-	RunID     string              `json:"runId"`
-	SessionID string              `json:"sessionId"`
-	Status    session.RunStatus   `json:"status"`
-	Result    *session.ExecResult `json:"result,omitempty"`
-	// ResultURL downloads a result too large to keep with the run, until
-	// ResultExpiresAt.
-	ResultURL       string     `json:"resultUrl,omitempty"`
-	ResultExpiresAt *time.Time `json:"resultExpiresAt,omitempty"`
-	// Error says why a failed run did not run to its end.
-	Error      string     `json:"error,omitempty"`
-	CreatedAt  *time.Time `json:"createdAt,omitempty"`
-	StartedAt  *time.Time `json:"startedAt,omitempty"`
-	FinishedAt *time.Time `json:"finishedAt,omitempty"`
-}
+type Run = wire.Run
 
 // GetRun describes a run, with its result once it has finished.
 func (c *Client) GetRun(ctx context.Context, runID string) (*Run, error) {

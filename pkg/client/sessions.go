@@ -5,37 +5,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"time"
 
-	"github.com/sessionbox/sessionbox/pkg/session"
+	"github.com/sessionbox/sessionbox/pkg/wire"
 )
 
 // SessionView is a session as the API describes it.
-type SessionView struct {
-	SessionID string `json:"sessionId"`
-	// State is "running", "paused" or "stopped".
-	State            string            `json:"state"`
-	Type             string            `json:"type,omitempty"`
-	SandboxID        string            `json:"sandboxId,omitempty"`
-	Template         string            `json:"template,omitempty"`
-	Metadata         map[string]string `json:"metadata,omitempty"`
-	PauseOnIdle      bool              `json:"pauseOnIdle"`
-	IdleTimeoutSecs  int               `json:"idleTimeoutSecs,omitempty"`
-	CreatedAt        *time.Time        `json:"createdAt,omitempty"`
-	LastActivityAt   *time.Time        `json:"lastActivityAt,omitempty"`
-	IdleDeadline     *time.Time        `json:"idleDeadline,omitempty"`
-	LifetimeDeadline *time.Time        `json:"lifetimeDeadline,omitempty"`
-	// Persist is false when the session keeps no workspace, else absent.
-	Persist *bool `json:"persist,omitempty"`
-	// LastCheckpoint is the workspace's last good checkpoint, if any.
-	LastCheckpoint    *session.CheckpointInfo `json:"lastCheckpoint,omitempty"`
-	CheckpointProblem string                  `json:"checkpointProblem,omitempty"`
-	// TimeoutRefreshProblem says the sandbox's timeout could not be
-	// refreshed at the provider: it may end before its idle deadline.
-	TimeoutRefreshProblem string `json:"timeoutRefreshProblem,omitempty"`
-	// Restored is set on a start that gave a fresh sandbox its files back.
-	Restored *session.RestoreInfo `json:"restored,omitempty"`
-}
+type SessionView = wire.Session
 
 // Sessions returns one page of the caller's sessions.
 func (c *Client) Sessions(ctx context.Context, limit int, cursor string) (sessions []SessionView, next string, err error) {
@@ -46,10 +21,7 @@ func (c *Client) Sessions(ctx context.Context, limit int, cursor string) (sessio
 	if cursor != "" {
 		q.Set("cursor", cursor)
 	}
-	var out struct {
-		Sessions   []SessionView `json:"sessions"`
-		NextCursor string        `json:"nextCursor"`
-	}
+	var out wire.SessionList
 	err = c.doJSON(ctx, http.MethodGet, "/v1/sessions?"+q.Encode(), nil, &out)
 	return out.Sessions, out.NextCursor, err
 }

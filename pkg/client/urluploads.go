@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/sessionbox/sessionbox/pkg/session"
+	"github.com/sessionbox/sessionbox/pkg/wire"
 )
 
 // UploadURLs has the service fetch each URL into destDir of the session's
@@ -14,10 +15,7 @@ import (
 // URL: the result lists what landed and why the others did not.
 func (c *Client) UploadURLs(ctx context.Context, sessionID string, urls []string, destDir string) (*session.URLUploadResult, error) {
 	var raw json.RawMessage
-	body := map[string]any{"urls": urls}
-	if destDir != "" {
-		body["destDir"] = destDir
-	}
+	body := wire.UploadURLsRequest{URLs: urls, DestDir: destDir}
 	path := c.sessionPath(sessionID, "/files/upload-urls")
 	if err := c.doJSON(ctx, http.MethodPost, path, body, &raw); err != nil {
 		return nil, err
