@@ -35,9 +35,13 @@ type Invoker interface {
 //   - a streamed answer (transfer mode STREAM) goes out as the function
 //     wrote it, whatever BinaryMediaTypes say;
 //   - a REQUEST authorizer runs before every non-public route: an
-//     "Unauthorized" error is 401, a Deny 403, the context it returns
-//     reaches the function; an unknown route is API Gateway's 403 "Missing
-//     Authentication Token", which the stack maps to 404.
+//     "Unauthorized" error is 401, a policy that does not allow the
+//     method's ARN 403, the context it returns reaches the function; with
+//     AuthorizerCache on, a request missing an identity source is 401
+//     without a call, and an answer is reused for every route and method
+//     called with the same identity-source values (authcache.go);
+//   - an unknown route is API Gateway's 403 "Missing Authentication
+//     Token", which the stack maps to 404.
 //
 // Its gateway answers are problem+json, as the stack's gateway responses
 // (infra/problems.go) make them.
@@ -53,19 +57,24 @@ type Gateway struct {
 	// Authorizer is the REQUEST authorizer; nil lets every call through
 	// with no authorizer context.
 	Authorizer Invoker
+	// AuthorizerCache is the authorizer's results cache: off at zero TTL.
+	AuthorizerCache AuthorizerCache
 	// AllowedOrigins are the stack's allowedOrigins: with exactly one, its
 	// gateway responses carry Access-Control-Allow-Origin for it, as
 	// infra/problems.go makes them.
 	AllowedOrigins []string
+
+	cache authCache
 }
 
 // NewStackGateway is a Gateway configured as the synthesized stack
 // configures API Gateway (StackBinaryMediaTypes, StackRoutes,
-// StackStreamedFunctions), stage "prod".
+// StackStreamedFunctions, StackAuthorizerCache), stage "prod".
 func NewStackGateway(functions map[string]Invoker, authorizer Invoker) *Gateway {
 	return &Gateway{
 		Stage: "prod", BinaryMediaTypes: StackBinaryMediaTypes, Routes: StackRoutes(),
 		Functions: functions, Streamed: StackStreamedFunctions, Authorizer: authorizer,
+		AuthorizerCache: StackAuthorizerCache(),
 	}
 }
 
@@ -86,7 +95,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !route.Public && g.Authorizer != nil {
-		authz, status := g.authorize(r.Context(), ev)
+		authz, status := g.authorize(r, ev)
 		if status != 0 {
 			g.refuse(w, status)
 			return
@@ -202,12 +211,12 @@ func requestID() string {
 	return hex.EncodeToString(b)
 }
 
-// authorize runs the REQUEST authorizer: the context to hand on, or the
-// status to refuse with.
-func (g *Gateway) authorize(ctx context.Context, ev events.APIGatewayProxyRequest) (map[string]any, int) {
+// callAuthorizer invokes the REQUEST authorizer: its answer, or the status
+// to refuse with (401 for its "Unauthorized" error).
+func (g *Gateway) callAuthorizer(ctx context.Context, ev events.APIGatewayProxyRequest) (*events.APIGatewayCustomAuthorizerResponse, int) {
 	req := events.APIGatewayCustomAuthorizerRequestTypeRequest{
 		Type:                            "REQUEST",
-		MethodArn:                       "arn:aws:execute-api:eu-west-1:123456789012:emulated/" + ev.RequestContext.Stage + "/" + ev.HTTPMethod + ev.Path,
+		MethodArn:                       methodARN(ev),
 		Resource:                        ev.Resource,
 		Path:                            ev.Path,
 		HTTPMethod:                      ev.HTTPMethod,
@@ -234,19 +243,12 @@ func (g *Gateway) authorize(ctx context.Context, ev events.APIGatewayProxyReques
 	if json.Unmarshal(res.Body, &out) != nil {
 		return nil, http.StatusInternalServerError
 	}
-	for _, st := range out.PolicyDocument.Statement {
-		if !strings.EqualFold(st.Effect, "Allow") {
-			return nil, http.StatusForbidden
-		}
-	}
-	if len(out.PolicyDocument.Statement) == 0 {
-		return nil, http.StatusForbidden
-	}
-	authz := map[string]any{"principalId": out.PrincipalID}
-	for k, v := range out.Context {
-		authz[k] = v
-	}
-	return authz, 0
+	return &out, 0
+}
+
+// methodARN is the ARN API Gateway names the called method by.
+func methodARN(ev events.APIGatewayProxyRequest) string {
+	return "arn:aws:execute-api:eu-west-1:123456789012:emulated/" + ev.RequestContext.Stage + "/" + ev.HTTPMethod + ev.Path
 }
 
 // writeBuffered answers with a buffered proxy integration's response.

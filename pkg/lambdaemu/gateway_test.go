@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -215,5 +216,36 @@ func TestStackMatchesInfra(t *testing.T) {
 	}
 	if !slices.Equal(routes, emulated) {
 		t.Errorf("infra routes\n%s\nemulator\n%s", strings.Join(routes, "\n"), strings.Join(emulated, "\n"))
+	}
+	checkAuthorizerSettings(t, api, fns, read("stack.go"))
+}
+
+// checkAuthorizerSettings holds the authorizer cache's settings
+// (StackAuthorizerCache, StackAuthorizerEnv) to the stack's defaults.
+func checkAuthorizerSettings(t *testing.T, api, fns, stack string) {
+	t.Helper()
+	var sources []string
+	if m := regexp.MustCompile(`IdentitySources:\s*jsii\.Strings\(([^\n]*)\),\n`).FindStringSubmatch(api); m != nil {
+		for _, h := range regexp.MustCompile(`IdentitySource_Header\(jsii\.String\("([^"]+)"\)\)`).FindAllStringSubmatch(m[1], -1) {
+			sources = append(sources, h[1])
+		}
+	}
+	if !slices.Equal(sources, lambdaemu.StackAuthorizerIdentitySources) {
+		t.Errorf("infra identity sources %q, emulator %q", sources, lambdaemu.StackAuthorizerIdentitySources)
+	}
+	m := regexp.MustCompile(`const authCacheMinutes = (\d+)`).FindStringSubmatch(api)
+	if m == nil || m[1]+"m0s" != lambdaemu.StackAuthorizerCacheTTL.String() {
+		t.Errorf("infra authCacheMinutes %v, emulator TTL %v", m, lambdaemu.StackAuthorizerCacheTTL)
+	}
+	env := map[string]string{}
+	for _, e := range regexp.MustCompile(`(?s)case "authorizer":\s*if !cfg\.AcceptXAPIKey \{.*?env\[(\w+)\] = jsii\.String\("([^"]*)"\)`).FindAllStringSubmatch(stack, -1) {
+		name := regexp.MustCompile(e[1] + `\s*=\s*"(\w+)"`).FindStringSubmatch(fns)
+		if name == nil {
+			t.Fatalf("infra/functions.go does not define %s", e[1])
+		}
+		env[name[1]] = e[2]
+	}
+	if !maps.Equal(env, lambdaemu.StackAuthorizerEnv) {
+		t.Errorf("infra sets the cached authorizer's environment %v, emulator %v", env, lambdaemu.StackAuthorizerEnv)
 	}
 }

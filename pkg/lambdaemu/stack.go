@@ -5,6 +5,11 @@ package lambdaemu
 // this one; TestStackMatchesInfra holds these values to infra/api.go and
 // infra/functions.go, so the tests' gateway and the real one cannot drift.
 
+import (
+	"slices"
+	"time"
+)
+
 // StackBinaryMediaTypes is the REST API's binaryMediaTypes. "*/*" makes
 // every isBase64Encoded response go out as bytes whatever the client's
 // Accept (fetch's and curl's "*/*", none, a browser's list), and every
@@ -72,4 +77,24 @@ func StackRoutes() []StackRoute {
 		pub("status", "GET", "/"),
 		pub("status", "GET", "/playground/{file}"),
 	}
+}
+
+// StackAuthorizerCacheTTL is the REQUEST authorizer's results cache TTL
+// (infra/api.go's authCacheMinutes) when the stack accepts bearer keys
+// only, its default.
+const StackAuthorizerCacheTTL = 5 * time.Minute
+
+// StackAuthorizerIdentitySources are the authorizer's identity sources with
+// the cache on: the cache key is the Authorization header alone.
+var StackAuthorizerIdentitySources = []string{"Authorization"}
+
+// StackAuthorizerEnv is what the stack adds to the authorizer function's
+// environment with the cache on: the credential must come from the cache
+// key's header alone, else one caller's X-API-Key answer would be cached
+// under whatever Authorization value came with it (pkg/authorizer).
+var StackAuthorizerEnv = map[string]string{"SESSIONBOX_AUTH_BEARER_ONLY": "true"}
+
+// StackAuthorizerCache is the authorizer cache the stack configures.
+func StackAuthorizerCache() AuthorizerCache {
+	return AuthorizerCache{TTL: StackAuthorizerCacheTTL, IdentitySources: slices.Clone(StackAuthorizerIdentitySources)}
 }
