@@ -21,6 +21,7 @@ import (
 
 	"github.com/sessionbox/sessionbox/pkg/lambdaenv"
 	"github.com/sessionbox/sessionbox/pkg/lambdaenv/lambdaenvtest"
+	"github.com/sessionbox/sessionbox/pkg/lambdaenv/mcpenv"
 	"github.com/sessionbox/sessionbox/pkg/lambdaenv/sessionenv"
 )
 
@@ -103,7 +104,11 @@ func invokeAPI(t *testing.T, envs map[string]*sessionenv.Env, file string, edit 
 	ctx := lambdaCtx(t, "req-"+strings.ReplaceAll(file, "/", "-"))
 	switch fn {
 	case "start", "stop", "execute", "install", "fetch", "mcp":
-		res, err := envs[fn].StreamingAPI()(ctx, ev)
+		h := envs[fn].StreamingAPI()
+		if fn == "mcp" {
+			h = mcpenv.StreamingAPI(envs[fn])
+		}
+		res, err := h(ctx, ev)
 		if err != nil {
 			t.Fatalf("%s: %v", file, err)
 		}
