@@ -27,3 +27,19 @@ func NewFakeClock() *FakeClock { return newFakeClock() }
 func (f *fakeSandboxes) SetExecFn(fn func(ctx context.Context, id string, req ExecRequest, onEvent func(Event)) (*ExecResult, error)) {
 	f.execFn = fn
 }
+
+type FakeStore = fakeStore
+
+// NewFakeStore returns the in-memory store the Manager's tests use, reading
+// time from c (which decides what has expired).
+func NewFakeStore(c Clock) *FakeStore { return newFakeStore(c) }
+
+// SetFailing makes every store call fail as an overloaded backend does
+// (on) or heals it (off).
+func (f *fakeStore) SetFailing(on bool) {
+	if !on {
+		f.fail = nil
+		return
+	}
+	f.fail = func(op string) error { return Errorf(ErrUnavailable, "%s: injected outage", op) }
+}

@@ -1,6 +1,8 @@
 // Package storetest is the contract every session.Store must meet, as one
 // test suite: run it against each implementation (and each backend of one)
-// so they cannot drift apart.
+// so they cannot drift apart. pkg/store runs it on two DynamoDB emulators;
+// pkg/session runs it on the in-memory store its Manager tests use, so no
+// Manager test passes on behaviour a real store does not have.
 package storetest
 
 import (
