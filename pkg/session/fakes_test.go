@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -51,6 +52,7 @@ type fakeBox struct {
 	execs  int // executions since the kernel started
 	resets int
 	ctxs   map[string]*fakeContext // interpreter contexts by id
+	vars   map[string]string       // the default context's variables
 }
 
 // fakeSandboxes is an in-memory provider. Execute runs tiny scripts: each
@@ -289,26 +291,67 @@ func (f *fakeSandboxes) Execute(ctx context.Context, id string, req ExecRequest,
 	if b.info.State == StatePaused {
 		return nil, fmt.Errorf("sandbox %s is paused: %w", id, ErrUnavailable)
 	}
+	vars := &b.vars
+	if req.Context != "" {
+		c := b.ctxs[req.Context]
+		if c == nil {
+			return nil, fmt.Errorf("run code: context %s: %w", req.Context, ErrNotFound)
+		}
+		vars = &c.vars
+	}
+	if *vars == nil {
+		*vars = map[string]string{}
+	}
 	b.execs++
 	res := &ExecResult{Success: true, ExecutionCount: b.execs}
-	for line := range strings.Lines(req.Code) {
-		line = strings.TrimSpace(line)
-		switch {
-		case strings.HasPrefix(line, "print "):
-			out := strings.TrimPrefix(line, "print ") + "\n"
-			res.Stdout += out
-			if onEvent != nil {
-				onEvent(Event{Stdout: out})
-			}
-		case strings.HasPrefix(line, "write "):
-			parts := strings.SplitN(strings.TrimPrefix(line, "write "), " ", 2)
-			b.files[parts[0]] = fakeFile{data: []byte(parts[1]), mtime: f.clock.Now()}
-		case line == "fail":
-			res.Success = false
-			res.Error = &ExecError{Name: "ValueError", Value: "boom", Traceback: "Traceback..."}
+	emit := func(e Event) {
+		if onEvent != nil {
+			onEvent(e)
 		}
 	}
+	for line := range strings.Lines(req.Code) {
+		f.interpret(b, *vars, strings.TrimSpace(line), req.TimeoutSecs, res, emit)
+	}
 	return res, nil
+}
+
+// interpret runs one line of the fake's language: "print X", "write PATH
+// TEXT", "set NAME VALUE", "get NAME" (prints it; a NameError when
+// unbound), "sleep SECS" (takes no time, but times out past TimeoutSecs)
+// and "fail" (a ValueError). The caller holds mu.
+func (f *fakeSandboxes) interpret(b *fakeBox, vars map[string]string, line string, timeoutSecs int, res *ExecResult, emit func(Event)) {
+	word, rest, _ := strings.Cut(line, " ")
+	raise := func(name, value string) {
+		res.Success = false
+		res.Error = &ExecError{Name: name, Value: value, Traceback: "Traceback..."}
+		emit(Event{Error: res.Error})
+	}
+	switch word {
+	case "print":
+		res.Stdout += rest + "\n"
+		emit(Event{Stdout: rest + "\n"})
+	case "write":
+		path, text, _ := strings.Cut(rest, " ")
+		b.files[path] = fakeFile{data: []byte(text), mtime: f.clock.Now()}
+	case "set":
+		name, value, _ := strings.Cut(rest, " ")
+		vars[name] = value
+	case "get":
+		value, ok := vars[rest]
+		if !ok {
+			raise("NameError", fmt.Sprintf("name '%s' is not defined", rest))
+			return
+		}
+		res.Stdout += value + "\n"
+		emit(Event{Stdout: value + "\n"})
+	case "sleep":
+		if secs, _ := strconv.Atoi(rest); timeoutSecs > 0 && secs > timeoutSecs {
+			res.TimedOut = true
+			raise("TimeoutError", "execution timed out")
+		}
+	case "fail":
+		raise("ValueError", "boom")
+	}
 }
 
 func (f *fakeSandboxes) ResetKernel(ctx context.Context, id string) error {
@@ -323,6 +366,7 @@ func (f *fakeSandboxes) ResetKernel(ctx context.Context, id string) error {
 	}
 	b.execs = 0
 	b.resets++
+	b.vars = nil
 	return nil
 }
 
@@ -339,7 +383,11 @@ func (f *fakeSandboxes) RunCommand(ctx context.Context, id, cmd string, timeout 
 	fn := f.cmdFn
 	f.mu.Unlock()
 	if fn == nil {
-		fn = func(context.Context, string) (ShellOutcome, error) {
+		// echo prints its words; anything else reads as a pip install.
+		fn = func(_ context.Context, cmd string) (ShellOutcome, error) {
+			if words, ok := strings.CutPrefix(cmd, "echo "); ok {
+				return ShellOutcome{Stdout: words + "\n"}, nil
+			}
 			return ShellOutcome{Stdout: "Successfully installed\n"}, nil
 		}
 	}
@@ -441,10 +489,13 @@ func (f *fakeSandboxes) RemoveFile(ctx context.Context, id, p string) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := b.files[p]; !ok {
-		return Errorf(ErrNotFound, "no file %s", p)
+	// As in E2B, removing what is not there succeeds, and a directory
+	// goes with everything under it.
+	for q := range b.files {
+		if q == p || strings.HasPrefix(q, strings.TrimSuffix(p, "/")+"/") {
+			delete(b.files, q)
+		}
 	}
-	delete(b.files, p)
 	return nil
 }
 
