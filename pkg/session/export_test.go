@@ -3,6 +3,8 @@ package session
 import (
 	"context"
 	"time"
+
+	"github.com/sessionbox/sessionbox/internal/testclock"
 )
 
 // Exports for the external tests (package session_test), which run the
@@ -19,9 +21,8 @@ func (f *fakeSandboxes) Live() []string           { return f.live() }
 func (f *fakeSandboxes) File(id, p string) []byte { b, _ := f.file(id, p); return b }
 func (f *fakeSandboxes) SetDelay(d time.Duration) { f.delay = d }
 
-type FakeClock = fakeClock
-
-func NewFakeClock() *FakeClock { return newFakeClock() }
+// NewFakeClock is the internal tests' clock, at their fixed start.
+func NewFakeClock() *testclock.Clock { return newFakeClock() }
 
 // SetExecFn replaces the fake provider's interpreter.
 func (f *fakeSandboxes) SetExecFn(fn func(ctx context.Context, id string, req ExecRequest, onEvent func(Event)) (*ExecResult, error)) {

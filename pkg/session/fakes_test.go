@@ -14,31 +14,18 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/sessionbox/sessionbox/internal/testclock"
 )
 
 // The fakes below follow the contracts of ports.go closely (conditional
 // writes on versions, the documented errors) and let tests inject faults:
 // each has a fail hook consulted before every operation.
 
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
+// newFakeClock is the Manager tests' clock, at a fixed start so failures
+// reproduce.
+func newFakeClock() *testclock.Clock {
+	return testclock.New(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 }
 
 type fakeFile struct {
@@ -617,7 +604,7 @@ type rig struct {
 	sbx   *fakeSandboxes
 	blobs *fakeBlobs
 	bus   *fakeBus
-	clock *fakeClock
+	clock *testclock.Clock
 }
 
 func newRig(t interface{ Fatal(...any) }, cfg Config) *rig {

@@ -112,21 +112,3 @@ func must(t *testing.T, what string, err error) {
 		t.Fatalf("%s: %v", what, err)
 	}
 }
-
-// eventually polls cond until it holds or a deadline passes: a real
-// provider applies some changes (a killed process leaving the list) a
-// moment after the call that made them returned.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not so after 10 s", what)
-		}
-		select {
-		case <-t.Context().Done():
-			t.Fatalf("%s: %v", what, t.Context().Err())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
