@@ -40,6 +40,8 @@ type Server struct {
 	storage func() error
 	// limiter, when set, counts authenticated requests per principal.
 	limiter session.RateLimiter
+	// clock is the time the key cache and the limiter go by.
+	clock session.Clock
 
 	// mcpHandler serves /v1/mcp over the same Manager.
 	mcpHandler *mcpserver.HTTPHandler
@@ -73,6 +75,10 @@ func WithRequestID(f func(*http.Request) string) Option { return func(s *Server)
 // no store read, and a revoked one stops working within ttl.
 func WithKeyCache(ttl time.Duration) Option { return func(s *Server) { s.keys = newKeyCache(ttl) } }
 
+// WithClock sets the clock the key cache and the rate limiter go by (the
+// system's by default), so tests move time instead of waiting for it.
+func WithClock(c session.Clock) Option { return func(s *Server) { s.clock = c } }
+
 // WithAllowedOrigins restricts CORS to these origins. Without it (or with
 // "*") any origin may call the API, without credentials: see cors.go.
 func WithAllowedOrigins(origins ...string) Option {
@@ -91,6 +97,7 @@ func New(mgr Manager, opts ...Option) *Server {
 	s := &Server{
 		mgr:           mgr,
 		log:           slog.Default(),
+		clock:         session.SystemClock{},
 		corsPolicy:    newCORSPolicy(nil),
 		maxJSONBytes:  defaultJSONBodyBytes,
 		maxInlineFile: defaultInlineFileBytes,
