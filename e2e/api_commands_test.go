@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sessionbox/sessionbox/internal/testwait"
 )
 
 // commandResult is a command's outcome as the API answers it.
@@ -354,15 +356,12 @@ func TestEndToEndCommands(t *testing.T) {
 		resp.Body.Close()
 		// The service notices the hang-up and kills the process; wait for
 		// it, without asserting how long it takes.
-		for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
-			list := s.listCommands(sid)
-			if len(list) == 0 {
-				break
+		testwait.Until(t, time.Minute, func() error {
+			if list := s.listCommands(sid); len(list) != 0 {
+				return fmt.Errorf("still running after the client hung up: %+v", list)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("still running a minute after the client hung up: %+v", list)
-			}
-		}
+			return nil
+		})
 	})
 
 	t.Run("a sandbox replaced since the command started", func(t *testing.T) {

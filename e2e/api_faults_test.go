@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionbox/sessionbox/internal/faultproxy"
 	"github.com/sessionbox/sessionbox/pkg/api"
 	"github.com/sessionbox/sessionbox/pkg/local"
 	"github.com/sessionbox/sessionbox/pkg/localaws"
@@ -23,7 +24,7 @@ func TestEndToEndProviderFaults(t *testing.T) {
 	s := newStackWith(t, 2*time.Second, session.Config{})
 	cases := []struct {
 		name   string
-		status int32
+		status int
 		hang   time.Duration
 		want   int
 		slug   string
@@ -36,11 +37,9 @@ func TestEndToEndProviderFaults(t *testing.T) {
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			sid := "fault-" + string(rune('a'+i))
-			s.fault.status.Store(tc.status)
-			s.fault.hangFor.Store(int64(tc.hang))
+			s.fault.Set(faultproxy.Fault{Status: tc.status, Hang: tc.hang})
 			resp, body := s.req(s.alice, "POST", "/v1/sessions/"+sid+"/execute", strings.NewReader(`{"code":"1 + 1"}`))
-			s.fault.status.Store(0)
-			s.fault.hangFor.Store(0)
+			s.fault.Heal()
 			p := s.problem(tc.want, resp, body)
 			if p["type"] != "https://sessionbox.dev/problems/"+tc.slug {
 				t.Fatalf("problem %v", p)
@@ -63,7 +62,7 @@ func TestEndToEndStoreFaults(t *testing.T) {
 	s := newStoreFaultStack(t, session.Config{LeaseDuration: 2 * time.Second})
 	cases := []struct {
 		name string
-		pass int32
+		pass int
 	}{
 		{"the first write fails", 0},
 		{"the write after the sandbox started fails", 1},
@@ -71,9 +70,9 @@ func TestEndToEndStoreFaults(t *testing.T) {
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			sid := fmt.Sprintf("store-fault-%d", i)
-			s.dbFault.failOperation("PutItem", tc.pass, http.StatusInternalServerError)
+			s.dbFault.Set(faultproxy.Fault{Status: http.StatusInternalServerError, Match: faultproxy.DynamoDBOp("PutItem"), Pass: tc.pass})
 			resp, body := s.req(s.alice, "POST", "/v1/sessions/"+sid+"/execute", strings.NewReader(`{"code":"1 + 1"}`))
-			s.dbFault.failOperation("", 0, 0)
+			s.dbFault.Heal()
 			if resp.StatusCode < 500 || resp.Header.Get("Content-Type") != "application/problem+json" {
 				t.Fatalf("with the store failing: %d %s", resp.StatusCode, body)
 			}
@@ -103,9 +102,8 @@ func newStoreFaultStack(t *testing.T, cfg session.Config) *stack {
 		t.Fatal(err)
 	}
 	t.Cleanup(stop)
-	var proxied string
-	s.dbFault, proxied = newFaultProxy(t, endpoint)
-	db := localaws.DynamoDBClient(proxied)
+	s.dbFault = faultproxy.New(t, endpoint)
+	db := localaws.DynamoDBClient(s.dbFault.URL)
 	if err := store.CreateTable(ctx, db, local.Table); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sessionbox/sessionbox/internal/testwait"
 )
 
 type metricView struct {
@@ -52,17 +54,13 @@ func TestEndToEndSandboxMetrics(t *testing.T) {
 	}
 	// Samples come every 5 s; wait for one taken while the thread burned.
 	var m metricsView
-	deadline := time.Now().Add(45 * time.Second)
-	for {
+	testwait.Until(t, 45*time.Second, func() error {
 		s.json(s.alice, "GET", base+"/sandbox/metrics", nil, &m)
-		if m.CPUUsedPct > 0 && m.MemUsedBytes >= 128<<20 {
-			break
+		if m.CPUUsedPct <= 0 || m.MemUsedBytes < 128<<20 {
+			return fmt.Errorf("no sample showed the burn: %+v", m)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no sample showed the burn: %+v", m)
-		}
-		time.Sleep(time.Second)
-	}
+		return nil
+	})
 	s.exec(s.alice, sid, "burning = False")
 	t.Logf("during the burn: %+v (%d samples)", m.metricView, len(m.Samples))
 	checkMetric(t, "now", m.metricView)

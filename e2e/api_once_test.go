@@ -3,12 +3,14 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sessionbox/sessionbox/internal/testwait"
 	"github.com/sessionbox/sessionbox/pkg/client"
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
@@ -31,13 +33,12 @@ func (s *stack) onceSandboxes() []string {
 // may finish just after the answer.
 func (s *stack) noOnceSandboxLeft(what string) {
 	s.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for ids := s.onceSandboxes(); len(ids) > 0; ids = s.onceSandboxes() {
-		if time.Now().After(deadline) {
-			s.t.Fatalf("%s: one-shot sandboxes left alive: %v", what, ids)
+	testwait.Until(s.t, 30*time.Second, func() error {
+		if ids := s.onceSandboxes(); len(ids) > 0 {
+			return fmt.Errorf("%s: one-shot sandboxes left alive: %v", what, ids)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // TestEndToEndExecuteOnce: POST /v1/execute runs code in a fresh sandbox,

@@ -2,12 +2,14 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sessionbox/sessionbox/internal/testwait"
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
 
@@ -29,15 +31,14 @@ func (s *stack) runToEnd(key, sid, code string) runView {
 	}
 	s.json(key, "POST", "/v1/sessions/"+sid+"/runs", map[string]any{"code": code}, &accepted)
 	var run runView
-	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+	testwait.Until(s.t, 2*time.Minute, func() error {
 		s.json(key, "GET", "/v1/runs/"+accepted.RunID, nil, &run)
-		if run.Status == "succeeded" || run.Status == "failed" {
-			return run
+		if run.Status != "succeeded" && run.Status != "failed" {
+			return fmt.Errorf("run %s still %s", run.RunID, run.Status)
 		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("run %s still %s", run.RunID, run.Status)
-		}
-	}
+		return nil
+	})
+	return run
 }
 
 // TestEndToEndLargeRunResult runs code whose result is too large for the

@@ -4,22 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/sessionbox/sessionbox/internal/faultproxy"
 	"github.com/sessionbox/sessionbox/pkg/e2b"
 	"github.com/sessionbox/sessionbox/pkg/e2b/e2btest"
 	"github.com/sessionbox/sessionbox/pkg/e2blocal"
@@ -49,62 +45,7 @@ type stack struct {
 	stackID string
 	// fault, when the stack has one, sits in front of E2B's control plane
 	// to fail or stall it; dbFault in front of DynamoDB.
-	fault, dbFault *faultProxy
-}
-
-// faultProxy passes requests on, or answers them with an injected status,
-// or holds them, as an E2B outage would.
-type faultProxy struct {
-	next    http.Handler
-	status  atomic.Int32
-	hangFor atomic.Int64
-	// With target set, only DynamoDB calls of that operation fail, and
-	// only after pass of them went through.
-	target atomic.Value // string
-	pass   atomic.Int32
-}
-
-func newFaultProxy(t testing.TB, target string) (*faultProxy, string) {
-	t.Helper()
-	u, err := url.Parse(target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &faultProxy{next: httputil.NewSingleHostReverseProxy(u)}
-	srv := httptest.NewServer(f)
-	t.Cleanup(srv.Close)
-	return f, srv.URL
-}
-
-// failOperation fails DynamoDB's op (e.g. "PutItem") with status after
-// pass calls of it succeed; status 0 ends the fault.
-func (f *faultProxy) failOperation(op string, pass int32, status int32) {
-	f.target.Store(op)
-	f.pass.Store(pass)
-	f.status.Store(status)
-}
-
-func (f *faultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if op, _ := f.target.Load().(string); op != "" && f.status.Load() != 0 {
-		if !strings.HasSuffix(r.Header.Get("X-Amz-Target"), "."+op) || f.pass.Add(-1) >= 0 {
-			f.next.ServeHTTP(w, r)
-			return
-		}
-	}
-	if d := time.Duration(f.hangFor.Load()); d > 0 {
-		select {
-		case <-time.After(d):
-		case <-r.Context().Done():
-			return
-		}
-	}
-	if s := int(f.status.Load()); s != 0 {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(s)
-		_, _ = fmt.Fprintf(w, `{"code":%d,"message":"injected"}`, s)
-		return
-	}
-	f.next.ServeHTTP(w, r)
+	fault, dbFault *faultproxy.Proxy
 }
 
 // testE2BKey is what the service presents to a runtime started here.
@@ -159,9 +100,8 @@ func buildStack(t testing.TB, e2bTimeout time.Duration, cfg session.Config, part
 		e2btest.KillTaggedAtCleanup(t, cloud, map[string]string{session.MetaStack: cfg.StackID})
 	case e2bTimeout > 0:
 		rt := startRuntime(t)
-		var proxied string
-		s.fault, proxied = newFaultProxy(t, rt.APIURL())
-		e2bCfg = e2b.Config{APIKey: testE2BKey, APIURL: proxied, SandboxURL: rt.SandboxURL(), RequestTimeout: e2bTimeout}
+		s.fault = faultproxy.New(t, rt.APIURL())
+		e2bCfg = e2b.Config{APIKey: testE2BKey, APIURL: s.fault.URL, SandboxURL: rt.SandboxURL(), RequestTimeout: e2bTimeout}
 		s.sandboxes = sandboxesOf(t, rt)
 	}
 	dataDir := t.TempDir()

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sessionbox/sessionbox/internal/testwait"
 )
 
 // TestEndToEnd drives the service through HTTP as a frontend would. The
@@ -332,14 +334,13 @@ func asyncRuns(t *testing.T, s *stack, sid string) {
 		RunID, SessionID, Status string
 		Result                   *execResult
 	}
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
+	_ = testwait.Poll(t, 2*time.Minute, func() error {
 		s.json(s.alice, "GET", "/v1/runs/"+first.RunID, nil, &run)
-		if run.Status == "succeeded" || run.Status == "failed" || time.Now().After(deadline) {
-			break
+		if run.Status != "succeeded" && run.Status != "failed" {
+			return fmt.Errorf("run still %s", run.Status)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 	if run.Status != "succeeded" || run.SessionID != sid || run.Result == nil || run.Result.text() != "42" {
 		t.Fatalf("run %+v", run)
 	}

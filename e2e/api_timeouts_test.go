@@ -3,10 +3,13 @@ package e2e
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sessionbox/sessionbox/internal/testwait"
 )
 
 // timeoutView is the part of an execution result a timeout is about.
@@ -127,12 +130,13 @@ func TestEndToEndTimeoutIsAResult(t *testing.T) {
 		Error  string       `json:"error"`
 		Result *timeoutView `json:"result"`
 	}
-	for deadline := time.Now().Add(time.Minute); run.Status != "failed" && run.Status != "succeeded"; time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("run still %s", run.Status)
-		}
+	testwait.Until(t, time.Minute, func() error {
 		s.json(s.alice, "GET", "/v1/runs/"+accepted.RunID, nil, &run)
-	}
+		if run.Status != "failed" && run.Status != "succeeded" {
+			return fmt.Errorf("run still %s", run.Status)
+		}
+		return nil
+	})
 	if run.Status != "failed" || run.Result == nil || !run.Result.TimedOut || run.Result.Stdout != "before\n" || !strings.HasPrefix(run.Error, "TimeoutError: execution exceeded") {
 		t.Fatalf("timed-out run: %+v", run)
 	}

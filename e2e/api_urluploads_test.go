@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionbox/sessionbox/internal/testwait"
 	"github.com/sessionbox/sessionbox/pkg/session"
 	"github.com/sessionbox/sessionbox/pkg/urlfetch"
 	"github.com/sessionbox/sessionbox/pkg/urlfetch/urlfetchtest"
@@ -368,11 +370,10 @@ func TestEndToEndUploadURLsClientGone(t *testing.T) {
 // waitFor polls cond until it holds, failing the test at the deadline.
 func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+	testwait.Until(t, d, func() error {
+		if !cond() {
+			return errors.New("waiting for " + what)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 }

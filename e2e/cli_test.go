@@ -33,10 +33,7 @@ type cliStep struct {
 // arguments, --json output that parses, images saved from a chart, and a
 // failed download that leaves no file.
 func TestCLIAgainstLocalService(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "sessionbox")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/sessionbox/sessionbox/cmd/sessionbox").CombinedOutput(); err != nil {
-		t.Fatalf("build sessionbox: %v\n%s", err, out)
-	}
+	bin := buildSessionbox(t)
 	key, err := local.NewKey("alice")
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/sessionbox/sessionbox/internal/testclock"
 	"github.com/sessionbox/sessionbox/pkg/e2b"
 	"github.com/sessionbox/sessionbox/pkg/e2b/e2btest"
 	"github.com/sessionbox/sessionbox/pkg/e2blocal"
@@ -39,13 +40,16 @@ func TestDeploymentsShareAnE2BKey(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			sbx, ddb := sharedKeyParts(t)
+			// The Managers' clock, moved past the orphan grace instead of
+			// waiting for it; the runtime stamps sandboxes by the real one.
+			clock := testclock.New(time.Now())
 			newDeployment := func(table, stackID string) *session.Manager {
 				if err := store.CreateTable(t.Context(), ddb, table); err != nil {
 					t.Fatal(err)
 				}
 				m, err := session.NewManager(session.Config{Tenant: "acme", StackID: stackID, DisableWorkspaces: true,
 					LeaseDuration: time.Second, OrphanGrace: 2 * time.Second},
-					session.Deps{Store: store.New(ddb, table), Sandboxes: sbx,
+					session.Deps{Store: store.New(ddb, table), Sandboxes: sbx, Clock: clock,
 						Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))})
 				if err != nil {
 					t.Fatal(err)
@@ -69,7 +73,7 @@ func TestDeploymentsShareAnE2BKey(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(2500 * time.Millisecond) // past the orphan grace
+			clock.Set(time.Now().Add(2500 * time.Millisecond)) // past the orphan grace
 			repA, err := a.Reap(t.Context())
 			if err != nil {
 				t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionbox/sessionbox/internal/testclock"
 	"github.com/sessionbox/sessionbox/pkg/lambdaenv"
 	"github.com/sessionbox/sessionbox/pkg/lambdaenv/sessionenv"
 )
@@ -34,7 +35,7 @@ func TestE2BKeyRotationReachesWarmFunctions(t *testing.T) {
 	s := newLambdaStack(t)
 	const oldKey = "e2b_00000000000000000000000000000000"
 	s.secrets.Set(secretARN, oldKey)
-	clock := newFakeClock()
+	clock := testclock.New(time.Now())
 	start, logs := s.env(lambdaenv.Start, lambdaenv.WithClock(clock))
 	envs := map[string]*sessionenv.Env{"start": start}
 	reads := s.secrets.Count()

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionbox/sessionbox/internal/testclock"
 	"github.com/sessionbox/sessionbox/pkg/lambdaenv"
 	"github.com/sessionbox/sessionbox/pkg/lambdaenv/sessionenv"
 	"github.com/sessionbox/sessionbox/pkg/session"
@@ -25,13 +26,13 @@ import (
 // makes the E2B control plane fail kills.
 type reaperRig struct {
 	*lambdaStack
-	clock     *fakeClock
+	clock     *testclock.Clock
 	env       *sessionenv.Env
 	failKills atomic.Bool
 }
 
 func newReaperRig(t *testing.T) *reaperRig {
-	r := &reaperRig{lambdaStack: newLambdaStack(t), clock: newFakeClock()}
+	r := &reaperRig{lambdaStack: newLambdaStack(t), clock: testclock.New(time.Now())}
 	target, err := url.Parse(r.e2bURL)
 	if err != nil {
 		t.Fatal(err)

@@ -2,10 +2,12 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
 
+	"github.com/sessionbox/sessionbox/internal/testwait"
 	"github.com/sessionbox/sessionbox/pkg/local"
 )
 
@@ -29,17 +31,12 @@ func TestKernelKilledBetweenExecutes(t *testing.T) {
 	if code != http.StatusOK || first["success"] != true || first["kernelRestarted"] != false {
 		t.Fatalf("first execute: %d %v", code, first)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		code, _ := call(t, "GET", base+"/files/content?path=.killed", alice.Secret, "")
-		if code == http.StatusOK {
-			break
+	testwait.Until(t, 20*time.Second, func() error {
+		if code, _ := call(t, "GET", base+"/files/content?path=.killed", alice.Secret, ""); code != http.StatusOK {
+			return fmt.Errorf("the kernel was not killed: marker %d", code)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the kernel was not killed: marker %d", code)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	code, second := call(t, "POST", base+"/execute", alice.Secret, `{"code":"'x' in globals()"}`)
 	b, _ := json.Marshal(second)
 	if code != http.StatusOK || second["kernelRestarted"] != true || second["restarted"] != false {

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionbox/sessionbox/internal/testwait"
 	"github.com/sessionbox/sessionbox/pkg/e2blocal"
 	"github.com/sessionbox/sessionbox/pkg/local"
 	"github.com/sessionbox/sessionbox/pkg/session"
@@ -70,17 +72,12 @@ func TestServiceAndReaper(t *testing.T) {
 		t.Fatalf("results = %v", results)
 	}
 
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		_, st := call(t, "GET", svc.URL+"/v1/sessions/s1/sandbox", alice.Secret, "")
-		if st["state"] == "stopped" {
-			break
+	testwait.Until(t, 20*time.Second, func() error {
+		if _, st := call(t, "GET", svc.URL+"/v1/sessions/s1/sandbox", alice.Secret, ""); st["state"] != "stopped" {
+			return fmt.Errorf("the reaper did not stop the idle sandbox: %v", st)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the reaper did not stop the idle sandbox: %v", st)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
 
 	// The next call brings the session back with a fresh sandbox.
 	code, res = call(t, "POST", svc.URL+"/v1/sessions/s1/execute", alice.Secret, `{"code":"1 + 1"}`)

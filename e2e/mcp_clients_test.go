@@ -23,11 +23,7 @@ func TestMCPJSClients(t *testing.T) {
 		}
 		t.Fatalf("the MCP JS tests need node and the npm SDKs: %v (run scripts/setup.sh; -short skips it)", err)
 	}
-	bin := filepath.Join(t.TempDir(), "sessionbox")
-	build := exec.Command("go", "build", "-o", bin, "github.com/sessionbox/sessionbox/cmd/sessionbox")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build sessionbox: %v\n%s", err, out)
-	}
+	bin := buildSessionbox(t)
 	name, data := buildWheel(t, "jswheel", "1.0", "from-the-wheel")
 	wheel := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(wheel, data, 0o644); err != nil {

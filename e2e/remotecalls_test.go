@@ -241,7 +241,9 @@ func TestRemoteCallsPerOperation(t *testing.T) {
 	for i := range due {
 		s.json(s.alice, "POST", fmt.Sprintf("/v1/sessions/due-%d/sandbox/start", i), map[string]any{"idleTimeoutSecs": 1}, nil)
 	}
-	time.Sleep(2100 * time.Millisecond) // deadlines are whole seconds
+	// Real time is the subject: the service reaps by the system clock, and
+	// deadlines are whole seconds.
+	time.Sleep(2100 * time.Millisecond)
 	measure(fmt.Sprintf("reaper tick, %d sessions due", due), func() {
 		rep, err := svc.Manager.Reap(context.Background())
 		if err != nil || rep.Killed+rep.Paused != due {

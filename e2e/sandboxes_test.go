@@ -6,16 +6,12 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/sessionbox/sessionbox/internal/faultproxy"
 	"github.com/sessionbox/sessionbox/pkg/e2b"
 	"github.com/sessionbox/sessionbox/pkg/e2blocal"
 	"github.com/sessionbox/sessionbox/pkg/sandboxes"
@@ -210,38 +206,10 @@ func TestSandboxGoneAndKill(t *testing.T) {
 	}
 }
 
-// faulty forwards to the runtime's API but answers some requests itself,
-// as an E2B outage would.
-type faulty struct {
-	next    http.Handler
-	status  atomic.Int32
-	hangFor atomic.Int64
-}
-
-func (f *faulty) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if d := time.Duration(f.hangFor.Load()); d > 0 {
-		select {
-		case <-time.After(d):
-		case <-r.Context().Done():
-			return
-		}
-	}
-	if s := int(f.status.Load()); s != 0 {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(s)
-		_, _ = fmt.Fprintf(w, `{"code":%d,"message":"injected"}`, s)
-		return
-	}
-	f.next.ServeHTTP(w, r)
-}
-
 func TestProviderOutage(t *testing.T) {
 	rt := runtime(t)
-	target, _ := url.Parse(rt.APIURL())
-	f := &faulty{next: httputil.NewSingleHostReverseProxy(target)}
-	api := httptest.NewServer(f)
-	defer api.Close()
-	a := adapter(t, api.URL, rt.SandboxURL())
+	f := faultproxy.New(t, rt.APIURL())
+	a := adapter(t, f.URL, rt.SandboxURL())
 	ctx := context.Background()
 
 	cases := []struct {
@@ -256,8 +224,8 @@ func TestProviderOutage(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			f.status.Store(int32(c.status))
-			defer f.status.Store(0)
+			f.Set(faultproxy.Fault{Status: c.status})
+			defer f.Heal()
 			_, err := a.Create(ctx, session.SandboxSpec{Template: "base", Timeout: time.Minute})
 			if !errors.Is(err, c.want) {
 				t.Fatalf("create: %v, want %v", err, c.want)
@@ -265,8 +233,8 @@ func TestProviderOutage(t *testing.T) {
 		})
 	}
 	t.Run("timeout", func(t *testing.T) {
-		f.hangFor.Store(int64(5 * time.Second))
-		defer f.hangFor.Store(0)
+		f.Set(faultproxy.Fault{Hang: 5 * time.Second})
+		defer f.Heal()
 		cctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 		defer cancel()
 		if _, err := a.Get(cctx, "whatever00000000000"); !errors.Is(err, session.ErrTimeout) {

@@ -3,16 +3,11 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/sessionbox/sessionbox/internal/testwait"
 	"github.com/sessionbox/sessionbox/pkg/client"
 )
 
@@ -22,47 +17,14 @@ import (
 // data dir: the work and the package installed before it are back.
 func TestWorkspaceSurvivesServeKilled(t *testing.T) {
 	t.Parallel()
-	bin := filepath.Join(t.TempDir(), "sessionbox")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/sessionbox/sessionbox/cmd/sessionbox").CombinedOutput(); err != nil {
-		t.Fatalf("build sessionbox: %v\n%s", err, out)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	dir := t.TempDir()
 	const key = "sbx_workspace0123456789abcdef"
+	serve := newServeProc(t, key, "--reap-interval", "300ms", "--checkpoint-interval-secs", "1")
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
-	serve := func() *exec.Cmd {
-		cmd := exec.Command(bin, "serve", "--addr", addr, "--data-dir", dir, "--api-keys", "alice="+key,
-			"--reap-interval", "300ms", "--checkpoint-interval-secs", "1", "--min-free-mib", "-1")
-		cmd.Env = os.Environ()
-		var logs strings.Builder
-		cmd.Stdout, cmd.Stderr = &logs, &logs
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-		for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
-			resp, err := http.Get("http://" + addr + "/healthz")
-			if err == nil {
-				resp.Body.Close()
-				if resp.StatusCode == 200 {
-					return cmd
-				}
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("serve did not come up: %v", err)
-			}
-		}
-	}
-	c := client.New("http://"+addr, key, nil)
+	c := client.New(serve.URL(), key, nil)
 	const sid = "ws-sigkill"
 
-	first := serve()
+	serve.start(t)
 	res, err := c.Execute(ctx, sid, client.ExecuteRequest{Code: "open('work.txt', 'w').write('saved by the reaper')"}, nil)
 	if err != nil || !res.Success {
 		t.Fatalf("write: %+v %v", res, err)
@@ -72,7 +34,7 @@ func TestWorkspaceSurvivesServeKilled(t *testing.T) {
 	// The session stays in use, as a chat's would, until the reaper has
 	// saved it after the install: a checkpoint that was under way during
 	// the install is not enough.
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+	testwait.Until(t, time.Minute, func() error {
 		if res, err := c.Execute(ctx, sid, client.ExecuteRequest{Code: "1"}, nil); err != nil || !res.Success {
 			t.Fatalf("execute: %+v %v", res, err)
 		}
@@ -80,19 +42,14 @@ func TestWorkspaceSurvivesServeKilled(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st.LastCheckpoint != nil && st.LastCheckpoint.At.After(installed) {
-			break
+		if st.LastCheckpoint == nil || !st.LastCheckpoint.At.After(installed) {
+			return fmt.Errorf("the reaper took no checkpoint after the install: %+v", st)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the reaper took no checkpoint after the install: %+v", st)
-		}
-	}
-	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = first.Wait()
+		return nil
+	})
+	serve.kill(t)
 
-	serve()
+	serve.start(t)
 	res, err = c.Execute(ctx, sid, client.ExecuteRequest{Code: "import wsdemo\nopen('work.txt').read() + ' ' + wsdemo.VALUE"}, nil)
 	if err != nil || !res.Success || !res.Restarted || res.Restored == nil || res.Restored.Files < 2 ||
 		len(res.Results) == 0 || res.Results[0].Text != "saved by the reaper kept" {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionbox/sessionbox/internal/testwait"
 	"github.com/sessionbox/sessionbox/pkg/sandboxes"
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
@@ -170,39 +171,31 @@ func TestWorkspaceSurvivesSandboxLoss(t *testing.T) {
 			}
 		}},
 		{"reaper idle kill", "reaped", session.Config{IdleTimeout: 3 * time.Second, ActivityWriteInterval: time.Second}, func(t *testing.T, r *wsRig) {
-			deadline := time.Now().Add(time.Minute)
-			for {
+			testwait.Until(t, time.Minute, func() error {
 				rep, err := r.m.Reap(t.Context())
 				if err != nil {
 					t.Fatal(err)
 				}
-				if rep.Killed == 1 {
-					return
+				if rep.Killed != 1 {
+					return fmt.Errorf("the reaper did not kill the idle sandbox: %+v", rep)
 				}
-				if time.Now().After(deadline) {
-					t.Fatalf("the reaper never killed the idle sandbox: %+v", rep)
-				}
-				time.Sleep(200 * time.Millisecond)
-			}
+				return nil
+			})
 		}},
 		// E2B ends a sandbox at its plan's cap: the reaper checkpoints and
 		// recycles the session before, and its next call restores.
 		{"sandbox lifetime", "lifetime", session.Config{MaxSandboxLifetime: 30 * time.Second, IdleTimeout: 30 * time.Second,
 			ActivityWriteInterval: time.Second}, func(t *testing.T, r *wsRig) {
-			deadline := time.Now().Add(time.Minute)
-			for {
+			testwait.Until(t, time.Minute, func() error {
 				rep, err := r.m.Reap(t.Context())
-				if err != nil {
-					t.Fatal(err)
+				if err != nil || rep.Killed != 0 {
+					t.Fatalf("the reaper killed instead of recycling at the lifetime: %+v %v", rep, err)
 				}
-				if rep.Recycled == 1 {
-					break
+				if rep.Recycled != 1 {
+					return fmt.Errorf("the reaper did not recycle the sandbox at its lifetime: %+v", rep)
 				}
-				if rep.Killed != 0 || time.Now().After(deadline) {
-					t.Fatalf("the reaper did not recycle the sandbox at its lifetime: %+v", rep)
-				}
-				time.Sleep(200 * time.Millisecond)
-			}
+				return nil
+			})
 			if st, err := r.m.Status(t.Context(), r.key); err != nil || st.State != session.StateRunning {
 				t.Fatalf("status after recycling: %+v %v", st, err)
 			}

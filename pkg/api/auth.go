@@ -4,7 +4,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/credential"
 	"github.com/sessionbox/sessionbox/pkg/session"
@@ -52,7 +51,7 @@ func (s *Server) identify(r *http.Request) (identity, error) {
 		return identity{}, session.Errorf(session.ErrUnauthorized, "%s", err.Error())
 	}
 	if s.keys != nil {
-		if id, ok := s.keys.get(key, time.Now()); ok {
+		if id, ok := s.keys.get(key, s.clock.Now()); ok {
 			return id, nil
 		}
 	}
@@ -73,7 +72,7 @@ func (s *Server) identify(r *http.Request) (identity, error) {
 	}
 	id := identity{tenant: k.Tenant, principal: k.Principal}
 	if s.keys != nil {
-		s.keys.put(key, id, time.Now())
+		s.keys.put(key, id, s.clock.Now())
 	}
 	return id, nil
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionbox/sessionbox/internal/testclock"
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
 
@@ -52,16 +53,31 @@ func TestKeyCache(t *testing.T) {
 		t.Fatalf("refusals must not be cached: %d lookups, want 3", mgr.calls)
 	}
 
-	short := New(mgr, WithKeyCache(time.Nanosecond))
-	mgr.calls = 0
+}
+
+// TestKeyCacheExpiry: a revoked key keeps working while its cache entry
+// lives, and stops the moment the cache time has passed, by the server's
+// clock.
+func TestKeyCacheExpiry(t *testing.T) {
+	t.Parallel()
+	mgr := &countingKeys{}
+	clock := testclock.New(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	s := New(mgr, WithKeyCache(time.Minute), WithClock(clock))
 	r := httptest.NewRequest(http.MethodGet, "/v1/sessions", nil)
 	r.Header.Set("X-API-Key", "sbx_known-key-for-cache")
-	if _, err := short.identify(r); err != nil {
+	if _, err := s.identify(r); err != nil {
 		t.Fatal(err)
 	}
 	mgr.revoked = true
-	time.Sleep(time.Millisecond)
-	if _, err := short.identify(r); err == nil {
+	clock.Advance(time.Minute)
+	if _, err := s.identify(r); err != nil {
+		t.Fatalf("a cached key refused within the cache time: %v", err)
+	}
+	clock.Advance(time.Nanosecond)
+	if _, err := s.identify(r); err == nil {
 		t.Fatal("a revoked key still works after the cache time")
+	}
+	if mgr.calls != 2 {
+		t.Fatalf("%d lookups, want 2: one to fill the cache, one after it expired", mgr.calls)
 	}
 }

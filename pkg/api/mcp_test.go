@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/sessionbox/sessionbox/internal/testwait"
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
 
@@ -227,14 +229,14 @@ func TestMCPProgress(t *testing.T) {
 		t.Fatalf("call: %v %+v", err, res)
 	}
 	// The client handles notifications on goroutines of its own.
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	_ = testwait.Poll(t, 5*time.Second, func() error {
 		mu.Lock()
-		n := len(got)
-		mu.Unlock()
-		if n >= 2 {
-			break
+		defer mu.Unlock()
+		if len(got) < 2 {
+			return fmt.Errorf("%d progress notifications", len(got))
 		}
-	}
+		return nil
+	})
 	mu.Lock()
 	defer mu.Unlock()
 	slices.SortFunc(got, func(a, b *mcp.ProgressNotificationParams) int { return int(a.Progress - b.Progress) })

@@ -5,7 +5,6 @@ import (
 	"math"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
@@ -24,7 +23,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, id identity) bool
 	if s.limiter == nil {
 		return true
 	}
-	ok, retry, err := s.limiter.Take(r.Context(), id.tenant+"/"+id.principal, time.Now())
+	ok, retry, err := s.limiter.Take(r.Context(), id.tenant+"/"+id.principal, s.clock.Now())
 	if err != nil {
 		s.log.WarnContext(r.Context(), "rate limiter failed; request admitted",
 			slog.String("requestId", requestID(r.Context())), slog.String("error", err.Error()))

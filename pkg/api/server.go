@@ -39,6 +39,8 @@ type Server struct {
 	storage func() error
 	// limiter, when set, counts authenticated requests per principal.
 	limiter session.RateLimiter
+	// clock is the time the key cache and the limiter go by.
+	clock session.Clock
 
 	// mcpT, when set, serves /v1/mcp (WithMCP).
 	mcpT MCPTransport
@@ -72,6 +74,10 @@ func WithRequestID(f func(*http.Request) string) Option { return func(s *Server)
 // no store read, and a revoked one stops working within ttl.
 func WithKeyCache(ttl time.Duration) Option { return func(s *Server) { s.keys = newKeyCache(ttl) } }
 
+// WithClock sets the clock the key cache and the rate limiter go by (the
+// system's by default), so tests move time instead of waiting for it.
+func WithClock(c session.Clock) Option { return func(s *Server) { s.clock = c } }
+
 // WithAllowedOrigins restricts CORS to these origins. Without it (or with
 // "*") any origin may call the API, without credentials: see cors.go.
 func WithAllowedOrigins(origins ...string) Option {
@@ -90,6 +96,7 @@ func New(mgr Manager, opts ...Option) *Server {
 	s := &Server{
 		mgr:           mgr,
 		log:           slog.Default(),
+		clock:         session.SystemClock{},
 		corsPolicy:    newCORSPolicy(nil),
 		maxJSONBytes:  defaultJSONBodyBytes,
 		maxInlineFile: defaultInlineFileBytes,

@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sessionbox/sessionbox/internal/testwait"
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
 
@@ -329,12 +331,12 @@ func TestClientHangsUpMidStream(t *testing.T) {
 		t.Fatal("the Manager's context was not canceled")
 	}
 	// The access log line comes when the handler returns.
-	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(h.logs.String(), `"route":"POST /v1/sessions/{id}/execute"`); {
-		if time.Now().After(deadline) {
-			t.Fatalf("no access log: %s", h.logs.String())
+	testwait.Until(t, 5*time.Second, func() error {
+		if !strings.Contains(h.logs.String(), `"route":"POST /v1/sessions/{id}/execute"`) {
+			return fmt.Errorf("no access log: %s", h.logs.String())
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 	logs := h.logs.String()
 	if !strings.Contains(logs, "client went away") || strings.Contains(logs, `"level":"ERROR"`) {
 		t.Fatalf("logs %s", logs)

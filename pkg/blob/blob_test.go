@@ -338,6 +338,8 @@ func TestPresignedRefusals(t *testing.T) {
 		if status := send(t, get, nil, 0, nil); status != http.StatusOK {
 			t.Fatalf("GET before expiry: %d", status)
 		}
+		// Real time is the subject: the S3 server checks expiry by its
+		// own clock.
 		time.Sleep(time.Until(get.ExpiresAt.Add(1100 * time.Millisecond)))
 		if status := send(t, get, nil, 0, nil); status != http.StatusForbidden {
 			t.Fatalf("GET after expiry: %d, want 403", status)

@@ -160,7 +160,7 @@ func TestVerifyAPIKeyFailures(t *testing.T) {
 		t.Fatalf("without a tenant: %v", err)
 	}
 	// The Manager without a tenant says so rather than refusing every key.
-	m, err := NewManager(Config{}, Deps{Store: newFakeStore(), Sandboxes: newFakeSandboxes(newFakeClock())})
+	m, err := NewManager(Config{}, Deps{Store: newFakeStore(newFakeClock()), Sandboxes: newFakeSandboxes(newFakeClock())})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 type fakeContext struct {
 	c        CodeContext
 	restarts int
+	vars     map[string]string
 }
 
 func (f *fakeSandboxes) CreateContext(ctx context.Context, id string, req ContextRequest) (CodeContext, error) {
@@ -61,6 +62,7 @@ func (f *fakeSandboxes) RestartContext(ctx context.Context, id, contextID string
 		return err
 	}
 	c.restarts++
+	c.vars = nil
 	return nil
 }
 

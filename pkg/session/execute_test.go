@@ -236,7 +236,7 @@ func TestArtifactsSkippedWithoutBlobs(t *testing.T) {
 	t.Parallel()
 	clock := newFakeClock()
 	sbx := newFakeSandboxes(clock)
-	m, err := NewManager(Config{}, Deps{Store: newFakeStore(), Sandboxes: sbx, Clock: clock})
+	m, err := NewManager(Config{}, Deps{Store: newFakeStore(clock), Sandboxes: sbx, Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}

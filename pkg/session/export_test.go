@@ -3,6 +3,8 @@ package session
 import (
 	"context"
 	"time"
+
+	"github.com/sessionbox/sessionbox/internal/testclock"
 )
 
 // Exports for the external tests (package session_test), which run the
@@ -19,11 +21,26 @@ func (f *fakeSandboxes) Live() []string           { return f.live() }
 func (f *fakeSandboxes) File(id, p string) []byte { b, _ := f.file(id, p); return b }
 func (f *fakeSandboxes) SetDelay(d time.Duration) { f.delay = d }
 
-type FakeClock = fakeClock
-
-func NewFakeClock() *FakeClock { return newFakeClock() }
+// NewFakeClock is the internal tests' clock, at their fixed start.
+func NewFakeClock() *testclock.Clock { return newFakeClock() }
 
 // SetExecFn replaces the fake provider's interpreter.
 func (f *fakeSandboxes) SetExecFn(fn func(ctx context.Context, id string, req ExecRequest, onEvent func(Event)) (*ExecResult, error)) {
 	f.execFn = fn
+}
+
+type FakeStore = fakeStore
+
+// NewFakeStore returns the in-memory store the Manager's tests use, reading
+// time from c (which decides what has expired).
+func NewFakeStore(c Clock) *FakeStore { return newFakeStore(c) }
+
+// SetFailing makes every store call fail as an overloaded backend does
+// (on) or heals it (off).
+func (f *fakeStore) SetFailing(on bool) {
+	if !on {
+		f.fail = nil
+		return
+	}
+	f.fail = func(op string) error { return Errorf(ErrUnavailable, "%s: injected outage", op) }
 }

@@ -3,7 +3,9 @@ package session
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // fakeShell is a background process of a fake sandbox.
@@ -31,9 +33,31 @@ func (f *fakeSandboxes) RunShell(ctx context.Context, id string, c ShellCommand,
 		return fn(ctx, c, onEvent)
 	}
 	onEvent(Event{Started: true})
-	out := strings.TrimPrefix(c.Cmd, "echo ") + "\n"
-	onEvent(Event{Stdout: out})
+	if fakeSleepsPast(c.Cmd, c.Timeout) {
+		return ShellResult{ExitCode: -1, TimedOut: true}, nil
+	}
+	out := fakeShellOutput(c.Cmd)
+	if out != "" {
+		onEvent(Event{Stdout: out})
+	}
 	return ShellResult{Stdout: out}, nil
+}
+
+// fakeShellOutput is what a fake command prints: echo its words, any
+// other command its own text.
+func fakeShellOutput(cmd string) string {
+	if strings.HasPrefix(cmd, "sleep ") {
+		return ""
+	}
+	return strings.TrimPrefix(cmd, "echo ") + "\n"
+}
+
+// fakeSleepsPast tells whether cmd is "sleep N" for longer than timeout;
+// the fake takes no time, it only says the command would have timed out.
+func fakeSleepsPast(cmd string, timeout time.Duration) bool {
+	arg, ok := strings.CutPrefix(cmd, "sleep ")
+	secs, err := strconv.Atoi(arg)
+	return ok && err == nil && timeout > 0 && time.Duration(secs)*time.Second > timeout
 }
 
 func (f *fakeSandboxes) StartShell(ctx context.Context, id string, c ShellCommand) (uint32, error) {
@@ -52,7 +76,7 @@ func (f *fakeSandboxes) StartShell(ctx context.Context, id string, c ShellComman
 		f.shells[id] = map[string]*fakeShell{}
 	}
 	pid := uint32(100 + len(f.shells[id]))
-	f.shells[id][c.Tag] = &fakeShell{pid: pid, cmd: c, running: true, output: strings.TrimPrefix(c.Cmd, "echo ") + "\n"}
+	f.shells[id][c.Tag] = &fakeShell{pid: pid, cmd: c, running: true, output: fakeShellOutput(c.Cmd)}
 	return pid, nil
 }
 

@@ -8,323 +8,24 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/sessionbox/sessionbox/internal/testclock"
 )
 
 // The fakes below follow the contracts of ports.go closely (conditional
 // writes on versions, the documented errors) and let tests inject faults:
 // each has a fail hook consulted before every operation.
 
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-func cloneSession(s *Session) *Session {
-	c := *s
-	c.Metadata = maps.Clone(s.Metadata)
-	c.Contexts = slices.Clone(s.Contexts)
-	return &c
-}
-
-func cloneRun(r *Run) *Run {
-	c := *r
-	if r.Result != nil {
-		res := *r.Result
-		c.Result = &res
-	}
-	return &c
-}
-
-type fakeStore struct {
-	mu       sync.Mutex
-	sessions map[Key]*Session
-	runs     map[string]*Run
-	keys     map[string]*APIKey
-	slots    map[string]map[string]Slot // tenant → Slot.String → slot
-	// reads and writes count session reads and writes.
-	reads, writes atomic.Int64
-	// fail, when set, is asked before each operation; an error it returns
-	// is the operation's result.
-	fail func(op string) error
-	// delay, when set, is every operation's round trip.
-	delay time.Duration
-}
-
-func newFakeStore() *fakeStore {
-	return &fakeStore{sessions: map[Key]*Session{}, runs: map[string]*Run{}, keys: map[string]*APIKey{},
-		slots: map[string]map[string]Slot{}}
-}
-
-func (f *fakeStore) TakeSlot(ctx context.Context, tenant string, slot Slot, limits SlotLimits) (SlotCounts, error) {
-	if err := f.check("TakeSlot"); err != nil {
-		return SlotCounts{}, err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	held := f.slots[tenant]
-	mine := 0
-	for _, h := range held {
-		if h.Principal == slot.Principal {
-			mine++
-		}
-	}
-	if _, ok := held[slot.String()]; ok {
-		return SlotCounts{Live: len(held), Mine: mine}, nil
-	}
-	if len(held) >= limits.Tenant || mine >= limits.Principal && mine != len(held) {
-		return SlotCounts{}, &SlotsFullError{Live: len(held), Mine: mine}
-	}
-	if held == nil {
-		held = map[string]Slot{}
-		f.slots[tenant] = held
-	}
-	held[slot.String()] = slot
-	return SlotCounts{Live: len(held), Mine: mine + 1}, nil
-}
-
-func (f *fakeStore) ReleaseSlot(ctx context.Context, tenant string, slot Slot) error {
-	if err := f.check("ReleaseSlot"); err != nil {
-		return err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	delete(f.slots[tenant], slot.String())
-	return nil
-}
-
-func (f *fakeStore) TenantSlots(ctx context.Context, tenant string) ([]Slot, error) {
-	if err := f.check("TenantSlots"); err != nil {
-		return nil, err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := make([]Slot, 0, len(f.slots[tenant]))
-	for _, s := range f.slots[tenant] {
-		out = append(out, s)
-	}
-	return out, nil
-}
-
-// heldSlots is how many slots the tenant holds.
-func (f *fakeStore) heldSlots(tenant string) int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.slots[tenant])
-}
-
-func (f *fakeStore) check(op string) error {
-	if f.delay > 0 {
-		time.Sleep(f.delay)
-	}
-	if f.fail != nil {
-		return f.fail(op)
-	}
-	return nil
-}
-
-func (f *fakeStore) GetSession(ctx context.Context, key Key) (*Session, error) {
-	f.reads.Add(1)
-	if err := f.check("GetSession"); err != nil {
-		return nil, err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	s, ok := f.sessions[key]
-	if !ok {
-		return nil, Errorf(ErrNotFound, "no session")
-	}
-	return cloneSession(s), nil
-}
-
-func (f *fakeStore) CreateSession(ctx context.Context, s *Session) error {
-	f.writes.Add(1)
-	if err := f.check("CreateSession"); err != nil {
-		return err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if _, ok := f.sessions[s.Key]; ok {
-		return Errorf(ErrConflict, "exists")
-	}
-	s.Version = 1
-	f.sessions[s.Key] = cloneSession(s)
-	return nil
-}
-
-func (f *fakeStore) UpdateSession(ctx context.Context, s *Session) error {
-	f.writes.Add(1)
-	if err := f.check("UpdateSession"); err != nil {
-		return err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	cur, ok := f.sessions[s.Key]
-	if !ok || cur.Version != s.Version {
-		return Errorf(ErrConflict, "version mismatch")
-	}
-	s.Version++
-	f.sessions[s.Key] = cloneSession(s)
-	return nil
-}
-
-func (f *fakeStore) ListSessions(ctx context.Context, tenant, principal string, limit int, cursor string) ([]*Session, string, error) {
-	if err := f.check("ListSessions"); err != nil {
-		return nil, "", err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var all []*Session
-	for k, s := range f.sessions {
-		if k.Tenant == tenant && k.Principal == principal && k.SessionID > cursor {
-			all = append(all, cloneSession(s))
-		}
-	}
-	slices.SortFunc(all, func(a, b *Session) int { return strings.Compare(a.SessionID, b.SessionID) })
-	if len(all) > limit {
-		return all[:limit], all[limit-1].SessionID, nil
-	}
-	return all, "", nil
-}
-
-func (f *fakeStore) DueSessions(ctx context.Context, t time.Time, limit int) ([]*Session, error) {
-	if err := f.check("DueSessions"); err != nil {
-		return nil, err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var due []*Session
-	for _, s := range f.sessions {
-		if s.State.Live() && !s.DueAt.IsZero() && !s.DueAt.After(t) {
-			due = append(due, cloneSession(s))
-		}
-	}
-	slices.SortFunc(due, func(a, b *Session) int { return a.DueAt.Compare(b.DueAt) })
-	if len(due) > limit {
-		due = due[:limit]
-	}
-	return due, nil
-}
-
-func (f *fakeStore) CreateRun(ctx context.Context, r *Run) error {
-	if err := f.check("CreateRun"); err != nil {
-		return err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if _, ok := f.runs[r.ID]; ok {
-		return Errorf(ErrConflict, "run exists")
-	}
-	r.Version = 1
-	f.runs[r.ID] = cloneRun(r)
-	return nil
-}
-
-func (f *fakeStore) GetRun(ctx context.Context, id string) (*Run, error) {
-	if err := f.check("GetRun"); err != nil {
-		return nil, err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	r, ok := f.runs[id]
-	if !ok {
-		return nil, Errorf(ErrNotFound, "no run")
-	}
-	return cloneRun(r), nil
-}
-
-func (f *fakeStore) UpdateRun(ctx context.Context, r *Run) error {
-	if err := f.check("UpdateRun"); err != nil {
-		return err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	cur, ok := f.runs[r.ID]
-	if !ok || cur.Version != r.Version {
-		return Errorf(ErrConflict, "run version mismatch")
-	}
-	r.Version++
-	f.runs[r.ID] = cloneRun(r)
-	return nil
-}
-
-func (f *fakeStore) PutAPIKey(ctx context.Context, k *APIKey) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if _, ok := f.keys[k.Hash]; ok {
-		return Errorf(ErrConflict, "key exists")
-	}
-	c := *k
-	f.keys[k.Hash] = &c
-	return nil
-}
-
-func (f *fakeStore) GetAPIKey(ctx context.Context, hash string) (*APIKey, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	k, ok := f.keys[hash]
-	if !ok {
-		return nil, Errorf(ErrNotFound, "no key")
-	}
-	c := *k
-	return &c, nil
-}
-
-func (f *fakeStore) ListAPIKeys(ctx context.Context) ([]*APIKey, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var out []*APIKey
-	for _, k := range f.keys {
-		c := *k
-		out = append(out, &c)
-	}
-	return out, nil
-}
-
-func (f *fakeStore) RevokeAPIKey(ctx context.Context, hash string, t time.Time) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	k, ok := f.keys[hash]
-	if !ok {
-		return Errorf(ErrNotFound, "no key")
-	}
-	k.RevokedAt = t
-	return nil
-}
-
-func (f *fakeStore) session(key Key) *Session {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if s, ok := f.sessions[key]; ok {
-		return cloneSession(s)
-	}
-	return nil
-}
-
-func (f *fakeStore) put(s *Session) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.sessions[s.Key] = cloneSession(s)
+// newFakeClock is the Manager tests' clock, at a fixed start so failures
+// reproduce.
+func newFakeClock() *testclock.Clock {
+	return testclock.New(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 }
 
 type fakeFile struct {
@@ -338,6 +39,7 @@ type fakeBox struct {
 	execs  int // executions since the kernel started
 	resets int
 	ctxs   map[string]*fakeContext // interpreter contexts by id
+	vars   map[string]string       // the default context's variables
 }
 
 // fakeSandboxes is an in-memory provider. Execute runs tiny scripts: each
@@ -576,26 +278,67 @@ func (f *fakeSandboxes) Execute(ctx context.Context, id string, req ExecRequest,
 	if b.info.State == StatePaused {
 		return nil, fmt.Errorf("sandbox %s is paused: %w", id, ErrUnavailable)
 	}
+	vars := &b.vars
+	if req.Context != "" {
+		c := b.ctxs[req.Context]
+		if c == nil {
+			return nil, fmt.Errorf("run code: context %s: %w", req.Context, ErrNotFound)
+		}
+		vars = &c.vars
+	}
+	if *vars == nil {
+		*vars = map[string]string{}
+	}
 	b.execs++
 	res := &ExecResult{Success: true, ExecutionCount: b.execs}
-	for line := range strings.Lines(req.Code) {
-		line = strings.TrimSpace(line)
-		switch {
-		case strings.HasPrefix(line, "print "):
-			out := strings.TrimPrefix(line, "print ") + "\n"
-			res.Stdout += out
-			if onEvent != nil {
-				onEvent(Event{Stdout: out})
-			}
-		case strings.HasPrefix(line, "write "):
-			parts := strings.SplitN(strings.TrimPrefix(line, "write "), " ", 2)
-			b.files[parts[0]] = fakeFile{data: []byte(parts[1]), mtime: f.clock.Now()}
-		case line == "fail":
-			res.Success = false
-			res.Error = &ExecError{Name: "ValueError", Value: "boom", Traceback: "Traceback..."}
+	emit := func(e Event) {
+		if onEvent != nil {
+			onEvent(e)
 		}
 	}
+	for line := range strings.Lines(req.Code) {
+		f.interpret(b, *vars, strings.TrimSpace(line), req.TimeoutSecs, res, emit)
+	}
 	return res, nil
+}
+
+// interpret runs one line of the fake's language: "print X", "write PATH
+// TEXT", "set NAME VALUE", "get NAME" (prints it; a NameError when
+// unbound), "sleep SECS" (takes no time, but times out past TimeoutSecs)
+// and "fail" (a ValueError). The caller holds mu.
+func (f *fakeSandboxes) interpret(b *fakeBox, vars map[string]string, line string, timeoutSecs int, res *ExecResult, emit func(Event)) {
+	word, rest, _ := strings.Cut(line, " ")
+	raise := func(name, value string) {
+		res.Success = false
+		res.Error = &ExecError{Name: name, Value: value, Traceback: "Traceback..."}
+		emit(Event{Error: res.Error})
+	}
+	switch word {
+	case "print":
+		res.Stdout += rest + "\n"
+		emit(Event{Stdout: rest + "\n"})
+	case "write":
+		path, text, _ := strings.Cut(rest, " ")
+		b.files[path] = fakeFile{data: []byte(text), mtime: f.clock.Now()}
+	case "set":
+		name, value, _ := strings.Cut(rest, " ")
+		vars[name] = value
+	case "get":
+		value, ok := vars[rest]
+		if !ok {
+			raise("NameError", fmt.Sprintf("name '%s' is not defined", rest))
+			return
+		}
+		res.Stdout += value + "\n"
+		emit(Event{Stdout: value + "\n"})
+	case "sleep":
+		if secs, _ := strconv.Atoi(rest); timeoutSecs > 0 && secs > timeoutSecs {
+			res.TimedOut = true
+			raise("TimeoutError", "execution timed out")
+		}
+	case "fail":
+		raise("ValueError", "boom")
+	}
 }
 
 func (f *fakeSandboxes) ResetKernel(ctx context.Context, id string) error {
@@ -610,6 +353,7 @@ func (f *fakeSandboxes) ResetKernel(ctx context.Context, id string) error {
 	}
 	b.execs = 0
 	b.resets++
+	b.vars = nil
 	return nil
 }
 
@@ -626,7 +370,11 @@ func (f *fakeSandboxes) RunCommand(ctx context.Context, id, cmd string, timeout 
 	fn := f.cmdFn
 	f.mu.Unlock()
 	if fn == nil {
-		fn = func(context.Context, string) (ShellOutcome, error) {
+		// echo prints its words; anything else reads as a pip install.
+		fn = func(_ context.Context, cmd string) (ShellOutcome, error) {
+			if words, ok := strings.CutPrefix(cmd, "echo "); ok {
+				return ShellOutcome{Stdout: words + "\n"}, nil
+			}
 			return ShellOutcome{Stdout: "Successfully installed\n"}, nil
 		}
 	}
@@ -728,10 +476,13 @@ func (f *fakeSandboxes) RemoveFile(ctx context.Context, id, p string) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := b.files[p]; !ok {
-		return Errorf(ErrNotFound, "no file %s", p)
+	// As in E2B, removing what is not there succeeds, and a directory
+	// goes with everything under it.
+	for q := range b.files {
+		if q == p || strings.HasPrefix(q, strings.TrimSuffix(p, "/")+"/") {
+			delete(b.files, q)
+		}
 	}
-	delete(b.files, p)
 	return nil
 }
 
@@ -853,12 +604,12 @@ type rig struct {
 	sbx   *fakeSandboxes
 	blobs *fakeBlobs
 	bus   *fakeBus
-	clock *fakeClock
+	clock *testclock.Clock
 }
 
 func newRig(t interface{ Fatal(...any) }, cfg Config) *rig {
 	clock := newFakeClock()
-	r := &rig{store: newFakeStore(), sbx: newFakeSandboxes(clock), blobs: newFakeBlobs(clock), bus: &fakeBus{}, clock: clock}
+	r := &rig{store: newFakeStore(clock), sbx: newFakeSandboxes(clock), blobs: newFakeBlobs(clock), bus: &fakeBus{}, clock: clock}
 	if cfg.StackID == "" {
 		cfg.StackID = "stack-test"
 	}

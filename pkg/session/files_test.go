@@ -50,8 +50,9 @@ func TestInlineFiles(t *testing.T) {
 	if err := r.m.DeleteFile(ctx, testKey, "dir/a.txt"); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.m.DeleteFile(ctx, testKey, "dir/a.txt"); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("second delete: %v", err)
+	// As on E2B and the local runtime, the path is gone either way.
+	if err := r.m.DeleteFile(ctx, testKey, "dir/a.txt"); err != nil {
+		t.Fatalf("second delete: %v, want success", err)
 	}
 	for _, p := range []string{"/", "/home/user", ".", ""} {
 		if err := r.m.DeleteFile(ctx, testKey, p); !errors.Is(err, ErrInvalid) {

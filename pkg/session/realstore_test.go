@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/sessionbox/sessionbox/internal/testclock"
 	"github.com/sessionbox/sessionbox/pkg/blob"
 	"github.com/sessionbox/sessionbox/pkg/localaws"
 	"github.com/sessionbox/sessionbox/pkg/session"
@@ -54,7 +55,7 @@ type realRig struct {
 	m     *session.Manager
 	store *countingStore
 	sbx   *session.FakeSandboxes
-	clock *session.FakeClock
+	clock *testclock.Clock
 	bus   *memBus
 }
 

@@ -347,7 +347,7 @@ func TestRunSizes(t *testing.T) {
 	t.Run("without blobs a large result is cut to fit", func(t *testing.T) {
 		clock := newFakeClock()
 		sbx := newFakeSandboxes(clock)
-		st := newFakeStore()
+		st := newFakeStore(clock)
 		bus := &fakeBus{}
 		m, err := NewManager(Config{Tenant: "acme"}, Deps{Store: st, Sandboxes: sbx, Bus: bus, Clock: clock})
 		if err != nil {

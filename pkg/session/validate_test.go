@@ -163,7 +163,7 @@ func TestStartOptionsValidation(t *testing.T) {
 func TestNewManagerConfig(t *testing.T) {
 	t.Parallel()
 	clock := newFakeClock()
-	deps := Deps{Store: newFakeStore(), Sandboxes: newFakeSandboxes(clock)}
+	deps := Deps{Store: newFakeStore(clock), Sandboxes: newFakeSandboxes(clock)}
 	if _, err := NewManager(Config{}, Deps{}); err == nil {
 		t.Fatal("no deps accepted")
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/sessionbox/sessionbox/internal/faultproxy"
 	"github.com/sessionbox/sessionbox/pkg/session"
 	"github.com/sessionbox/sessionbox/pkg/store"
 )
@@ -83,21 +84,21 @@ func TestDueSharding(t *testing.T) {
 func TestThrottlingIsUnavailable(t *testing.T) {
 	t.Parallel()
 	_, url := minidynServer(t)
-	proxy := newFaultProxy(t, url)
-	db := client(proxy.url)
+	proxy := faultproxy.New(t, url)
+	db := client(proxy.URL)
 	st := store.New(db, newTable(t, db))
 	key := session.Key{Tenant: "acme", Principal: "alice", SessionID: "s1"}
 	for _, code := range []string{"ThrottlingException", "ProvisionedThroughputExceededException", "RequestLimitExceeded"} {
-		proxy.set(&fault{status: http.StatusBadRequest, code: code})
+		proxy.Set(faultproxy.DynamoDBError(http.StatusBadRequest, code))
 		if _, err := st.GetSession(t.Context(), key); !errors.Is(err, session.ErrUnavailable) {
 			t.Errorf("%s: %v, want ErrUnavailable", code, err)
 		}
 	}
-	proxy.set(&fault{status: http.StatusServiceUnavailable, code: "ServiceUnavailable"})
+	proxy.Set(faultproxy.DynamoDBError(http.StatusServiceUnavailable, "ServiceUnavailable"))
 	if err := st.CreateSession(t.Context(), &session.Session{Key: key, State: session.StateStarting}); !errors.Is(err, session.ErrUnavailable) {
 		t.Errorf("503: %v, want ErrUnavailable", err)
 	}
-	proxy.set(nil)
+	proxy.Heal()
 	if _, err := st.GetSession(t.Context(), key); !errors.Is(err, session.ErrNotFound) {
 		t.Fatalf("after the faults: %v, want ErrNotFound (nothing was written)", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/truora/minidyn/server"
 
+	"github.com/sessionbox/sessionbox/internal/faultproxy"
 	"github.com/sessionbox/sessionbox/pkg/localaws"
 	"github.com/sessionbox/sessionbox/pkg/session"
 	"github.com/sessionbox/sessionbox/pkg/store"
@@ -85,10 +86,11 @@ func TestContractDynalite(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, clock session.Clock) storetest.Env {
 		// Faults come from a proxy in front of dynalite, which has no
 		// failure injection of its own.
-		proxy := newFaultProxy(t, aws.ToString(db.Options().BaseEndpoint))
-		pdb := client(proxy.url)
+		proxy := faultproxy.New(t, aws.ToString(db.Options().BaseEndpoint))
+		pdb := client(proxy.URL)
 		table := newTable(t, pdb)
-		return storetest.Env{Store: store.New(pdb, table, store.WithClock(clock)), Fail: proxy.fail}
+		fail := proxy.Failing(faultproxy.DynamoDBError(http.StatusInternalServerError, "InternalServerError"))
+		return storetest.Env{Store: store.New(pdb, table, store.WithClock(clock)), Fail: fail}
 	})
 }
 

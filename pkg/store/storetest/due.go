@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionbox/sessionbox/internal/testclock"
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
 
@@ -25,7 +26,7 @@ func dueIDs(t *testing.T, st session.Store, at time.Time, limit int) []string {
 	return ids
 }
 
-func testDueSessions(t *testing.T, env Env, clock *Clock) {
+func testDueSessions(t *testing.T, env Env, clock *testclock.Clock) {
 	now := clock.Now()
 	cases := []struct {
 		id    string
@@ -60,7 +61,7 @@ func testDueSessions(t *testing.T, env Env, clock *Clock) {
 
 // testDueLimitAndOrder spreads many due sessions over principals (and so,
 // in sharded stores, over shards) and checks the global order and limit.
-func testDueLimitAndOrder(t *testing.T, env Env, clock *Clock) {
+func testDueLimitAndOrder(t *testing.T, env Env, clock *testclock.Clock) {
 	now := clock.Now()
 	const n = 24
 	var want []string
@@ -82,7 +83,7 @@ func testDueLimitAndOrder(t *testing.T, env Env, clock *Clock) {
 	}
 }
 
-func testDueFollowUpdates(t *testing.T, env Env, clock *Clock) {
+func testDueFollowUpdates(t *testing.T, env Env, clock *testclock.Clock) {
 	st, ctx := env.Store, t.Context()
 	now := clock.Now()
 	s := &session.Session{Key: key("alice", "s1"), State: session.StateRunning, DueAt: now.Add(-time.Second)}

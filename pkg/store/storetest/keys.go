@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionbox/sessionbox/internal/testclock"
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
 
@@ -20,7 +21,7 @@ func apiKey(secret, principal string, created time.Time) *session.APIKey {
 	}
 }
 
-func testAPIKeys(t *testing.T, env Env, clock *Clock) {
+func testAPIKeys(t *testing.T, env Env, clock *testclock.Clock) {
 	st, ctx := env.Store, t.Context()
 	now := clock.Now()
 	keys := []*session.APIKey{

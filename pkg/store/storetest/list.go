@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sessionbox/sessionbox/internal/testclock"
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
 
@@ -48,7 +49,7 @@ func listAll(t *testing.T, st session.Store, principal string, limit int) (ids [
 	}
 }
 
-func testListPaging(t *testing.T, env Env, clock *Clock) {
+func testListPaging(t *testing.T, env Env, clock *testclock.Clock) {
 	alice := createMany(t, env.Store, "alice", 7)
 	bob := createMany(t, env.Store, "bob", 2)
 	tests := []struct {
@@ -76,7 +77,7 @@ func testListPaging(t *testing.T, env Env, clock *Clock) {
 
 // testListCursorTampering makes sure a cursor cannot become a way into
 // someone else's sessions.
-func testListCursorTampering(t *testing.T, env Env, clock *Clock) {
+func testListCursorTampering(t *testing.T, env Env, clock *testclock.Clock) {
 	st, ctx := env.Store, t.Context()
 	createMany(t, st, "alice", 3)
 	createMany(t, st, "bob", 3)

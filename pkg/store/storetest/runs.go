@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionbox/sessionbox/internal/testclock"
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
 
@@ -22,7 +23,7 @@ func result(stdoutBytes int) *session.ExecResult {
 	}
 }
 
-func testRuns(t *testing.T, env Env, clock *Clock) {
+func testRuns(t *testing.T, env Env, clock *testclock.Clock) {
 	st, ctx := env.Store, t.Context()
 	now := clock.Now()
 	r := &session.Run{
@@ -77,7 +78,7 @@ func mustGetRun(t *testing.T, st session.Store, id string) *session.Run {
 // testRunTooLarge checks the 400 KB item limit: results that fit are kept
 // inline, bigger ones are refused with ErrTooLarge (the caller then stores
 // the result as a blob and sets ResultKey) and change nothing.
-func testRunTooLarge(t *testing.T, env Env, clock *Clock) {
+func testRunTooLarge(t *testing.T, env Env, clock *testclock.Clock) {
 	st, ctx := env.Store, t.Context()
 	r := &session.Run{ID: "run-big", Key: key("alice", "s1"), Status: session.RunQueued, Result: result(500 << 10)}
 	wantErr(t, "create with a 500 KB result", st.CreateRun(ctx, r), session.ErrTooLarge)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionbox/sessionbox/internal/testclock"
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
 
@@ -58,7 +59,7 @@ func wantErr(t *testing.T, what string, err, kind error) {
 	}
 }
 
-func testSessionRoundTrip(t *testing.T, env Env, clock *Clock) {
+func testSessionRoundTrip(t *testing.T, env Env, clock *testclock.Clock) {
 	in := fullSession(key("alice", "s1"), clock.Now())
 	mustCreate(t, env.Store, in)
 	if in.Version != 1 {
@@ -70,7 +71,7 @@ func testSessionRoundTrip(t *testing.T, env Env, clock *Clock) {
 	}
 }
 
-func testSessionLifecycle(t *testing.T, env Env, clock *Clock) {
+func testSessionLifecycle(t *testing.T, env Env, clock *testclock.Clock) {
 	st, ctx := env.Store, t.Context()
 	k := key("alice", "s1")
 	_, err := st.GetSession(ctx, k)
@@ -108,7 +109,7 @@ func testSessionLifecycle(t *testing.T, env Env, clock *Clock) {
 
 // testConcurrentUpdates has 20 writers race from the same version: exactly
 // one may win, and the stored record must be the winner's.
-func testConcurrentUpdates(t *testing.T, env Env, clock *Clock) {
+func testConcurrentUpdates(t *testing.T, env Env, clock *testclock.Clock) {
 	k := key("alice", "race")
 	mustCreate(t, env.Store, &session.Session{Key: k, State: session.StateStarting})
 	const n = 20
@@ -128,7 +129,7 @@ func testConcurrentUpdates(t *testing.T, env Env, clock *Clock) {
 	}
 }
 
-func testConcurrentCreates(t *testing.T, env Env, clock *Clock) {
+func testConcurrentCreates(t *testing.T, env Env, clock *testclock.Clock) {
 	k := key("alice", "new")
 	const n = 20
 	errs := make([]error, n)
@@ -167,7 +168,7 @@ func onlyWinner(t *testing.T, errs []error) int {
 	return winner
 }
 
-func testExpired(t *testing.T, env Env, clock *Clock) {
+func testExpired(t *testing.T, env Env, clock *testclock.Clock) {
 	st, ctx := env.Store, t.Context()
 	k := key("alice", "old")
 	s := &session.Session{Key: k, State: session.StateStopped, ExpiresAt: clock.Now().Add(time.Minute)}
@@ -201,7 +202,7 @@ func testExpired(t *testing.T, env Env, clock *Clock) {
 // testExpiryAgrees checks that readers and writers agree on when a record
 // is gone, even within the second it expires: a record that reads as
 // present cannot be replaced, and one that reads as gone can.
-func testExpiryAgrees(t *testing.T, env Env, clock *Clock) {
+func testExpiryAgrees(t *testing.T, env Env, clock *testclock.Clock) {
 	ctx := context.Background()
 	k := key("alice", "boundary")
 	clock.Advance(100 * time.Millisecond)
@@ -226,7 +227,7 @@ func testExpiryAgrees(t *testing.T, env Env, clock *Clock) {
 	t.Fatal("the record never expired")
 }
 
-func testSessionTooLarge(t *testing.T, env Env, clock *Clock) {
+func testSessionTooLarge(t *testing.T, env Env, clock *testclock.Clock) {
 	k := key("alice", "big")
 	s := &session.Session{Key: k, State: session.StateRunning, Metadata: map[string]string{"blob": string(make([]byte, 450<<10))}}
 	wantErr(t, "create oversized session", env.Store.CreateSession(t.Context(), s), session.ErrTooLarge)
@@ -234,7 +235,7 @@ func testSessionTooLarge(t *testing.T, env Env, clock *Clock) {
 	wantErr(t, "get after refused create", err, session.ErrNotFound)
 }
 
-func testUnavailable(t *testing.T, env Env, clock *Clock) {
+func testUnavailable(t *testing.T, env Env, clock *testclock.Clock) {
 	if env.Fail == nil {
 		t.Fatal("this Env cannot inject faults; every backend under the contract must")
 	}
@@ -259,7 +260,7 @@ func testUnavailable(t *testing.T, env Env, clock *Clock) {
 
 // testKeysDoNotCollide uses owners whose names would run together if the
 // store joined them naively.
-func testKeysDoNotCollide(t *testing.T, env Env, clock *Clock) {
+func testKeysDoNotCollide(t *testing.T, env Env, clock *testclock.Clock) {
 	a := session.Key{Tenant: "x#P#y", Principal: "z", SessionID: "s1"}
 	b := session.Key{Tenant: "x", Principal: "y#P#z", SessionID: "s1"}
 	c := session.Key{Tenant: "x", Principal: "y%23P%23z", SessionID: "s1"}

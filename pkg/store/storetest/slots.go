@@ -7,10 +7,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/sessionbox/sessionbox/internal/testclock"
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
 
-func slot(principal, sessionID, token string, clock *Clock) session.Slot {
+func slot(principal, sessionID, token string, clock *testclock.Clock) session.Slot {
 	return session.Slot{Token: token, Principal: principal, SessionID: sessionID, TakenAt: clock.Now().UTC()}
 }
 
@@ -37,7 +38,7 @@ func wantFull(t *testing.T, what string, err error, live, mine int) {
 	}
 }
 
-func testSlots(t *testing.T, env Env, clock *Clock) {
+func testSlots(t *testing.T, env Env, clock *testclock.Clock) {
 	st, ctx := env.Store, t.Context()
 	limits := session.SlotLimits{Tenant: 3, Principal: 2}
 	take := func(s session.Slot, l session.SlotLimits) error {
@@ -101,7 +102,7 @@ func testSlots(t *testing.T, env Env, clock *Clock) {
 
 // testSlotsUnderBurst: of 30 concurrent takes on a cap of 5, exactly 5 get
 // a slot; once they are given back, the next 5 do.
-func testSlotsUnderBurst(t *testing.T, env Env, clock *Clock) {
+func testSlotsUnderBurst(t *testing.T, env Env, clock *testclock.Clock) {
 	st, ctx := env.Store, t.Context()
 	limits := session.SlotLimits{Tenant: 5, Principal: 3}
 	const n = 30

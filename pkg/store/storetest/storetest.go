@@ -1,13 +1,15 @@
 // Package storetest is the contract every session.Store must meet, as one
 // test suite: run it against each implementation (and each backend of one)
-// so they cannot drift apart.
+// so they cannot drift apart. pkg/store runs it on two DynamoDB emulators;
+// pkg/session runs it on the in-memory store its Manager tests use, so no
+// Manager test passes on behaviour a real store does not have.
 package storetest
 
 import (
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/sessionbox/sessionbox/internal/testclock"
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
 
@@ -22,29 +24,6 @@ type Env struct {
 // Factory makes a fresh Env whose store reads time from clock.
 type Factory func(t *testing.T, clock session.Clock) Env
 
-// Clock is a settable clock for expiry tests.
-type Clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-// NewClock returns a clock showing t.
-func NewClock(t time.Time) *Clock { return &Clock{now: t} }
-
-// Now returns the clock's time.
-func (c *Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// Advance moves the clock forward by d.
-func (c *Clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // epoch is the suite's starting time: fixed, so failures reproduce.
 var epoch = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 
@@ -52,7 +31,7 @@ var epoch = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 func Run(t *testing.T, newEnv Factory) {
 	tests := []struct {
 		name string
-		fn   func(*testing.T, Env, *Clock)
+		fn   func(*testing.T, Env, *testclock.Clock)
 	}{
 		{"SessionLifecycle", testSessionLifecycle},
 		{"SessionRoundTrip", testSessionRoundTrip},
@@ -76,7 +55,7 @@ func Run(t *testing.T, newEnv Factory) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			clock := NewClock(epoch)
+			clock := testclock.New(epoch)
 			tc.fn(t, newEnv(t, clock), clock)
 		})
 	}
