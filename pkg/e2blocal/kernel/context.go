@@ -11,14 +11,26 @@ import (
 	"sync"
 )
 
-// Languages a context can run: python, and bash (a persistent shell driven
-// by the same kernel program, so it costs no new runtime).
+// Languages a context can run: python; bash (a persistent shell driven by
+// the same kernel program, so it costs no new runtime); javascript and
+// typescript (Node running kernel.js, TypeScript stripped of its types).
 const (
-	langPython = "python"
-	langBash   = "bash"
+	langPython     = "python"
+	langBash       = "bash"
+	langJavaScript = "javascript"
+	langTypeScript = "typescript"
 )
 
-func supportedLanguage(l string) bool { return l == langPython || l == langBash }
+func supportedLanguage(l string) bool {
+	switch l {
+	case langPython, langBash, langJavaScript, langTypeScript:
+		return true
+	}
+	return false
+}
+
+// nodeLanguage reports whether l runs on Node (kernel.js) rather than Python.
+func nodeLanguage(l string) bool { return l == langJavaScript || l == langTypeScript }
 
 var errContextGone = errors.New("context was deleted")
 
