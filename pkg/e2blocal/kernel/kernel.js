@@ -129,7 +129,7 @@
 
   // ---- cells ---------------------------------------------------------------
 
-  const state = { count: 0, interrupt: null };
+  const state = { count: 0, interrupt: null, sigint: false };
   let stripper = null;
 
   function loadStripper() {
@@ -244,13 +244,24 @@
     return e;
   }
 
+  // takeSigint throws for an interrupt that came while the kernel itself ran
+  // (compiling the cell, say): the server sends one SIGINT per interrupt.
+  function takeSigint() {
+    if (state.sigint) {
+      state.sigint = false;
+      throw interrupted();
+    }
+  }
+
   async function runCell(code, n) {
     const { script, awaited } = compile(code, n);
+    takeSigint();
     let value = script.runInThisContext({ breakOnSigint: true, displayErrors: false });
     if (awaited) {
       // A cell waiting on a promise ends at an interrupt.
       const stop = new Promise((_, reject) => {
         state.interrupt = () => reject(interrupted());
+        if (state.sigint) state.interrupt();
       });
       try {
         value = await Promise.race([value, stop]);
@@ -347,6 +358,7 @@
     } finally {
       restoreEnv(saved);
       inCell = false;
+      state.sigint = false;
     }
     send('F', '');
   }
@@ -384,6 +396,7 @@
   // breakOnSigint takes it; while a cell awaits, it rejects the wait.
   process.on('SIGINT', () => {
     if (state.interrupt) state.interrupt();
+    else if (inCell) state.sigint = true;
   });
   // What a timer or a forgotten promise throws is reported, not fatal.
   process.on('uncaughtException', (e) => output('R', `Uncaught ${util.inspect(e)}\n`));
