@@ -68,8 +68,22 @@
     }
   }
 
+  // A cell's result and error wait for its end, so they go out with its F
+  // frame in one write; anything else written meanwhile goes after them.
+  let queued = [];
+
   function send(tag, payload) {
-    writeAll(frame(tag, payload));
+    let f = frame(tag, payload);
+    if (queued.length) {
+      queued.push(f);
+      f = Buffer.concat(queued);
+      queued = [];
+    }
+    writeAll(f);
+  }
+
+  function queue(tag, payload) {
+    queued.push(frame(tag, payload));
   }
 
   // ---- output --------------------------------------------------------------
@@ -289,7 +303,7 @@
   // the formats of ijavascript's display protocol when the value offers them.
   function sendResult(value) {
     if (value === null || (typeof value !== 'object' && typeof value !== 'function')) {
-      send('T', inspect(value));
+      queue('T', inspect(value));
       return;
     }
     const bundle = { 'text/plain': inspect(value) };
@@ -297,7 +311,7 @@
       if (typeof value[method] === 'function') bundle[mime] = String(value[method]());
     }
     if (typeof value._toMime === 'function') Object.assign(bundle, value._toMime());
-    send('M', JSON.stringify(bundle));
+    queue('M', JSON.stringify(bundle));
   }
 
   // Kernel frames say nothing to users: a traceback keeps the cell's own.
@@ -354,7 +368,7 @@
       const value = await runCell(code, n);
       if (value !== undefined) sendResult(value);
     } catch (e) {
-      send('X', errorJSON(e));
+      queue('X', errorJSON(e));
     } finally {
       restoreEnv(saved);
       inCell = false;
