@@ -247,3 +247,41 @@ func TestJSMissingRuntime(t *testing.T) {
 		})
 	}
 }
+
+// TestRestartIdleContextStaysIdle: restarting a context whose kernel never
+// started starts none (a session's reset restarts every context, the idle
+// javascript default included); one with a kernel gets a fresh one.
+func TestRestartIdleContextStaysIdle(t *testing.T) {
+	t.Parallel()
+	needNode(t)
+	e := newTestEnv(t, Config{}, testTuning)
+	js, err := e.srv.defaultContext(langJavaScript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	py, err := e.srv.defaultContext(langPython)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.run(t, "x = 1").mustNoError(t)
+	for _, c := range []*kctx{js, py} {
+		if st, body := e.do(t, http.MethodPost, "/contexts/"+c.id+"/restart"); st != http.StatusOK {
+			t.Fatalf("restart %s: %d %s", c.language, st, body)
+		}
+	}
+	js.mu.Lock()
+	idle := js.p == nil
+	js.mu.Unlock()
+	py.mu.Lock()
+	fresh := py.p != nil
+	py.mu.Unlock()
+	if !idle || !fresh {
+		t.Fatalf("after restart: javascript kernel idle=%v (want true), python kernel running=%v (want true)", idle, fresh)
+	}
+	if r := e.run(t, "x"); r.err() == nil || r.err()["name"] != "NameError" {
+		t.Errorf("python state survived the restart: %s", r.body)
+	}
+	if r := e.exec(t, map[string]any{"code": "1 + 1", "language": "js"}).mustNoError(t); r.mainText() != "2" || r.count() != 1 {
+		t.Errorf("javascript after restart: %s", r.body)
+	}
+}
