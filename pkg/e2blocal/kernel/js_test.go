@@ -285,3 +285,22 @@ func TestRestartIdleContextStaysIdle(t *testing.T) {
 		t.Errorf("javascript after restart: %s", r.body)
 	}
 }
+
+// TestJSOutputBetweenCells: what a timer prints after its cell ended comes
+// with the next cell, capped as a cell's output is.
+func TestJSOutputBetweenCells(t *testing.T) {
+	t.Parallel()
+	needNode(t)
+	e := newTestEnv(t, Config{MaxOutputBytes: 1000}, testTuning)
+	id := e.jsContext(t, "js", nil)
+	// The timer fires once the cell has ended (its end is written first).
+	first := e.runIn(t, id, "setTimeout(() => { console.log('late'); for (let i = 0; i < 50; i++) console.log('x'.repeat(100)) }, 0); 1").mustNoError(t)
+	if first.text("stdout") != "" {
+		t.Fatalf("the cell itself printed %q", first.text("stdout"))
+	}
+	r := e.runIn(t, id, "await new Promise(r => setImmediate(r))").mustNoError(t)
+	out := r.text("stdout")
+	if !strings.HasPrefix(out, "late\n") || len(out) > 1000 {
+		t.Errorf("stdout of the next cells: %.80q (%d bytes)", out, len(out))
+	}
+}

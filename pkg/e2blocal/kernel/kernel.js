@@ -96,8 +96,8 @@
   };
   let inCell = false;
   let held = [];
+  let heldChars = 0; // held is kept to the cap, as a cell's output is
   let ready = false; // before the ready frame, output is the kernel's own
-
 
   function output(tag, chunk) {
     let text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
@@ -107,7 +107,10 @@
       return;
     }
     if (!inCell) {
-      held.push([tag, text]);
+      if (heldChars < cap) {
+        held.push([tag, text]);
+        heldChars += text.length;
+      }
       return;
     }
     const s = streams[tag];
@@ -361,6 +364,7 @@
     inCell = true;
     const early = held;
     held = [];
+    heldChars = 0;
     for (const [tag, text] of early) output(tag, text);
     const saved = [];
     if (envLen) applyEnv(env, saved);
