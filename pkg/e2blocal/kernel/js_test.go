@@ -94,6 +94,7 @@ func TestJSCells(t *testing.T) {
 			{code: "interface P { x: number }\nfunction sq(p: P): number { return p.x * p.x }\nsq({ x: 3 })", result: "9"},
 			{code: "const n: number = await Promise.resolve(5); n as number", result: "5"},
 			{code: "import type { Stats } from 'fs'; import { statSync } from 'fs'; let s: Stats = statSync('.'); s.isDirectory()", result: "true"},
+			{code: "enum Color { Red, Green }\nclass Box<T> { constructor(private v: T) {} get(): T { return this.v } }\nnew Box<Color>(Color.Green).get()", result: "1"},
 			{code: "const bad: = 1", errName: "SyntaxError", errValue: "Type expected"},
 			{code: "message", result: "Hello World!"},
 		}},
