@@ -27,6 +27,17 @@ fi
 command -v go >/dev/null || { log "Go 1.26 is required (https://go.dev/dl)"; exit 1; }
 command -v node >/dev/null || { log "Node.js 20+ with npm is required for the SDK conformance suite"; exit 1; }
 
+# The type stripper of the code interpreter's typescript contexts (npm's
+# typescript, its transpileModule), in npm's global module directory: under
+# /usr with Debian's nodejs, which every sandbox sees read-only.
+ts_version=5.9.3
+ts_dir="$(npm root -g)/typescript"
+if [ "$(node -p "try{require('$ts_dir/package.json').version}catch{''}")" != "$ts_version" ]; then
+  log "installing typescript@$ts_version into $ts_dir"
+  SUDO=""; [ -w "$(npm root -g)" ] || SUDO="sudo"
+  $SUDO npm install -g --no-audit --no-fund --loglevel=error "typescript@$ts_version" >/dev/null
+fi
+
 # npm test dependencies, pinned by scripts/package-lock.json.
 if [ ! -f scripts/node_modules/.package-lock.json ] || [ scripts/package-lock.json -nt scripts/node_modules/.package-lock.json ]; then
   log "installing npm test dependencies"

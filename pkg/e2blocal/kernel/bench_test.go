@@ -222,3 +222,62 @@ func BenchmarkChangedFiles(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLanguages sets the cost of a javascript and a typescript context
+// beside python's, in one run: "start" is a kernel's start until it reports
+// ready (a context's first use; python compiled, as the runtime runs it),
+// "execute" a `1+1` round trip over HTTP on a warm kernel.
+func BenchmarkLanguages(b *testing.B) {
+	if _, err := os.Stat(testNode); err != nil {
+		b.Skip("no node at " + testNode)
+	}
+	pyc, err := Compile(testPython, b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	langs := []string{langPython, langJavaScript, langTypeScript}
+	cfg := Config{Python: testPython, Compiled: pyc, Workdir: b.TempDir(), Env: []string{"PATH=/usr/bin:/bin"}}
+	s, err := newServer(cfg, defaultTuning)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close() })
+	for _, lang := range langs {
+		b.Run("start/"+lang, func(b *testing.B) {
+			spec := s.procSpec(lang, cfg.Workdir, false)
+			durs := make([]time.Duration, 0, b.N)
+			for range b.N {
+				t0 := time.Now()
+				p, err := startProc(context.Background(), spec, 30*time.Second)
+				if err != nil {
+					b.Fatal(err)
+				}
+				durs = append(durs, time.Since(t0))
+				p.kill()
+				<-p.done
+			}
+			b.StopTimer()
+			reportLatency(b, durs)
+		})
+	}
+	url := benchServer(b, cfg, defaultTuning)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+	for _, lang := range langs {
+		b.Run("execute/"+lang, func(b *testing.B) {
+			body, _ := json.Marshal(map[string]string{"code": "1+1", "language": lang})
+			run := func() {
+				resp, err := client.Post(url+"/execute", "application/json", bytes.NewReader(body))
+				if err != nil {
+					b.Fatal(err)
+				}
+				out, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err != nil || !bytes.Contains(out, []byte(`"text":"2"`)) {
+					b.Fatalf("bad response %q: %v", out, err)
+				}
+			}
+			run() // the kernel starts outside the measurement
+			timeEach(b, run)
+		})
+	}
+}

@@ -11,14 +11,26 @@ import (
 	"sync"
 )
 
-// Languages a context can run: python, and bash (a persistent shell driven
-// by the same kernel program, so it costs no new runtime).
+// Languages a context can run: python; bash (a persistent shell driven by
+// the same kernel program, so it costs no new runtime); javascript and
+// typescript (Node running kernel.js, TypeScript stripped of its types).
 const (
-	langPython = "python"
-	langBash   = "bash"
+	langPython     = "python"
+	langBash       = "bash"
+	langJavaScript = "javascript"
+	langTypeScript = "typescript"
 )
 
-func supportedLanguage(l string) bool { return l == langPython || l == langBash }
+func supportedLanguage(l string) bool {
+	switch l {
+	case langPython, langBash, langJavaScript, langTypeScript:
+		return true
+	}
+	return false
+}
+
+// nodeLanguage reports whether l runs on Node (kernel.js) rather than Python.
+func nodeLanguage(l string) bool { return l == langJavaScript || l == langTypeScript }
 
 var errContextGone = errors.New("context was deleted")
 
@@ -162,16 +174,37 @@ func (c *kctx) stopKernel(deleted bool) {
 	}
 }
 
-// restart replaces the kernel by a fresh one: variables are gone.
+// restart replaces the kernel by a fresh one: variables are gone. A
+// context whose kernel never started (or was stopped) stays that way: its
+// next use starts a fresh one, so restarting every context (a session's
+// reset) does not start the idle default ones, node's included.
 func (c *kctx) restart(ctx context.Context) error {
+	c.mu.Lock()
+	had := c.p != nil
+	c.mu.Unlock()
 	c.stopKernel(false)
 	if err := c.acquire(ctx); err != nil {
 		return err
 	}
 	defer c.release()
 	c.stopKernel(false)
+	c.mu.Lock()
+	c.lost = false
+	c.mu.Unlock()
+	if !had {
+		return c.gone()
+	}
 	_, err := c.ensure(ctx)
 	return err
+}
+
+func (c *kctx) gone() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.deleted {
+		return errContextGone
+	}
+	return nil
 }
 
 func (c *kctx) destroy() { c.stopKernel(true) }

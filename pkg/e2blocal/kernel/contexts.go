@@ -71,7 +71,7 @@ func decodeBody(r *http.Request, v any, optional bool, limit int64) error {
 }
 
 func unsupportedLanguage(lang string) string {
-	return fmt.Sprintf("Language %q is not supported by this interpreter; supported: python, bash", lang)
+	return fmt.Sprintf("Language %q is not supported by this interpreter; supported: python, javascript, typescript, bash", lang)
 }
 
 func (s *Server) handleCreateContext(w http.ResponseWriter, r *http.Request) {

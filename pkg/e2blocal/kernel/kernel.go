@@ -30,8 +30,15 @@
 // same kernel program: cells are sourced, so variables, functions and cwd
 // persist; output streams; a non-zero status is an error whose value is the
 // status, as Jupyter's bash_kernel reports it; an interrupt ends the cell and
-// keeps the shell). An execution naming only a language runs in that
-// language's default context. JavaScript and TypeScript are not supported.
+// keeps the shell); javascript and typescript (Node, Config.Node, running
+// kernel.js, embedded: cells run in the process's global scope so top-level
+// declarations persist, top-level await keeps them too, the last expression
+// is the result as Node's REPL shows it, console output streams, static
+// imports work, an interrupt stops a busy loop and keeps the state;
+// TypeScript is stripped of its types by npm's typescript package, which
+// scripts/setup.sh installs under /usr so sandboxes see it). An execution
+// naming only a language runs in that language's default context; python's
+// and (when node is there) javascript's are listed from the start, as in E2B.
 package kernel
 
 import (
@@ -56,6 +63,7 @@ const DefaultMaxContexts = 32
 // Config configures a Server.
 type Config struct {
 	Python         string   // interpreter, default "/usr/bin/python3"
+	Node           string   // runs javascript and typescript contexts, default "/usr/bin/node"
 	Workdir        string   // default context cwd, "/home/user"
 	Env            []string // base environment of kernel processes, "K=V"; nil = this process's
 	MaxOutputBytes int64    // per-execution cap on stdout/stderr, each; 0 = DefaultMaxOutputBytes
@@ -75,6 +83,10 @@ type Config struct {
 	// (E2B's /root): its kernel keeps the agent's identity, as E2B's
 	// kernels all run as root.
 	Credential *syscall.Credential
+	// TypeScript is the typescript npm package (its directory) typescript
+	// contexts strip types with; empty looks in npm's and Debian's global
+	// module directories, where scripts/setup.sh installs it.
+	TypeScript string
 }
 
 // tuning holds intervals that tests shorten.
@@ -124,6 +136,11 @@ func newServer(cfg Config, tune tuning) (*Server, error) {
 	s.mux.HandleFunc("DELETE /contexts/{id}", s.checkTokenIfSent(s.handleDeleteContext))
 	s.mux.HandleFunc("POST /contexts/{id}/restart", s.checkTokenIfSent(s.handleRestartContext))
 	s.defaultContext(langPython)
+	// E2B's code interpreter lists a javascript context beside python's
+	// from the start; its kernel too starts on first use.
+	if _, err := os.Stat(cfg.Node); err == nil {
+		s.defaultContext(langJavaScript)
+	}
 	return s, nil
 }
 
@@ -184,6 +201,9 @@ func withDefaults(cfg Config) Config {
 	if cfg.Python == "" {
 		cfg.Python = "/usr/bin/python3"
 	}
+	if cfg.Node == "" {
+		cfg.Node = "/usr/bin/node"
+	}
 	if cfg.Workdir == "" {
 		cfg.Workdir = "/home/user"
 	}
@@ -207,7 +227,11 @@ func (s *Server) procSpec(lang, cwd string, asServer bool) procSpec {
 	if asServer {
 		cred = nil
 	}
-	return procSpec{python: s.cfg.Python, compiled: s.cfg.Compiled, lang: lang, dir: cwd, env: s.cfg.Env, cap: s.cfg.MaxOutputBytes, maxFrame: s.maxFrame(), cred: cred, scanOnly: s.tune.scanOnly}
+	spec := procSpec{python: s.cfg.Python, compiled: s.cfg.Compiled, lang: lang, dir: cwd, env: s.cfg.Env, cap: s.cfg.MaxOutputBytes, maxFrame: s.maxFrame(), cred: cred, scanOnly: s.tune.scanOnly}
+	if nodeLanguage(lang) {
+		spec.python, spec.compiled, spec.typescript = s.cfg.Node, "", s.cfg.TypeScript
+	}
+	return spec
 }
 
 func (s *Server) maxFrame() uint32 {

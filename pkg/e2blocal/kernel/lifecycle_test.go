@@ -206,7 +206,7 @@ func TestContextsCRUD(t *testing.T) {
 	for _, c := range list {
 		ids[c.ID] = true
 	}
-	if len(list) != 3 || !ids[a.ID] || !ids[b.ID] {
+	if len(list) != 4 || !ids[a.ID] || !ids[b.ID] { // with the default python and javascript contexts
 		t.Errorf("list %v", list)
 	}
 
@@ -243,7 +243,6 @@ func TestCreateContextErrors(t *testing.T) {
 		body any
 		want int
 	}{
-		{"javascript", map[string]any{"language": "js"}, http.StatusBadRequest},
 		{"r", map[string]any{"language": "r"}, http.StatusBadRequest},
 		{"missing cwd", map[string]any{"cwd": "/does/not/exist"}, http.StatusBadRequest},
 		{"file as cwd", map[string]any{"cwd": "/etc/hostname"}, http.StatusBadRequest},

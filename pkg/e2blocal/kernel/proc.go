@@ -23,6 +23,9 @@ import (
 //go:embed kernel.py
 var kernelSource string
 
+//go:embed kernel.js
+var jsKernelSource string
+
 // Compile writes the kernel's source into dir and has python compile it
 // there, returning the .pyc for Config.Compiled. It runs the interpreter the
 // kernels will run (the same file), so the bytecode's version matches.
@@ -102,15 +105,17 @@ type proc struct {
 }
 
 type procSpec struct {
-	python   string
+	python   string // the interpreter: python, or node for javascript and typescript
 	compiled string // kernel.py compiled for python; "" sends the source on stdin
-	lang     string // the context's language: python, or bash (kernel.py drives a shell)
+	lang     string // the context's language: python, bash (kernel.py drives a shell), javascript or typescript (kernel.js)
 	dir      string
 	env      []string
 	cap      int64
 	maxFrame uint32
 	cred     *syscall.Credential // nil: this process's identity
 	scanOnly bool                // no watch of dir: the kernel scans it around each cell
+	// typescript is the typescript package kernel.js strips types with; "" looks in the usual places.
+	typescript string
 }
 
 // startProc launches a kernel and waits for its ready frame.
@@ -129,16 +134,7 @@ func startProc(ctx context.Context, spec procSpec, timeout time.Duration) (*proc
 		closeAll(cmdR, cmdW, evR, evW)
 		return nil, fmt.Errorf("kernel probe pipe: %w", err)
 	}
-	args := []string{"-", strconv.FormatInt(spec.cap, 10)}
-	if spec.lang != "" && spec.lang != langPython {
-		args = append(args, spec.lang)
-	}
-	cmd := exec.Command(spec.python, args...)
-	cmd.Stdin = strings.NewReader(kernelSource)
-	if spec.compiled != "" {
-		args[0] = spec.compiled
-		cmd = exec.Command(spec.python, args...)
-	}
+	cmd := kernelCommand(spec)
 	cmd.Dir = spec.dir
 	cmd.Env = spec.env
 	tail := &tailBuffer{max: 4096}
@@ -173,6 +169,34 @@ func startProc(ctx context.Context, spec procSpec, timeout time.Duration) (*proc
 		return nil, err
 	}
 	return p, nil
+}
+
+// kernelCommand is the kernel program for spec's language, its source on
+// stdin unless it is compiled.
+func kernelCommand(spec procSpec) *exec.Cmd {
+	capArg := strconv.FormatInt(spec.cap, 10)
+	if nodeLanguage(spec.lang) {
+		// --expose-internals gives kernel.js Node's REPL transform of
+		// top-level await (see kernel.js).
+		args := []string{"--expose-internals", "-", capArg, spec.lang}
+		if spec.typescript != "" {
+			args = append(args, spec.typescript)
+		}
+		cmd := exec.Command(spec.python, args...)
+		cmd.Stdin = strings.NewReader(jsKernelSource)
+		return cmd
+	}
+	args := []string{"-", capArg}
+	if spec.lang != "" && spec.lang != langPython {
+		args = append(args, spec.lang)
+	}
+	if spec.compiled != "" {
+		args[0] = spec.compiled
+		return exec.Command(spec.python, args...)
+	}
+	cmd := exec.Command(spec.python, args...)
+	cmd.Stdin = strings.NewReader(kernelSource)
+	return cmd
 }
 
 func (p *proc) awaitReady(ctx context.Context, timeout time.Duration) error {
