@@ -2,7 +2,10 @@ package lambdaenv_test
 
 import (
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -67,5 +70,32 @@ func TestOnlyMCPLinksMCPServer(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAuthorizerInitIsCheap: every cold start runs the init of each linked
+// package, the authorizer's on every uncached request's path. pkg/authorizer
+// once compiled a regexp with a {1,200} repetition at init: 200 KB in 2,600
+// allocations. The bootstrap is run with GODEBUG=inittrace=1 and no
+// configuration, so it reports its inits and exits; none of our packages
+// may allocate more than 16 KiB at init.
+func TestAuthorizerInitIsCheap(t *testing.T) {
+	t.Parallel()
+	bin := filepath.Join(t.TempDir(), "authorizer")
+	if out, err := exec.Command("go", "build", "-tags", "lambda.norpc", "-o", bin, "../../functions/authorizer").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin)
+	cmd.Env = []string{"GODEBUG=inittrace=1"}
+	out, _ := cmd.CombinedOutput() // exits 1: no configuration
+	trace := regexp.MustCompile(`(?m)^init (github\.com/sessionbox/\S+) @\S+ ms, \S+ ms clock, (\d+) bytes, (\d+) allocs$`)
+	inits := trace.FindAllStringSubmatch(string(out), -1)
+	if len(inits) == 0 {
+		t.Fatalf("no init trace of our packages in:\n%s", out)
+	}
+	for _, m := range inits {
+		if bytes, _ := strconv.Atoi(m[2]); bytes > 16<<10 {
+			t.Errorf("%s allocates %s bytes in %s allocations at init", m[1], m[2], m[3])
+		}
 	}
 }
