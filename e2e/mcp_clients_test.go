@@ -32,6 +32,29 @@ func TestMCPJSClients(t *testing.T) {
 	runNodeTests(t, newStack(t), script, 10*time.Minute, "SESSIONBOX_BIN="+bin, "SESSIONBOX_TEST_WHEEL="+wheel)
 }
 
+// TestMCPInspector runs scripts/mcp/inspector.test.mjs: the official MCP
+// inspector in CLI mode over stdio (`sessionbox mcp`, built here) and
+// streamable HTTP against a local stack: bounds in the schemas, results
+// under the cap, an image with text, a bad key refused at start.
+func TestMCPInspector(t *testing.T) {
+	script, err := filepath.Abs("../scripts/mcp/inspector.test.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := jsDepsInstalled("@modelcontextprotocol/inspector"); err != nil {
+		if testing.Short() {
+			t.Skipf("the MCP inspector is not installed (%v); run scripts/setup.sh", err)
+		}
+		t.Fatalf("the inspector test needs node and the npm inspector: %v (run scripts/setup.sh; -short skips it)", err)
+	}
+	bin := filepath.Join(t.TempDir(), "sessionbox")
+	build := exec.Command("go", "build", "-o", bin, "github.com/sessionbox/sessionbox/cmd/sessionbox")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build sessionbox: %v\n%s", err, out)
+	}
+	runNodeTests(t, newStack(t), script, 10*time.Minute, "SESSIONBOX_BIN="+bin)
+}
+
 // runNodeTests runs a node test script against s, with its URL and alice's
 // key in SESSIONBOX_URL and SESSIONBOX_API_KEY and env besides; a failing
 // script fails the test with its output, a passing one logs it.

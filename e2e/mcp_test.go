@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -83,6 +84,7 @@ func TestMCPEndToEnd(t *testing.T) {
 	t.Run("auth", func(t *testing.T) { mcpAuth(t, s) })
 	t.Run("bad requests", func(t *testing.T) { mcpBadRequests(t, s) })
 	t.Run("client backend", func(t *testing.T) { mcpClientBackend(t, s) })
+	t.Run("background commands", func(t *testing.T) { mcpBackgroundBoth(t, s) })
 	t.Run("upload refused", func(t *testing.T) {
 		cs := mcpConnect(t, s, s.alice, "?session=mcp-tools")
 		res := callTool(t, cs, "upload_files_from_urls", map[string]any{"urls": []string{"http://127.0.0.1:9/x.csv"}})
@@ -183,7 +185,8 @@ func mcpTools(t *testing.T, s *stack) {
 			t.Errorf("tool %s lacks a description or an input schema", tool.Name)
 		}
 	}
-	want := "execute_python install_packages list_files read_file write_file delete_file upload_files_from_urls run_command reset_kernel"
+	want := "execute_python install_packages list_files read_file write_file delete_file upload_files_from_urls run_command " +
+		"start_command read_command_output kill_command reset_kernel"
 	if got := strings.Join(names, " "); !sameWords(got, want) {
 		t.Fatalf("tools %q, want %q", got, want)
 	}
@@ -491,4 +494,98 @@ func sameWords(a, b string) bool {
 		}
 	}
 	return true
+}
+
+// mcpBackgroundBoth runs the background command tools over HTTP (the
+// Manager in process) and as `sessionbox mcp` does (pkg/client).
+func mcpBackgroundBoth(t *testing.T, s *stack) {
+	t.Run("http", func(t *testing.T) { mcpBackground(t, mcpConnect(t, s, s.alice, "?session=mcp-bg")) })
+	t.Run("client", func(t *testing.T) {
+		ctx := context.Background()
+		srv := mcpserver.NewServer(agenttools.ClientBackend{Client: client.New(s.url, s.alice, s.client)}, "mcp-bg-client", mcpserver.Options{})
+		serverT, clientT := mcp.NewInMemoryTransports()
+		ss, err := srv.Connect(ctx, serverT, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = ss.Close() })
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, clientT, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cs.Close() })
+		mcpBackground(t, cs)
+	})
+}
+
+// mcpBackground: a background command's output comes in reads, each line
+// exactly once, then its end with the exit code; kill ends one; unknown
+// ids are error results.
+func mcpBackground(t *testing.T, cs *mcp.ClientSession) {
+	// The leading sleep keeps clear of a start race in the sandbox layer:
+	// output printed within milliseconds of the start can miss the first
+	// attach (the API's own background commands show it too).
+	res := callTool(t, cs, "start_command", map[string]any{
+		"cmd": "sleep 0.5; for i in $(seq 1 30); do echo line$i; sleep 0.1; done; echo finished >&2; exit 3"})
+	var started struct {
+		CommandID string `json:"commandId"`
+		PID       int    `json:"pid"`
+	}
+	raw, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(raw, &started); err != nil || res.IsError || started.CommandID == "" || started.PID == 0 {
+		t.Fatalf("start_command: %q %s", toolText(res), raw)
+	}
+	var all strings.Builder
+	var end struct {
+		Running  bool `json:"running"`
+		ExitCode *int `json:"exitCode"`
+	}
+	sawRunning := false
+	for range 20 {
+		res := callTool(t, cs, "read_command_output", map[string]any{"commandId": started.CommandID, "waitSecs": 1})
+		raw, _ := json.Marshal(res.StructuredContent)
+		end.ExitCode = nil
+		if err := json.Unmarshal(raw, &end); err != nil || res.IsError {
+			t.Fatalf("read_command_output: %q %s", toolText(res), raw)
+		}
+		all.WriteString(toolText(res) + "\n")
+		if !end.Running {
+			break
+		}
+		sawRunning = true
+		if !strings.Contains(toolText(res), "is still running") {
+			t.Fatalf("a read of a running command says %q", toolText(res))
+		}
+	}
+	text := all.String()
+	if !sawRunning || end.Running || end.ExitCode == nil || *end.ExitCode != 3 || !strings.Contains(text, "exit code 3") || !strings.Contains(text, "[stderr]\nfinished") {
+		t.Fatalf("reads of a background command: running seen %v, end %+v, text %q", sawRunning, end, text)
+	}
+	lines := strings.Split(text, "\n")
+	for i := 1; i <= 30; i++ {
+		if n := slices.Index(lines, fmt.Sprintf("line%d", i)); n < 0 || slices.Contains(lines[n+1:], lines[n]) {
+			t.Fatalf("line%d did not come exactly once over the reads: %q", i, text)
+		}
+	}
+
+	res = callTool(t, cs, "start_command", map[string]any{"cmd": "sleep 300"})
+	raw, _ = json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(raw, &started); err != nil || res.IsError {
+		t.Fatalf("start sleep: %q", toolText(res))
+	}
+	if res := callTool(t, cs, "kill_command", map[string]any{"commandId": started.CommandID}); res.IsError {
+		t.Fatalf("kill_command: %q", toolText(res))
+	}
+	res = callTool(t, cs, "read_command_output", map[string]any{"commandId": started.CommandID, "waitSecs": 5})
+	if res.IsError || !strings.Contains(toolText(res), "has ended") {
+		t.Fatalf("read after kill: %q", toolText(res))
+	}
+	for _, tool := range []string{"read_command_output", "kill_command"} {
+		if res := callTool(t, cs, tool, map[string]any{"commandId": "cmd-nope"}); !res.IsError || !strings.Contains(toolText(res), "cmd-nope") {
+			t.Errorf("%s of an unknown id: isError %v %q", tool, res.IsError, toolText(res))
+		}
+	}
+	if res := callTool(t, cs, "read_command_output", map[string]any{"commandId": started.CommandID, "waitSecs": 61}); !res.IsError || !strings.Contains(toolText(res), "waitSecs") {
+		t.Errorf("waitSecs 61: %q", toolText(res))
+	}
 }

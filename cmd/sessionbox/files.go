@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"text/tabwriter"
+	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/client"
 	"github.com/sessionbox/sessionbox/pkg/session"
@@ -30,7 +31,7 @@ var filesUsage = usage{
 	subs: []sub{
 		{"put LOCAL [REMOTE]", "upload a local file, or a directory's files (REMOTE defaults to its name in /home/user)"},
 		{"get REMOTE [LOCAL]", "download a file (LOCAL defaults to its name here; - writes to stdout); a failed download leaves no file"},
-		{"ls [DIR]", "list a directory (default /home/user)"},
+		{"ls [DIR]", "list a directory (default /home/user); a session without a sandbox lists its last checkpoint"},
 		{"rm PATH...", "remove files or directory trees; a path that is not there fails the command unless --force"},
 		{"fetch URL...", "have the service download URLs into the sandbox"},
 	},
@@ -160,11 +161,14 @@ func putOne(ctx context.Context, c *client.Client, o *apiFlags, local, remote st
 // into place once whole: a failed download leaves nothing behind, nor
 // damages a file that was there.
 func getFile(ctx context.Context, c *client.Client, o *apiFlags, remote, local string) error {
-	body, size, err := c.OpenDownload(ctx, o.session, remote)
+	body, size, src, err := c.OpenDownloadFrom(ctx, o.session, remote)
 	if err != nil {
 		return err
 	}
 	defer body.Close()
+	if src.Workspace {
+		noteSaved(src.CheckpointAt)
+	}
 	if local != "-" {
 		if st, err := os.Stat(local); err == nil && st.IsDir() {
 			local = filepath.Join(local, path.Base(remote))
@@ -224,19 +228,26 @@ func writeAtomically(dst string, r io.Reader, want int64) (n int64, err error) {
 }
 
 func listFiles(ctx context.Context, c *client.Client, o *apiFlags, dir string, depth int) error {
-	entries, err := c.ListFiles(ctx, o.session, dir, depth)
+	l, err := c.ListDir(ctx, o.session, dir, depth)
 	if err != nil {
 		return err
 	}
-	return o.print(struct {
-		Entries []session.FileEntry `json:"entries"`
-	}{entries}, func() error {
+	return o.print(l, func() error {
+		if l.Source == "workspace" && l.CheckpointAt != nil {
+			noteSaved(*l.CheckpointAt)
+		}
 		tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-		for _, e := range entries {
+		for _, e := range l.Entries {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.Type, byteCount(e.Size), e.ModifiedAt.Local().Format("2006-01-02 15:04"), e.Path)
 		}
 		return tw.Flush()
 	})
+}
+
+// noteSaved tells, on stderr so output stays clean, that the session had no
+// sandbox and the files shown are those of its last checkpoint.
+func noteSaved(at time.Time) {
+	fmt.Fprintf(os.Stderr, "the session has no sandbox: files as checkpointed at %s\n", at.Local().Format("2006-01-02 15:04:05"))
 }
 
 // removeFiles removes each path, as rm does: a path that is not there is

@@ -38,6 +38,9 @@ type serveOptions struct {
 	warmPool   int
 	agent      string // --agent as given; agentFor resolves it
 	jsonLogs   bool
+	// templates are the runtime's templates beside the built-in ones, as
+	// `sessionbox runtime --template` takes them.
+	templates templateFlag
 	// session holds the knobs, read by the loader the Lambda functions use.
 	session session.Config
 }
@@ -58,6 +61,8 @@ func serveFlags(args []string, getenv func(string) string) (serveOptions, error)
 	fl.StringVar(&o.agent, "agent", "", agentUsage+" [$SESSIONBOX_AGENT]")
 	fl.BoolVar(&o.jsonLogs, "json-logs", false, "log JSON lines instead of text [$SESSIONBOX_JSON_LOGS]")
 	knobs := sessionconfig.AddFlags(fl.FlagSet)
+	o.templates = templateFlag{}
+	shareTemplateFlag(fl.FlagSet, o.templates)
 	rest, err := fl.parse(args)
 	if err != nil {
 		return serveOptions{}, err
@@ -69,6 +74,7 @@ func serveFlags(args []string, getenv func(string) string) (serveOptions, error)
 		"api-keys": "SESSIONBOX_API_KEYS", "reap-interval": "SESSIONBOX_REAP_INTERVAL", "json-logs": "SESSIONBOX_JSON_LOGS",
 		"min-free-mib": "SESSIONBOX_MIN_FREE_MIB", "allowed-origins": "SESSIONBOX_ALLOWED_ORIGINS", "warm-pool": "SESSIONBOX_WARM_POOL",
 		"agent": "SESSIONBOX_AGENT"})
+	err = errors.Join(err, runtimeTemplatesFromEnv(o.templates, getenv))
 	var oerr error
 	o.origins, oerr = parseOrigins(origins)
 	err = errors.Join(err, oerr)
@@ -112,7 +118,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string) er
 	}
 	svc, err := local.Start(ctx, local.Config{Addr: o.addr, DataDir: dir, Keys: keys, ReapInterval: o.reap, Logger: logger,
 		Session: o.session, MinFreeBytes: mibFloor(o.minFreeMiB), AllowedOrigins: o.origins,
-		Runtime: e2blocal.Config{WarmPool: o.warmPool, Agent: agent.path}})
+		Runtime: e2blocal.Config{WarmPool: o.warmPool, Agent: agent.path, Templates: o.templates}})
 	if err != nil {
 		return err
 	}

@@ -45,6 +45,13 @@ func (f *fakeBackend) UploadURLs(context.Context, string, []string, string) (*se
 func (f *fakeBackend) RunCommand(context.Context, string, session.CommandRequest, func(session.Event)) (*session.CommandResult, error) {
 	return nil, errUnused
 }
+func (f *fakeBackend) StartCommand(context.Context, string, session.CommandRequest) (*session.CommandStarted, error) {
+	return nil, errUnused
+}
+func (f *fakeBackend) AttachCommand(context.Context, string, string, func(session.Event)) (*session.CommandResult, error) {
+	return nil, errUnused
+}
+func (f *fakeBackend) KillCommand(context.Context, string, string) error { return errUnused }
 
 func TestSeedTools(t *testing.T) {
 	t.Parallel()

@@ -73,3 +73,20 @@ func (b ClientBackend) RunCommand(ctx context.Context, sessionID string, req ses
 		Cmd: req.Cmd, Cwd: req.Cwd, Envs: req.Envs, TimeoutSecs: req.TimeoutSecs, User: req.User,
 	}, onEvent)
 }
+
+// StartCommand starts a background shell command in the session's sandbox.
+func (b ClientBackend) StartCommand(ctx context.Context, sessionID string, req session.CommandRequest) (*session.CommandStarted, error) {
+	return b.Client.StartCommand(ctx, sessionID, client.CommandRequest{
+		Cmd: req.Cmd, Cwd: req.Cwd, Envs: req.Envs, TimeoutSecs: req.TimeoutSecs, User: req.User,
+	})
+}
+
+// AttachCommand reads a background command's output.
+func (b ClientBackend) AttachCommand(ctx context.Context, sessionID, commandID string, onEvent func(session.Event)) (*session.CommandResult, error) {
+	return b.Client.AttachCommand(ctx, sessionID, commandID, onEvent)
+}
+
+// KillCommand kills a background command.
+func (b ClientBackend) KillCommand(ctx context.Context, sessionID, commandID string) error {
+	return b.Client.KillCommand(ctx, sessionID, commandID)
+}

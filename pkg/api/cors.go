@@ -12,7 +12,7 @@ import (
 // who want a closed list pass WithAllowedOrigins.
 const (
 	corsAllowHeaders  = "Authorization, X-API-Key, Content-Type, Accept, Idempotency-Key, X-Request-Id, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID"
-	corsExposeHeaders = "Retry-After, Location, X-Request-Id, Content-Length, Content-Type, WWW-Authenticate, Allow, Mcp-Session-Id"
+	corsExposeHeaders = "Retry-After, Location, X-Request-Id, Content-Length, Content-Type, WWW-Authenticate, Allow, Mcp-Session-Id, X-Sessionbox-Source, X-Sessionbox-Checkpoint-At"
 	corsMaxAge        = "600"
 )
 

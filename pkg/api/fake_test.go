@@ -218,6 +218,20 @@ func (f *fakeManager) ReadFile(ctx context.Context, key session.Key, path string
 	return io.NopCloser(strings.NewReader("hello")), fakeEntry(path), nil
 }
 
+func (f *fakeManager) ListSavedFiles(ctx context.Context, key session.Key, dir string, depth int) (*session.SavedListing, error) {
+	if err := f.record("ListSavedFiles", key); err != nil {
+		return nil, err
+	}
+	return &session.SavedListing{Entries: []session.FileEntry{fakeEntry(dir + "/a.txt")}}, nil
+}
+
+func (f *fakeManager) ReadSavedFile(ctx context.Context, key session.Key, path string) (io.ReadCloser, *session.SavedFile, error) {
+	if err := f.record("ReadSavedFile", key); err != nil {
+		return nil, nil, err
+	}
+	return io.NopCloser(strings.NewReader("saved")), &session.SavedFile{Entry: fakeEntry(path)}, nil
+}
+
 func (f *fakeManager) WriteFile(ctx context.Context, key session.Key, path string, r io.Reader) (session.FileEntry, error) {
 	if err := f.record("WriteFile", key); err != nil {
 		return session.FileEntry{}, err

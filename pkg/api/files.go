@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"path"
 	"strconv"
+	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/session"
 	"github.com/sessionbox/sessionbox/pkg/wire"
@@ -15,6 +16,12 @@ import (
 const (
 	defaultListDir = "/home/user"
 	maxListDepth   = 10
+)
+
+// Reads answered from a checkpointed workspace say so in these headers.
+const (
+	headerFileSource   = "X-Sessionbox-Source"
+	headerCheckpointAt = "X-Sessionbox-Checkpoint-At"
 )
 
 func (s *Server) listFiles(w http.ResponseWriter, r *http.Request, id identity) {
@@ -28,6 +35,10 @@ func (s *Server) listFiles(w http.ResponseWriter, r *http.Request, id identity) 
 		return
 	}
 	entries, err := s.mgr.ListFiles(r.Context(), key, dir, depth)
+	if session.IsNoSandbox(err) {
+		s.listSavedFiles(w, r, key, dir, depth)
+		return
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -36,6 +47,24 @@ func (s *Server) listFiles(w http.ResponseWriter, r *http.Request, id identity) 
 		entries = []session.FileEntry{}
 	}
 	writeJSON(w, http.StatusOK, wire.FileList{Entries: entries})
+}
+
+// listSavedFiles answers a listing of a session without a sandbox from its
+// checkpointed workspace.
+func (s *Server) listSavedFiles(w http.ResponseWriter, r *http.Request, key session.Key, dir string, depth int) {
+	saved, err := s.mgr.ListSavedFiles(r.Context(), key, dir, depth)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	at := saved.CheckpointAt.UTC()
+	markSaved(w.Header(), at)
+	writeJSON(w, http.StatusOK, wire.FileList{Entries: saved.Entries, Source: "workspace", CheckpointAt: &at})
+}
+
+func markSaved(h http.Header, at time.Time) {
+	h.Set(headerFileSource, "workspace")
+	h.Set(headerCheckpointAt, at.UTC().Format(time.RFC3339Nano))
 }
 
 func (s *Server) deleteFile(w http.ResponseWriter, r *http.Request, id identity) {
@@ -65,6 +94,14 @@ func (s *Server) readFile(w http.ResponseWriter, r *http.Request, id identity) {
 		return
 	}
 	body, entry, err := s.mgr.ReadFile(r.Context(), key, target)
+	if session.IsNoSandbox(err) {
+		var saved *session.SavedFile
+		body, saved, err = s.mgr.ReadSavedFile(r.Context(), key, target)
+		if err == nil {
+			entry = saved.Entry
+			markSaved(w.Header(), saved.CheckpointAt)
+		}
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -38,6 +38,8 @@ type Manager interface {
 
 	ListFiles(ctx context.Context, key session.Key, dir string, depth int) ([]session.FileEntry, error)
 	ReadFile(ctx context.Context, key session.Key, path string) (io.ReadCloser, session.FileEntry, error)
+	ListSavedFiles(ctx context.Context, key session.Key, dir string, depth int) (*session.SavedListing, error)
+	ReadSavedFile(ctx context.Context, key session.Key, path string) (io.ReadCloser, *session.SavedFile, error)
 	WriteFile(ctx context.Context, key session.Key, path string, r io.Reader) (session.FileEntry, error)
 	DeleteFile(ctx context.Context, key session.Key, path string) error
 	UploadURL(ctx context.Context, key session.Key, path string, size int64, contentType string) (*session.UploadTicket, error)

@@ -56,12 +56,14 @@ var operations = map[string]any{
 // composites are methods built from the operations above rather than one
 // operation each.
 var composites = []string{
-	"Upload",        // writeFile, or uploadUrl + PUT + importFile
-	"Download",      // OpenDownload into a writer
-	"OpenDownload",  // readFile, or downloadUrl + GET on a 413
-	"WaitRun",       // getRun until the run is done
-	"StartCommand",  // runCommand with background: true
-	"AttachCommand", // getCommand as an NDJSON stream
+	"Upload",           // writeFile, or uploadUrl + PUT + importFile
+	"Download",         // OpenDownload into a writer
+	"OpenDownload",     // readFile, or downloadUrl + GET on a 413
+	"OpenDownloadFrom", // OpenDownload saying where the bytes came from
+	"ListDir",          // listFiles with where the listing came from
+	"WaitRun",          // getRun until the run is done
+	"StartCommand",     // runCommand with background: true
+	"AttachCommand",    // getCommand as an NDJSON stream
 }
 
 // methodName is the name of a method expression such as

@@ -21,15 +21,32 @@ func (c *Client) filePath(sessionID, rest, path string) string {
 	return c.sessionPath(sessionID, rest+"?"+url.Values{"path": {path}}.Encode())
 }
 
-// ListFiles lists a directory of the session's sandbox.
+// ListFiles lists a directory of the session's sandbox (of its last
+// checkpoint when it has none: ListDir says which).
 func (c *Client) ListFiles(ctx context.Context, sessionID, dir string, depth int) ([]session.FileEntry, error) {
+	l, err := c.ListDir(ctx, sessionID, dir, depth)
+	if err != nil {
+		return nil, err
+	}
+	return l.Entries, nil
+}
+
+// FileListing is a directory listing. Source is "workspace" when the
+// session had no sandbox and the listing is its last checkpoint, taken at
+// CheckpointAt; empty for the live files.
+type FileListing = wire.FileList
+
+// ListDir lists a directory and says where the listing came from.
+func (c *Client) ListDir(ctx context.Context, sessionID, dir string, depth int) (*FileListing, error) {
 	q := url.Values{"path": {dir}}
 	if depth > 0 {
 		q.Set("depth", strconv.Itoa(depth))
 	}
-	var out wire.FileList
-	err := c.doJSON(ctx, http.MethodGet, c.sessionPath(sessionID, "/files?"+q.Encode()), nil, &out)
-	return out.Entries, err
+	var out FileListing
+	if err := c.doJSON(ctx, http.MethodGet, c.sessionPath(sessionID, "/files?"+q.Encode()), nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }
 
 // DeleteFile removes a file or a directory tree of the session's sandbox.
@@ -140,10 +157,23 @@ func (c *Client) Download(ctx context.Context, sessionID, path string, w io.Writ
 // opened when the file cannot be read, so a caller can create its copy
 // only once the bytes are on their way.
 func (c *Client) OpenDownload(ctx context.Context, sessionID, path string) (body io.ReadCloser, size int64, err error) {
-	body, size, err = c.OpenFile(ctx, sessionID, path)
+	body, size, _, err = c.OpenDownloadFrom(ctx, sessionID, path)
+	return body, size, err
+}
+
+// OpenDownloadFrom is OpenDownload saying where the bytes come from: a
+// session without a sandbox answers inline reads from its last checkpoint.
+func (c *Client) OpenDownloadFrom(ctx context.Context, sessionID, path string) (body io.ReadCloser, size int64, src FileSource, err error) {
+	body, size, src, err = c.openFile(ctx, sessionID, path)
 	if !IsStatus(err, http.StatusRequestEntityTooLarge) {
-		return body, size, err
+		return body, size, src, err
 	}
+	body, size, err = c.openPresigned(ctx, sessionID, path)
+	return body, size, FileSource{}, err
+}
+
+// openPresigned reads a file too large for the API through a presigned URL.
+func (c *Client) openPresigned(ctx context.Context, sessionID, path string) (io.ReadCloser, int64, error) {
 	ticket, err := c.DownloadURL(ctx, sessionID, path)
 	if err != nil {
 		return nil, 0, err

@@ -31,6 +31,13 @@ type Backend interface {
 	// RunCommand runs a shell command to its end; onEvent, when not nil,
 	// gets its output as it happens.
 	RunCommand(ctx context.Context, sessionID string, req session.CommandRequest, onEvent func(session.Event)) (*session.CommandResult, error)
+	// StartCommand starts a shell command in the background.
+	StartCommand(ctx context.Context, sessionID string, req session.CommandRequest) (*session.CommandStarted, error)
+	// AttachCommand gets a background command's output not yet read, then
+	// its output live until it ends (the result) or ctx ends.
+	AttachCommand(ctx context.Context, sessionID, commandID string, onEvent func(session.Event)) (*session.CommandResult, error)
+	// KillCommand kills a background command.
+	KillCommand(ctx context.Context, sessionID, commandID string) error
 }
 
 // Manager is the part of *session.Manager a ManagerBackend calls.
@@ -44,6 +51,9 @@ type Manager interface {
 	DeleteFile(ctx context.Context, key session.Key, path string) error
 	UploadURLs(ctx context.Context, key session.Key, req session.URLUploadRequest) (*session.URLUploadResult, error)
 	RunCommand(ctx context.Context, key session.Key, req session.CommandRequest, onEvent func(session.Event)) (*session.CommandResult, error)
+	StartCommand(ctx context.Context, key session.Key, req session.CommandRequest) (*session.CommandStarted, error)
+	AttachCommand(ctx context.Context, key session.Key, commandID string, onEvent func(session.Event)) (*session.CommandResult, error)
+	KillCommand(ctx context.Context, key session.Key, commandID string) error
 }
 
 var _ Manager = (*session.Manager)(nil)
@@ -107,4 +117,20 @@ func (b ManagerBackend) UploadURLs(ctx context.Context, sessionID string, urls [
 // RunCommand runs a shell command in the session's sandbox.
 func (b ManagerBackend) RunCommand(ctx context.Context, sessionID string, req session.CommandRequest, onEvent func(session.Event)) (*session.CommandResult, error) {
 	return b.Manager.RunCommand(ctx, b.key(sessionID), req, onEvent)
+}
+
+// StartCommand starts a background shell command in the session's sandbox.
+func (b ManagerBackend) StartCommand(ctx context.Context, sessionID string, req session.CommandRequest) (*session.CommandStarted, error) {
+	req.Background = true
+	return b.Manager.StartCommand(ctx, b.key(sessionID), req)
+}
+
+// AttachCommand reads a background command's output.
+func (b ManagerBackend) AttachCommand(ctx context.Context, sessionID, commandID string, onEvent func(session.Event)) (*session.CommandResult, error) {
+	return b.Manager.AttachCommand(ctx, b.key(sessionID), commandID, onEvent)
+}
+
+// KillCommand kills a background command.
+func (b ManagerBackend) KillCommand(ctx context.Context, sessionID, commandID string) error {
+	return b.Manager.KillCommand(ctx, b.key(sessionID), commandID)
 }

@@ -146,3 +146,13 @@ func (unbound) UploadURLs(context.Context, string, []string, string) (*session.U
 func (unbound) RunCommand(context.Context, string, session.CommandRequest, func(session.Event)) (*session.CommandResult, error) {
 	return nil, errUnbound
 }
+
+func (unbound) StartCommand(context.Context, string, session.CommandRequest) (*session.CommandStarted, error) {
+	return nil, errUnbound
+}
+
+func (unbound) AttachCommand(context.Context, string, string, func(session.Event)) (*session.CommandResult, error) {
+	return nil, errUnbound
+}
+
+func (unbound) KillCommand(context.Context, string, string) error { return errUnbound }

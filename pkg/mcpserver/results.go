@@ -49,7 +49,11 @@ func execResult(res *session.ExecResult, maxOutput int) *mcp.CallToolResult {
 	if text.Len() == notes && len(images) == 0 {
 		text.WriteString("(no output)")
 	}
-	out.Content = append([]mcp.Content{&mcp.TextContent{Text: strings.TrimRight(text.String(), "\n")}}, images...)
+	// A chart alone has its caption for text: no empty block before it.
+	if t := strings.TrimRight(text.String(), "\n"); t != "" {
+		out.Content = append(out.Content, &mcp.TextContent{Text: t})
+	}
+	out.Content = append(out.Content, images...)
 	for _, a := range res.Artifacts {
 		out.Content = append(out.Content, artifactLink(a))
 	}

@@ -90,6 +90,11 @@ func TestExecResult(t *testing.T) {
 					}
 				}
 			}
+			for i, c := range out.Content {
+				if tc, ok := c.(*mcp.TextContent); ok && tc.Text == "" {
+					t.Errorf("content %d is an empty text block", i)
+				}
+			}
 			if out.StructuredContent != nil {
 				t.Errorf("structured content %#v: the tool's typed output sets it", out.StructuredContent)
 			}

@@ -68,5 +68,16 @@ func inputSchemas() map[string]*jsonschema.Schema {
 		"delete_file": inputSchema[DeleteInput](func(ps map[string]*jsonschema.Schema) {
 			ps["path"].MinLength = ptr(1)
 		}),
+		"start_command": inputSchema[StartCommandInput](func(ps map[string]*jsonschema.Schema) {
+			ps["cmd"].MinLength = ptr(1)
+			intRange(ps["timeoutSecs"], 0, maxBackgroundSecs)
+		}),
+		"read_command_output": inputSchema[ReadCommandInput](func(ps map[string]*jsonschema.Schema) {
+			ps["commandId"].MinLength = ptr(1)
+			intRange(ps["waitSecs"], 1, maxReadWaitSecs)
+		}),
+		"kill_command": inputSchema[KillCommandInput](func(ps map[string]*jsonschema.Schema) {
+			ps["commandId"].MinLength = ptr(1)
+		}),
 	}
 }

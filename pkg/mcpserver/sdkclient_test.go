@@ -46,6 +46,13 @@ func (f *bigBackend) RunCommand(context.Context, string, session.CommandRequest,
 	return &session.CommandResult{ExitCode: 0, Stdout: bigText(150 << 10)}, nil
 }
 
+// AttachCommand prints a lot, then runs on until the read's wait ends.
+func (f *bigBackend) AttachCommand(ctx context.Context, _, _ string, onEvent func(session.Event)) (*session.CommandResult, error) {
+	onEvent(session.Event{Stdout: bigText(150 << 10)})
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
 func (f *bigBackend) OpenFile(context.Context, string, string) (io.ReadCloser, int64, error) {
 	return io.NopCloser(strings.NewReader(bigText(bigFileBytes))), bigFileBytes, nil
 }
@@ -89,6 +96,7 @@ func TestResultsFitAModel(t *testing.T) {
 		{"run_command", map[string]any{"cmd": "cat big.log"}, "the whole text is in " + outputDir},
 		{"read_file", map[string]any{"path": "big.log"}, "bytes 0 to "},
 		{"read_file", map[string]any{"path": "big.log", "offset": 1 << 20, "length": 1000}, "bytes 1048576 to 1049576 of 3145728; read on with offset 1049576]"},
+		{"read_command_output", map[string]any{"commandId": "cmd-1"}, "is still running"},
 	} {
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
 		if err != nil {
@@ -112,7 +120,7 @@ func TestResultsFitAModel(t *testing.T) {
 			t.Errorf("%s holds %d bytes, not the whole text", p, len(data))
 		}
 	}
-	if len(b.saved) != 2 {
+	if len(b.saved) != 3 {
 		t.Errorf("saved %d files, want one per cut result", len(b.saved))
 	}
 }
@@ -152,7 +160,8 @@ func TestSchemasBound(t *testing.T) {
 			}
 		}
 		schemas[tool.Name] = &s
-		if hasOut := tool.OutputSchema != nil; hasOut != map[string]bool{"execute_python": true, "run_command": true, "write_file": true, "upload_files_from_urls": true}[tool.Name] {
+		if hasOut := tool.OutputSchema != nil; hasOut != map[string]bool{"execute_python": true, "run_command": true, "write_file": true, "upload_files_from_urls": true,
+			"start_command": true, "read_command_output": true}[tool.Name] {
 			t.Errorf("%s: outputSchema %v", tool.Name, tool.OutputSchema)
 		}
 	}
@@ -168,6 +177,9 @@ func TestSchemasBound(t *testing.T) {
 		{"upload_files_from_urls.urls minItems 1", *prop("upload_files_from_urls", "urls").MinItems == 1},
 		{"write_file.encoding enum", len(prop("write_file", "encoding").Enum) == 2},
 		{"read_file.length max", *prop("read_file", "length").Maximum == DefaultMaxTextBytes-readHeadRoom},
+		{"start_command.timeoutSecs 0..86400", *prop("start_command", "timeoutSecs").Minimum == 0 && *prop("start_command", "timeoutSecs").Maximum == 86400},
+		{"read_command_output.waitSecs 1..60", *prop("read_command_output", "waitSecs").Minimum == 1 && *prop("read_command_output", "waitSecs").Maximum == 60},
+		{"kill_command.commandId minLength 1", *prop("kill_command", "commandId").MinLength == 1},
 	} {
 		if !c.ok {
 			t.Errorf("schema lacks %s", c.what)

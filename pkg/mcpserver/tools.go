@@ -1,7 +1,8 @@
 // Package mcpserver is sessionbox's Model Context Protocol server: the tools
 // an agent uses on one sessionbox session (execute_python, install_packages,
 // list_files, read_file, write_file, delete_file, upload_files_from_urls,
-// run_command, reset_kernel), with bounded schemas and results written for
+// run_command, start_command, read_command_output, kill_command,
+// reset_kernel), with bounded schemas and results written for
 // a model: text at most Options.MaxTextBytes (the whole text saved in the
 // sandbox), images captioned, structured content small. The tools run over
 // a Backend, which the API serves from the Manager in process (streamable
@@ -167,6 +168,7 @@ func (t *tools) register(s *mcp.Server) {
 		Description: resetDescription,
 		Annotations: &mcp.ToolAnnotations{IdempotentHint: true, OpenWorldHint: ptr(false)},
 	}, t.resetKernel)
+	t.registerBackground(s, in)
 }
 
 const (

@@ -112,9 +112,13 @@ type InstallResult struct {
 	Restored *session.RestoreInfo `json:"restored,omitempty"`
 }
 
-// FileList is a directory listing.
+// FileList is a directory listing: of the live files, or, with Source
+// "workspace", of the last checkpoint (taken at CheckpointAt) of a session
+// without a sandbox.
 type FileList struct {
-	Entries []session.FileEntry `json:"entries"`
+	Entries      []session.FileEntry `json:"entries"`
+	Source       string              `json:"source,omitempty"`
+	CheckpointAt *time.Time          `json:"checkpointAt,omitempty"`
 }
 
 // UploadURLRequest asks for a presigned URL that takes SizeBytes for Path.

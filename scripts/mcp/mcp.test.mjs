@@ -40,6 +40,9 @@ const transports = {
     }),
 };
 
+const toolNames = ["delete_file", "execute_python", "install_packages", "kill_command", "list_files", "read_command_output",
+  "read_file", "reset_kernel", "run_command", "start_command", "upload_files_from_urls", "write_file"];
+
 const text = (res) =>
   res.content.filter((c) => c.type === "text").map((c) => c.text).join("\n");
 
@@ -74,7 +77,7 @@ for (const [name, transport] of Object.entries(transports)) {
     test("lists the tools with schemas", async () => {
       const { tools } = await client.listTools();
       const names = tools.map((t) => t.name).sort();
-      assert.deepEqual(names, ["delete_file", "execute_python", "install_packages", "list_files", "read_file", "reset_kernel", "run_command", "upload_files_from_urls", "write_file"]);
+      assert.deepEqual(names, toolNames);
       const exec = tools.find((t) => t.name === "execute_python");
       assert.equal(exec.inputSchema.type, "object");
       assert.deepEqual(exec.inputSchema.required, ["code"]);
@@ -86,6 +89,40 @@ for (const [name, transport] of Object.entries(transports)) {
       assert.equal(install.inputSchema.properties.packages.minItems, 1);
       const write = tools.find((t) => t.name === "write_file");
       assert.deepEqual(write.inputSchema.properties.encoding.enum, ["utf-8", "base64"]);
+      const read = tools.find((t) => t.name === "read_command_output");
+      assert.deepEqual([read.inputSchema.properties.waitSecs.minimum, read.inputSchema.properties.waitSecs.maximum], [1, 60]);
+      assert.deepEqual(read.inputSchema.required, ["commandId"]);
+      assert.equal(read.outputSchema.type, "object");
+    });
+
+    test("a background command: started, read in parts, ended; another killed", async () => {
+      // The leading sleep keeps clear of a start race in the sandbox layer:
+      // output printed within milliseconds of the start can miss the first
+      // attach (seen with the API's own background commands too).
+      let res = await call("start_command", { cmd: "sleep 0.5; for i in $(seq 1 20); do echo tick$i; sleep 0.1; done; exit 4" });
+      assert.ok(!res.isError, text(res));
+      const id = res.structuredContent.commandId;
+      assert.match(id, /^cmd-/);
+      let out = "";
+      let running = true;
+      for (let i = 0; i < 20 && running; i++) {
+        res = await call("read_command_output", { commandId: id, waitSecs: 1 });
+        assert.ok(!res.isError, text(res));
+        assert.ok(JSON.stringify(res).length < 24 * 1024 + 2048);
+        out += text(res) + "\n";
+        running = res.structuredContent.running;
+      }
+      assert.equal(res.structuredContent.exitCode, 4, out);
+      const ticks = out.split("\n").filter((l) => /^tick\d+$/.test(l));
+      assert.deepEqual(ticks, Array.from({ length: 20 }, (_, i) => `tick${i + 1}`), "every line once, in order");
+      res = await call("start_command", { cmd: "sleep 300" });
+      const sleeper = res.structuredContent.commandId;
+      res = await call("kill_command", { commandId: sleeper });
+      assert.ok(!res.isError, text(res));
+      res = await call("read_command_output", { commandId: sleeper, waitSecs: 5 });
+      assert.match(text(res), /has ended/);
+      res = await call("kill_command", { commandId: "cmd-unknown" });
+      assert.equal(res.isError, true);
     });
 
     test("every result stays under the cap; a cut one names the whole text", async () => {
@@ -223,7 +260,7 @@ test("LangChain's MCP adapters load the tools and invoke execute_python", async 
   try {
     const tools = await mcp.getTools();
     assert.deepEqual(tools.map((t) => t.name).sort(),
-      ["delete_file", "execute_python", "install_packages", "list_files", "read_file", "reset_kernel", "run_command", "upload_files_from_urls", "write_file"]);
+      toolNames);
     const exec = tools.find((t) => t.name === "execute_python");
     await exec.invoke({ code: "y = 6 * 7" });
     const out = await exec.invoke({ code: "print('answer', y)" });

@@ -213,7 +213,7 @@ export interface paths {
         };
         /**
          * List a directory
-         * @description Lists `path` (default /home/user) to `depth` levels. A listing of more entries than the sandbox runtime returns at once (100,000 locally) is 400, saying to use a smaller depth.
+         * @description Lists `path` (default /home/user) to `depth` levels. A listing of more entries than the sandbox runtime returns at once (100,000 locally) is 400, saying to use a smaller depth. A session without a sandbox (stopped, or its sandbox gone) is listed from its last checkpointed workspace, starting nothing: `source` is then `workspace` with `checkpointAt`; 404 when it has no checkpoint or the path is not in it.
          */
         get: operations["listFiles"];
         put?: never;
@@ -237,7 +237,7 @@ export interface paths {
         };
         /**
          * Read a file
-         * @description The file's raw bytes, up to the inline limit (4,500,000 bytes by default, locally and on Lambda, whose 6 MB payload holds the body base64-encoded; larger files: files/download-url, and 413 names the limit). Content-Type comes from the extension, else application/octet-stream.
+         * @description The file's raw bytes, up to the inline limit (4,500,000 bytes by default, locally and on Lambda, whose 6 MB payload holds the body base64-encoded; larger files: files/download-url, and 413 names the limit). Content-Type comes from the extension, else application/octet-stream. A session without a sandbox (stopped, or its sandbox gone) answers from its last checkpointed workspace, starting nothing, and says so in `X-Sessionbox-Source: workspace` and `X-Sessionbox-Checkpoint-At`.
          */
         get: operations["readFile"];
         /**
@@ -876,6 +876,16 @@ export interface components {
         };
         FileList: {
             entries: components["schemas"]["FileEntry"][];
+            /**
+             * @description Absent for the live files. `workspace`: the session has no sandbox (stopped, or its sandbox gone), so the listing is its last checkpoint as taken at `checkpointAt`; caches (.cache, __pycache__) are not checkpointed.
+             * @enum {string}
+             */
+            source?: "workspace";
+            /**
+             * Format: date-time
+             * @description With source `workspace`: when the checkpoint was taken.
+             */
+            checkpointAt?: string;
         };
         ImportRequest: {
             /** @description The transferId files/upload-url returned */
@@ -1388,6 +1398,10 @@ export interface components {
     headers: {
         /** @description The request's id: the client's X-Request-Id when it sent one, else the platform's (API Gateway's request id) or one the service chose (32 hex digits). Quote it when reporting a problem. */
         "X-Request-Id": string;
+        /** @description Present, as `workspace`, when a session without a sandbox (stopped, or its sandbox gone) answered from its last checkpointed workspace instead of live files. */
+        "X-Sessionbox-Source": "workspace";
+        /** @description With `X-Sessionbox-Source: workspace`: when the checkpoint that answered was taken (RFC 3339). */
+        "X-Sessionbox-Checkpoint-At": string;
     };
     pathItems: never;
 }
@@ -1951,6 +1965,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Sessionbox-Source": components["headers"]["X-Sessionbox-Source"];
+                    "X-Sessionbox-Checkpoint-At": components["headers"]["X-Sessionbox-Checkpoint-At"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2043,6 +2059,8 @@ export interface operations {
                     /** @description The file's size, when known */
                     "Content-Length"?: number;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Sessionbox-Source": components["headers"]["X-Sessionbox-Source"];
+                    "X-Sessionbox-Checkpoint-At": components["headers"]["X-Sessionbox-Checkpoint-At"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -1,0 +1,187 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sessionbox/sessionbox/pkg/session"
+)
+
+// Background commands, for what outlives one call: a server, a watcher, a
+// long build. A model starts one, reads what it printed since its last
+// read (waiting a little for more, or for the end), and kills it, over the
+// API's background commands; the output waits in the sandbox between reads.
+
+const (
+	// maxReadWaitSecs bounds how long read_command_output waits: a tool
+	// call that blocks for minutes holds the model up.
+	maxReadWaitSecs = 60
+	// maxBackgroundSecs is the service's longest background command.
+	maxBackgroundSecs = 24 * 3600
+)
+
+const (
+	startCommandDescription = "Start a shell command line (bash) in the background in this session's sandbox and return its " +
+		"commandId at once; it keeps running between calls (a server, a watcher, a long job). Read what it prints with " +
+		"read_command_output and stop it with kill_command. timeoutSecs kills it after that long (default: no limit " +
+		"while the sandbox lives). For a command that finishes quickly use run_command instead."
+	readCommandDescription = "Read what a background command (start_command) printed since the last read, waiting up to " +
+		"waitSecs (default 1) for it to end; returns at once when it has ended. The result says whether it is still " +
+		"running, or its exit code. Each read returns only new output."
+	killCommandDescription = "Kill a background command (start_command) and everything it started."
+)
+
+// StartCommandInput is start_command's input.
+type StartCommandInput struct {
+	Cmd         string `json:"cmd" jsonschema:"the shell command line, run by bash -l -c"`
+	Cwd         string `json:"cwd,omitempty" jsonschema:"working directory, absolute or relative to /home/user (default /home/user)"`
+	TimeoutSecs int    `json:"timeoutSecs,omitempty" jsonschema:"seconds after which the command is killed (default 0: no limit)"`
+}
+
+// ReadCommandInput is read_command_output's input.
+type ReadCommandInput struct {
+	CommandID string `json:"commandId" jsonschema:"the id start_command returned"`
+	WaitSecs  int    `json:"waitSecs,omitempty" jsonschema:"seconds to wait for more output or the command's end (default 1)"`
+}
+
+// KillCommandInput is kill_command's input.
+type KillCommandInput struct {
+	CommandID string `json:"commandId" jsonschema:"the id start_command returned"`
+}
+
+// StartCommandOutput is start_command's structured result.
+type StartCommandOutput struct {
+	CommandID string `json:"commandId" jsonschema:"the command's id, for read_command_output and kill_command"`
+	PID       uint32 `json:"pid" jsonschema:"the command's process id in the sandbox"`
+	Restarted bool   `json:"restarted" jsonschema:"the sandbox was replaced before the command started"`
+}
+
+// ReadCommandOutput is read_command_output's structured result; the text
+// carries the output.
+type ReadCommandOutput struct {
+	Running   bool `json:"running" jsonschema:"the command is still running"`
+	ExitCode  *int `json:"exitCode,omitempty" jsonschema:"the command's exit code, once it has ended (-1 when a signal ended it)"`
+	Truncated bool `json:"truncated" jsonschema:"the service cut stdout or stderr of this read at its limit"`
+}
+
+func (t *tools) registerBackground(s *mcp.Server, in map[string]*jsonschema.Schema) {
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "start_command",
+		InputSchema: in["start_command"],
+		Title:       "Start a background command",
+		Description: startCommandDescription,
+		Annotations: &mcp.ToolAnnotations{OpenWorldHint: ptr(false)},
+	}, t.startCommand)
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "read_command_output",
+		InputSchema: in["read_command_output"],
+		Title:       "Read a background command's output",
+		Description: readCommandDescription,
+		Annotations: &mcp.ToolAnnotations{OpenWorldHint: ptr(false)},
+	}, t.readCommandOutput)
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "kill_command",
+		InputSchema: in["kill_command"],
+		Title:       "Kill a background command",
+		Description: killCommandDescription,
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
+	}, t.killCommand)
+}
+
+func (t *tools) startCommand(ctx context.Context, _ *mcp.CallToolRequest, in StartCommandInput) (*mcp.CallToolResult, *StartCommandOutput, error) {
+	ctx, done, b, sid := t.bind(ctx)
+	defer done()
+	st, err := b.StartCommand(ctx, sid, session.CommandRequest{Cmd: in.Cmd, Cwd: in.Cwd, TimeoutSecs: in.TimeoutSecs, Background: true})
+	if err != nil {
+		return t.failure(ctx, "start_command", sid, err), nil, nil
+	}
+	var text strings.Builder
+	if st.Restarted {
+		text.WriteString("Note: the sandbox was replaced: variables from earlier execute_python calls are gone.\n")
+	}
+	fmt.Fprintf(&text, "Started command %s (pid %d) in the background. Read its output with read_command_output, stop it with kill_command.",
+		st.CommandID, st.PID)
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text.String()}}},
+		&StartCommandOutput{CommandID: st.CommandID, PID: st.PID, Restarted: st.Restarted}, nil
+}
+
+func (t *tools) readCommandOutput(ctx context.Context, _ *mcp.CallToolRequest, in ReadCommandInput) (*mcp.CallToolResult, *ReadCommandOutput, error) {
+	ctx, done, b, sid := t.bind(ctx)
+	defer done()
+	wait := time.Duration(max(in.WaitSecs, 1)) * time.Second
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	var (
+		mu       sync.Mutex
+		so, se   strings.Builder
+		n        int
+		overflow bool
+	)
+	res, err := b.AttachCommand(wctx, sid, in.CommandID, func(e session.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		// The service caps one attach's output; this holds a read over
+		// HTTP to the same cap, the text being bounded after.
+		if n += len(e.Stdout) + len(e.Stderr); n > 2*t.opts.MaxOutputBytes {
+			overflow = true
+			return
+		}
+		so.WriteString(e.Stdout)
+		se.WriteString(e.Stderr)
+	})
+	if err != nil && (wctx.Err() == nil || ctx.Err() != nil) {
+		return t.failure(ctx, "read_command_output", sid, err), nil, nil
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if err != nil {
+		// The wait ended first: the command runs on, and its later output
+		// waits for the next read.
+		res = &session.CommandResult{Stdout: so.String(), Stderr: se.String(), Truncated: overflow}
+	}
+	out := backgroundResult(in.CommandID, res, err != nil, t.opts.MaxOutputBytes)
+	bound(ctx, out, t.opts.MaxTextBytes, saver(b, sid, "read_command_output"))
+	sc := &ReadCommandOutput{Running: err != nil, Truncated: res.Truncated}
+	if err == nil {
+		sc.ExitCode = ptr(res.ExitCode)
+	}
+	return out, sc, nil
+}
+
+// backgroundResult is one read of a background command for a model: its
+// state first, then the new output.
+func backgroundResult(id string, res *session.CommandResult, running bool, maxOutput int) *mcp.CallToolResult {
+	var text strings.Builder
+	switch {
+	case running:
+		fmt.Fprintf(&text, "command %s is still running\n", id)
+	case res.TimedOut:
+		fmt.Fprintf(&text, "command %s was killed at its time limit\n", id)
+	default:
+		fmt.Fprintf(&text, "command %s has ended: exit code %d\n", id, res.ExitCode)
+	}
+	if res.Truncated {
+		fmt.Fprintf(&text, "Note: the output was cut: one read keeps at most %s of stdout and of stderr. Redirect output to a file.\n", byteSize(maxOutput))
+	}
+	if res.Stdout == "" && res.Stderr == "" {
+		text.WriteString("(no new output)\n")
+	}
+	section(&text, "stdout", res.Stdout)
+	section(&text, "stderr", res.Stderr)
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.TrimRight(text.String(), "\n")}}}
+}
+
+func (t *tools) killCommand(ctx context.Context, _ *mcp.CallToolRequest, in KillCommandInput) (*mcp.CallToolResult, any, error) {
+	ctx, done, b, sid := t.bind(ctx)
+	defer done()
+	if err := b.KillCommand(ctx, sid, in.CommandID); err != nil {
+		return t.failure(ctx, "kill_command", sid, err), nil, nil
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "Killed command " + in.CommandID + "."}}}, nil, nil
+}
