@@ -48,6 +48,7 @@ type sandbox struct {
 	templateID  string
 	alias       string
 	metadata    map[string]string
+	share       string // shareKey of metadata: whose CPU share it draws on
 	envVars     map[string]string
 	accessToken string
 	// trafficToken, when set, is required of every request to a port

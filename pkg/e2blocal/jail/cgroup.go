@@ -65,7 +65,20 @@ type Cgroup interface {
 	// CPUUsage is the CPU time the group's tasks used, exited ones
 	// included; errNoCPUAccounting where the group has no such figure.
 	CPUUsage() (time.Duration, error)
+	// SetCPUWeight sets the group's CPU weight among its siblings, in v2's
+	// cpu.weight units (1 to 10000, DefaultCPUWeight by default); v1 maps
+	// it onto cpu.shares. It governs only CPU that is contended.
+	SetCPUWeight(weight int) error
 	Destroy(ctx context.Context) error
+}
+
+// DefaultCPUWeight is cgroup v2's default cpu.weight, the weight of one
+// principal's sandboxes together.
+const DefaultCPUWeight = 100
+
+// clampWeight keeps weight within cpu.weight's range.
+func clampWeight(weight int) int {
+	return min(max(weight, 1), 10000)
 }
 
 // DetectCgroups returns a driver, or nil when this process cannot manage
