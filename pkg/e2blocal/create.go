@@ -119,6 +119,7 @@ func (rt *Runtime) create(ctx context.Context, p createParams) (*sandbox, error)
 		}
 	}
 	s.sweepIntoCgroup()
+	s.treePids = treeOf(s)
 	s.startedAt = time.Now().UTC()
 	s.transport = newTransport(s.socketPath())
 	rt.mu.Lock()

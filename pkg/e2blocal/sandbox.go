@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -82,6 +83,12 @@ type sandbox struct {
 	// diskSampleAge; guarded by metrics.mu or only used by metric's callers.
 	diskAt         time.Time
 	diskUsedCached int64
+
+	// tasksRefused is the pids cgroup's refused-fork count last seen, and
+	// defuse serialises the kill of a fork bomb (forkbomb.go).
+	tasksRefused atomic.Int64
+	defuse       sync.Mutex
+	treePids     []int // treeOf at create: never killed as a bomb's
 }
 
 func (s *sandbox) snapshot() (sbState, time.Time) {

@@ -231,6 +231,10 @@ func (g *V1Group) SetCPUWeight(weight int) error {
 	return WriteFile(filepath.Join(dir, "cpu.shares"), strconv.Itoa(shares))
 }
 
+func (g *V1Group) Tasks() (current, limit, refused int64, err error) {
+	return readTasks(g.Dirs["pids"])
+}
+
 func (g *V1Group) Destroy(ctx context.Context) error {
 	var errs []error
 	for _, dir := range g.Dirs {
