@@ -83,9 +83,11 @@ func (l Limits) Server(h http.Handler) *http.Server {
 }
 
 // Listener caps the connections ln hands out at MaxConns, and those of one
-// remote address at MaxConnsPerClient.
+// remote address at MaxConnsPerClient; net/http's own plain-text answers to
+// requests it cannot parse go out as problem+json (problemconn.go).
 func (l Limits) Listener(ln net.Listener) net.Listener {
 	l = l.withDefaults()
+	ln = problemListener{ln}
 	if l.MaxConnsPerClient > 0 {
 		ln = newPerClient(ln, l.MaxConnsPerClient)
 	}
