@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -173,6 +175,9 @@ func (rt *Runtime) handleCreate(v2 bool, rate *createRate) http.HandlerFunc {
 				writeError(w, http.StatusServiceUnavailable, "%v", err)
 			case errors.Is(err, errTooMany):
 				writeError(w, http.StatusTooManyRequests, "%s", tooManySandboxes(rt.cfg.MaxSandboxes))
+			case overloaded(err):
+				w.Header().Set("Retry-After", strconv.Itoa(overloadRetrySecs))
+				writeError(w, http.StatusServiceUnavailable, "the host is too busy to start a sandbox now (its start timed out); try again in %d s", overloadRetrySecs)
 			default:
 				writeError(w, http.StatusInternalServerError, "create sandbox: %v", err)
 			}
@@ -180,6 +185,17 @@ func (rt *Runtime) handleCreate(v2 bool, rate *createRate) http.HandlerFunc {
 		}
 		writeJSON(w, http.StatusCreated, rt.sandboxBody(s))
 	}
+}
+
+// overloadRetrySecs is the wait a create refused for overload asks for.
+const overloadRetrySecs = 5
+
+// overloaded reports whether a create failed because its sandbox's tree did
+// not come up in time (bwrap reporting its namespace, the agent its
+// readiness): on a host too loaded to schedule them, not a broken sandbox,
+// so the client is asked to come back rather than told of a failure.
+func overloaded(err error) bool {
+	return errors.Is(err, os.ErrDeadlineExceeded)
 }
 
 func (rt *Runtime) createParams(req newSandboxRequest, v2 bool) (createParams, error) {

@@ -96,6 +96,7 @@ func (rt *Runtime) create(ctx context.Context, p createParams) (*sandbox, error)
 		return nil, err
 	}
 	s.templateID, s.metadata, s.envVars = p.templateID, p.metadata, p.envVars
+	s.share = shareKey(p.metadata)
 	s.autoPause, s.autoResume, s.allowNet = p.autoPause, p.autoResume, p.allowNet
 	s.timeout, s.accessToken, s.trafficToken = p.timeout, accessToken, trafficToken
 	err = s.proc.Configure(s.assignment(), rt.cfg.StartTimeout)
@@ -118,6 +119,7 @@ func (rt *Runtime) create(ctx context.Context, p createParams) (*sandbox, error)
 		}
 	}
 	s.sweepIntoCgroup()
+	s.treePids = treeOf(s)
 	s.startedAt = time.Now().UTC()
 	s.transport = newTransport(s.socketPath())
 	rt.mu.Lock()
@@ -132,6 +134,7 @@ func (rt *Runtime) create(ctx context.Context, p createParams) (*sandbox, error)
 	rt.admitted--
 	admitted = false
 	rt.mu.Unlock()
+	rt.rebalance(s.share)
 	go s.watch()
 	return s, nil
 }

@@ -25,6 +25,8 @@
 // (jail/seccomp.go). Limits: memory, tasks and CPU through
 // cgroups (v1 or v2) when the runtime can manage them, and always rlimits
 // (core 0, file size, open files, processes; data size without cgroups);
+// the sandboxes of one principal (metadata tenant and principal) split one
+// CPU weight among them (cpushare.go);
 // at most Config.MaxSandboxes live sandboxes, creates past it get E2B's 429.
 // E2B's plan limits can be turned on (apilimits.go): Config.MaxLifetime
 // (longer timeouts get E2B's 400), Config.CreateRate (E2B's 429 with

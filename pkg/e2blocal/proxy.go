@@ -128,6 +128,7 @@ func (rt *Runtime) admitRequest(w http.ResponseWriter, r *http.Request) (*sandbo
 		return nil, false
 	}
 	r.Header.Del(trafficTokenHeader) // the sandbox's servers never see it
+	s.defuseForkBomb(r.Context())
 	if port == envdPort && r.Method == http.MethodPost && r.URL.Path == "/files" && rt.refuseLowSpace(w) {
 		return nil, false
 	}

@@ -339,6 +339,10 @@ func (rt *Runtime) lookup(id string) *sandbox {
 
 func (rt *Runtime) forget(id string) {
 	rt.mu.Lock()
-	defer rt.mu.Unlock()
+	s := rt.sandboxes[id]
 	delete(rt.sandboxes, id)
+	rt.mu.Unlock()
+	if s != nil {
+		rt.rebalance(s.share)
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -48,6 +49,7 @@ type sandbox struct {
 	templateID  string
 	alias       string
 	metadata    map[string]string
+	share       string // shareKey of metadata: whose CPU share it draws on
 	envVars     map[string]string
 	accessToken string
 	// trafficToken, when set, is required of every request to a port
@@ -81,6 +83,12 @@ type sandbox struct {
 	// diskSampleAge; guarded by metrics.mu or only used by metric's callers.
 	diskAt         time.Time
 	diskUsedCached int64
+
+	// tasksRefused is the pids cgroup's refused-fork count last seen, and
+	// defuse serialises the kill of a fork bomb (forkbomb.go).
+	tasksRefused atomic.Int64
+	defuse       sync.Mutex
+	treePids     []int // treeOf at create: never killed as a bomb's
 }
 
 func (s *sandbox) snapshot() (sbState, time.Time) {

@@ -1,8 +1,9 @@
 // Package httplimits bounds what one client can hold of an HTTP server:
 // time to send its headers, time between the bytes of its body, header
-// size, idle keep-alive time and the number of open connections. A slow or
-// stalled client is dropped; responses may still stream for as long as the
-// handler writes, since no write deadline applies.
+// size, idle keep-alive time and the number of open connections, in all and
+// per client address. A slow or stalled client is dropped; responses may
+// still stream for as long as the handler writes, since no write deadline
+// applies.
 package httplimits
 
 import (
@@ -31,6 +32,12 @@ type Limits struct {
 	MaxHeaderBytes int
 	// MaxConns caps open connections; more wait in the listen backlog.
 	MaxConns int
+	// MaxConnsPerClient caps the open connections of one remote address
+	// (default a quarter of MaxConns; negative: no cap). One past it is
+	// answered 429 with Retry-After and closed, taking no slot of
+	// MaxConns, so one client cannot hold every slot and keep everyone
+	// else (health checks included) waiting in the backlog.
+	MaxConnsPerClient int
 }
 
 // Defaults, high enough for real load on one machine.
@@ -58,6 +65,9 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxConns <= 0 {
 		l.MaxConns = DefaultMaxConns
 	}
+	if l.MaxConnsPerClient == 0 {
+		l.MaxConnsPerClient = max(1, l.MaxConns/4)
+	}
 	return l
 }
 
@@ -72,9 +82,16 @@ func (l Limits) Server(h http.Handler) *http.Server {
 	}
 }
 
-// Listener caps the connections ln hands out at MaxConns.
+// Listener caps the connections ln hands out at MaxConns, and those of one
+// remote address at MaxConnsPerClient; net/http's own plain-text answers to
+// requests it cannot parse go out as problem+json (problemconn.go).
 func (l Limits) Listener(ln net.Listener) net.Listener {
-	return netutil.LimitListener(ln, l.withDefaults().MaxConns)
+	l = l.withDefaults()
+	ln = problemListener{ln}
+	if l.MaxConnsPerClient > 0 {
+		ln = newPerClient(ln, l.MaxConnsPerClient)
+	}
+	return netutil.LimitListener(ln, l.MaxConns)
 }
 
 // Serve serves h on ln with the limits until the server is shut down.

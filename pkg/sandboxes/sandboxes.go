@@ -185,6 +185,13 @@ func domainError(doing string, err error) error {
 			e.RetryAfter = ee.RetryAfter
 		}
 		return e
+	case overloaded(err):
+		// Backpressure (a 503 with Retry-After, as the local runtime
+		// answers a start that timed out on a busy host): the caller
+		// is to come back, as for a rate limit.
+		ee, _ := errors.AsType[*e2b.Error](err)
+		return &session.Error{Kind: session.ErrLimit, RetryAfter: ee.RetryAfter, Err: err,
+			Detail: fmt.Sprintf("%s: the sandbox provider is overloaded; try again in %d s", doing, int(ee.RetryAfter.Round(time.Second)/time.Second))}
 	case errors.Is(err, e2b.ErrPermissionDenied):
 		return &session.Error{Kind: session.ErrForbidden, Detail: doing + ": permission denied (the sandbox's user may not change it)", Err: err}
 	case errors.Is(err, e2b.ErrInvalidArgument):
@@ -212,6 +219,13 @@ func domainError(doing string, err error) error {
 		kind = session.ErrUnavailable
 	}
 	return &session.Error{Kind: kind, Detail: doing + ": " + causeWords[kind], Err: err}
+}
+
+// overloaded reports whether err is the provider asking to be called
+// again later: unavailable, with a Retry-After.
+func overloaded(err error) bool {
+	ee, ok := errors.AsType[*e2b.Error](err)
+	return ok && ee.RetryAfter > 0 && errors.Is(err, e2b.ErrUnavailable)
 }
 
 // causeWords says what went wrong in words a caller can act on; the

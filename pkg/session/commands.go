@@ -180,6 +180,9 @@ func (m *Manager) RunCommand(ctx context.Context, key Key, req CommandRequest, o
 			if m.stoppedUnder(ctx, key, err) {
 				return false, &Error{Kind: ErrConflict, Detail: "the session was stopped during this command; its sandbox is gone", Err: err}
 			}
+			if m.diedUnder(ctx, s.SandboxID, err) {
+				return false, sandboxDied(key, "command", err)
+			}
 			return !sink.started(), fmt.Errorf("run command in sandbox %s: %w", s.SandboxID, err)
 		}
 		out = m.commandResult(sink, res, timeout)

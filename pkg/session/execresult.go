@@ -27,7 +27,9 @@ type ExecResult struct {
 	Restarted bool `json:"restarted"`
 	// KernelRestarted is set whenever kernel state from before this call
 	// is gone: the sandbox was replaced (Restarted), or its kernel died or
-	// was replaced during this execution (it would not stop at a timeout).
+	// was replaced during this execution (it would not stop at a timeout),
+	// or (local runtime) it was killed, restarted or deleted since the last
+	// execution and replaced for this one.
 	KernelRestarted bool `json:"kernelRestarted"`
 	// TimedOut is set when the code ran past its timeout and was stopped:
 	// Error is then a TimeoutError whose value names the limit and says

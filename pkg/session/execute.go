@@ -118,6 +118,9 @@ func (m *Manager) Execute(ctx context.Context, key Key, req ExecRequest, onEvent
 				// fresh sandbox: the caller (or another) stopped it.
 				return false, &Error{Kind: ErrConflict, Detail: "the session was stopped during this execution; its sandbox and kernel state are gone", Err: err}
 			}
+			if m.diedUnder(ctx, s.SandboxID, err) {
+				return false, sandboxDied(key, "execution", err)
+			}
 			if req.Context != "" && errors.Is(err, ErrNotFound) {
 				return false, contextLost(key, req.Context)
 			}

@@ -80,7 +80,7 @@ func (m *Manager) SubmitRun(ctx context.Context, key Key, req RunRequest) (*Run,
 	if err := m.bus.PublishRunRequested(ctx, runRequested(r)); err != nil {
 		if req.IdempotencyKey == "" {
 			// Nobody can queue it again: record why it never ran.
-			if ferr := m.finishRun(ctx, r, nil, "could not be queued: "+err.Error()); ferr != nil {
+			if ferr := m.finishRun(ctx, r, nil, "could not be queued: "+publicReason(err)); ferr != nil {
 				m.log.WarnContext(ctx, "record unqueued run", "run", r.ID, "err", ferr)
 			}
 		}
@@ -213,7 +213,7 @@ func (m *Manager) ProcessRun(ctx context.Context, ev RunRequested) (*Run, error)
 	}
 	res, err := m.Execute(ctx, key, ExecRequest{Code: r.Code, TimeoutSecs: r.TimeoutSecs}, nil)
 	if err != nil {
-		if ferr := m.finishRun(ctx, r, nil, err.Error()); ferr != nil {
+		if ferr := m.finishRun(ctx, r, nil, publicReason(err)); ferr != nil {
 			m.log.WarnContext(ctx, "record failed run", "run", r.ID, "err", ferr)
 		}
 		return r, fmt.Errorf("run %s: %w", r.ID, err)
@@ -294,6 +294,17 @@ func (m *Manager) runTimeout(r *Run) time.Duration {
 // to Blobs (or, without Blobs, is cut down); a record the store still
 // refuses as too large is stored failed with a short reason, and that is
 // returned as ErrTooLarge.
+// publicReason is what a run's record says of the failure err: a domain
+// error's detail, never the internal chain (sandbox ids, object keys, queue
+// addresses), which goes to the log instead.
+func publicReason(err error) string {
+	var se *Error
+	if errors.As(err, &se) && se.Detail != "" {
+		return se.Detail
+	}
+	return "an internal error occurred; quote the run id when reporting it"
+}
+
 func (m *Manager) finishRun(ctx context.Context, r *Run, res *ExecResult, reason string) error {
 	dctx, cancel := detach(ctx)
 	defer cancel()

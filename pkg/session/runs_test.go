@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -140,6 +141,23 @@ func TestProcessRunOutcomes(t *testing.T) {
 		}
 		if len(r.bus.completed) != 1 || r.bus.completed[0].Status != RunFailed {
 			t.Fatalf("completed %+v", r.bus.completed)
+		}
+	})
+	t.Run("the run's error names no internals", func(t *testing.T) {
+		r := newRig(t, Config{})
+		r.sbx.fail = func(op, id string) error {
+			if op == "Create" {
+				return fmt.Errorf("put object workspaces/acme/alice/s/manifest.json in /var/lib/sessionbox/data: %w",
+					&Error{Kind: ErrUnavailable, Detail: "the sandbox provider is unavailable; try again"})
+			}
+			if op == "Execute" {
+				return errors.New("read /var/lib/sessionbox/data/runtime/homes/x: broken")
+			}
+			return nil
+		}
+		run, _ := r.m.ProcessRun(ctx, RunRequested{Tenant: "acme", Principal: "alice", SessionID: "s", Code: "print x", RunID: "r2"})
+		if run == nil || run.Status != RunFailed || run.Error != "the sandbox provider is unavailable; try again" {
+			t.Fatalf("%+v", run)
 		}
 	})
 	t.Run("bad event is returned", func(t *testing.T) {

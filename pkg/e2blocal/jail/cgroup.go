@@ -65,7 +65,34 @@ type Cgroup interface {
 	// CPUUsage is the CPU time the group's tasks used, exited ones
 	// included; errNoCPUAccounting where the group has no such figure.
 	CPUUsage() (time.Duration, error)
+	// SetCPUWeight sets the group's CPU weight among its siblings, in v2's
+	// cpu.weight units (1 to 10000, DefaultCPUWeight by default); v1 maps
+	// it onto cpu.shares. It governs only CPU that is contended.
+	SetCPUWeight(weight int) error
+	// Tasks reads the task count, its limit (-1: none) and how many forks
+	// the limit has refused so far.
+	Tasks() (current, limit, refused int64, err error)
 	Destroy(ctx context.Context) error
+}
+
+// readTasks reads the pids controller's figures in dir (v1 and v2 alike).
+func readTasks(dir string) (current, limit, refused int64, err error) {
+	if current, err = readInt(filepath.Join(dir, "pids.current")); err != nil {
+		return 0, 0, 0, err
+	}
+	if limit, err = readInt(filepath.Join(dir, "pids.max")); err != nil {
+		return 0, 0, 0, err
+	}
+	return current, limit, ReadStatField(filepath.Join(dir, "pids.events"), "max"), nil
+}
+
+// DefaultCPUWeight is cgroup v2's default cpu.weight, the weight of one
+// principal's sandboxes together.
+const DefaultCPUWeight = 100
+
+// clampWeight keeps weight within cpu.weight's range.
+func clampWeight(weight int) int {
+	return min(max(weight, 1), 10000)
 }
 
 // DetectCgroups returns a driver, or nil when this process cannot manage

@@ -220,6 +220,21 @@ func (g *V1Group) CPUUsage() (time.Duration, error) {
 	return time.Duration(ns), nil
 }
 
+// SetCPUWeight writes cpu.shares, whose default 1024 stands for v2's 100
+// (the kernel's own v1/v2 mapping); 2 is its least.
+func (g *V1Group) SetCPUWeight(weight int) error {
+	dir, ok := g.Dirs["cpu"]
+	if !ok {
+		return nil
+	}
+	shares := max(2, clampWeight(weight)*1024/DefaultCPUWeight)
+	return WriteFile(filepath.Join(dir, "cpu.shares"), strconv.Itoa(shares))
+}
+
+func (g *V1Group) Tasks() (current, limit, refused int64, err error) {
+	return readTasks(g.Dirs["pids"])
+}
+
 func (g *V1Group) Destroy(ctx context.Context) error {
 	var errs []error
 	for _, dir := range g.Dirs {

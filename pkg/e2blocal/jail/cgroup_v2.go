@@ -214,6 +214,14 @@ func (g *V2Group) CPUUsage() (time.Duration, error) {
 	return 0, fmt.Errorf("%s has no usage_usec: %w", path, ErrNoCPUAccounting)
 }
 
+func (g *V2Group) SetCPUWeight(weight int) error {
+	return WriteFile(filepath.Join(g.Dir, "cpu.weight"), strconv.Itoa(clampWeight(weight)))
+}
+
+func (g *V2Group) Tasks() (current, limit, refused int64, err error) {
+	return readTasks(g.Dir)
+}
+
 func (g *V2Group) Destroy(ctx context.Context) error {
 	// cgroup.kill (5.14+) kills every task atomically; older kernels rely on
 	// the caller having killed the tree.

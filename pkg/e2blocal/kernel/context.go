@@ -53,8 +53,12 @@ type kctx struct {
 	deleted bool
 	// lost is set when the kernel was found dead between executions (killed
 	// behind the server's back) and replaced: the next execution reports
-	// that the state it had is gone.
+	// that the state it had is gone. A restart (by anyone: the routes are
+	// E2B's, open to every caller of the sandbox) sets it too.
 	lost bool
+	// ran is set once an execution ran on the current kernel: only then
+	// does replacing it lose state worth reporting.
+	ran bool
 }
 
 func newContext(s *Server, language, cwd string) *kctx {
@@ -139,14 +143,31 @@ func (c *kctx) ensure(ctx context.Context) (*proc, error) {
 	return p, nil
 }
 
-// takeLost reports, once, that the kernel was replaced after it died
-// between executions.
+// takeLost reports, once, that the kernel was replaced (it died between
+// executions, or was restarted) and marks the kernel as holding state: the
+// caller is about to run an execution on it.
 func (c *kctx) takeLost() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	lost := c.lost
-	c.lost = false
+	c.lost, c.ran = false, true
 	return lost
+}
+
+// replaced notes that the kernel was replaced on request: its state, if an
+// execution left any, is gone, and the next execution says so.
+func (c *kctx) replaced() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lost = c.lost || c.ran
+	c.ran = false
+}
+
+// hadState reports whether an execution ran on the context's kernel.
+func (c *kctx) hadState() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ran || c.lost
 }
 
 // forget drops p as the context's kernel after it died.
@@ -188,9 +209,7 @@ func (c *kctx) restart(ctx context.Context) error {
 	}
 	defer c.release()
 	c.stopKernel(false)
-	c.mu.Lock()
-	c.lost = false
-	c.mu.Unlock()
+	c.replaced()
 	if !had {
 		return c.gone()
 	}

@@ -110,7 +110,11 @@ type Server struct {
 	contexts map[string]*kctx
 	order    []string
 	defaults map[string]string // language -> its default context's id
-	closed   bool
+	// lostDefaults names the languages whose default context was deleted
+	// while it held state: the next default context of that language
+	// reports a replaced kernel on its first execution.
+	lostDefaults map[string]bool
+	closed       bool
 
 	bg sync.WaitGroup // prewarm starts, which Close waits for
 }
@@ -127,7 +131,7 @@ func newServer(cfg Config, tune tuning) (*Server, error) {
 		return nil, fmt.Errorf("kernel: negative MaxOutputBytes %d", cfg.MaxOutputBytes)
 	}
 	cfg = withDefaults(cfg)
-	s := &Server{cfg: cfg, tune: tune, contexts: map[string]*kctx{}, defaults: map[string]string{}}
+	s := &Server{cfg: cfg, tune: tune, contexts: map[string]*kctx{}, defaults: map[string]string{}, lostDefaults: map[string]bool{}}
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /health", s.handleHealth)
 	s.mux.HandleFunc("POST /execute", s.requireToken(s.handleExecute))
@@ -259,6 +263,8 @@ func (s *Server) defaultContext(lang string) (*kctx, error) {
 		return c, nil
 	}
 	c := newContext(s, lang, s.cfg.Workdir)
+	c.lost = s.lostDefaults[lang]
+	delete(s.lostDefaults, lang)
 	s.addLocked(c)
 	s.defaults[lang] = c.id
 	return c, nil
@@ -291,6 +297,9 @@ func (s *Server) remove(id string) *kctx {
 	}
 	if s.defaults[c.language] == id {
 		delete(s.defaults, c.language)
+		if c.hadState() {
+			s.lostDefaults[c.language] = true
+		}
 	}
 	return c
 }

@@ -3,6 +3,7 @@
 package kernel
 
 import (
+	"net/http"
 	"strconv"
 	"strings"
 	"syscall"
@@ -59,5 +60,66 @@ func TestKernelKilledBetweenCells(t *testing.T) {
 	}
 	if next := e.run(t, "1 + 1"); restarted(next) {
 		t.Fatal("the restart is reported again on the next cell")
+	}
+}
+
+// TestContextReplacedOnRequest: a context restarted or deleted by another
+// caller of the sandbox's /contexts routes loses its state, and the next
+// execution says so (kernel_restarted) once; a replacement before any
+// execution lost nothing and says nothing.
+func TestContextReplacedOnRequest(t *testing.T) {
+	t.Parallel()
+	restarted := func(r execResult) bool {
+		for _, l := range r.ofType("number_of_executions") {
+			if l["kernel_restarted"] == true {
+				return true
+			}
+		}
+		return false
+	}
+	defaultID := func(t *testing.T, e *testEnv) string {
+		c, err := e.srv.defaultContext(langPython)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.id
+	}
+	cases := []struct {
+		name     string
+		runFirst bool
+		replace  func(t *testing.T, e *testEnv, id string) (int, string)
+		want     bool
+	}{
+		{"restart after a cell", true, func(t *testing.T, e *testEnv, id string) (int, string) {
+			return e.do(t, http.MethodPost, "/contexts/"+id+"/restart")
+		}, true},
+		{"delete after a cell", true, func(t *testing.T, e *testEnv, id string) (int, string) {
+			return e.do(t, http.MethodDelete, "/contexts/"+id)
+		}, true},
+		{"restart before any cell", false, func(t *testing.T, e *testEnv, id string) (int, string) {
+			return e.do(t, http.MethodPost, "/contexts/"+id+"/restart")
+		}, false},
+		{"delete before any cell", false, func(t *testing.T, e *testEnv, id string) (int, string) {
+			return e.do(t, http.MethodDelete, "/contexts/"+id)
+		}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			e := defaultEnv(t)
+			if c.runFirst {
+				e.run(t, "x = 1").mustNoError(t)
+			}
+			if st, body := c.replace(t, e, defaultID(t, e)); st != http.StatusOK {
+				t.Fatalf("replace: %d %s", st, body)
+			}
+			after := e.run(t, "'x' in globals()")
+			if restarted(after) != c.want || after.mainText() != "False" {
+				t.Fatalf("after the replacement: kernel_restarted %v (want %v), x kept %s", restarted(after), c.want, after.mainText())
+			}
+			if next := e.run(t, "1"); restarted(next) {
+				t.Fatal("the replacement is reported again")
+			}
+		})
 	}
 }
