@@ -61,20 +61,38 @@ type slirpProc struct {
 	stopping atomic.Bool   // set by stop: an exit before it is unexpected
 }
 
+// netTools are the host binaries internet access needs.
+type netTools struct {
+	slirp, nsenter, nft string
+}
+
 // netSupport reports why internet access cannot be offered, nil when it can.
-func netSupport(cfg Config) (string, error) {
+// Without nft the egress policy (egress.go) cannot be enforced, so there is
+// no internet access rather than unfiltered access.
+func netSupport(cfg Config) (netTools, error) {
 	if os.Geteuid() != 0 {
-		return "", errors.New("internet access needs the runtime to run as root (slirp4netns must open /dev/net/tun)")
+		return netTools{}, errors.New("internet access needs the runtime to run as root (slirp4netns must open /dev/net/tun)")
 	}
-	path := cfg.Slirp4netns
-	if path == "" {
-		path = "slirp4netns"
+	var t netTools
+	for _, b := range []struct {
+		dst       *string
+		path, pkg string
+	}{
+		{&t.slirp, cfg.Slirp4netns, "slirp4netns"},
+		{&t.nsenter, "", "nsenter"},
+		{&t.nft, cfg.Nft, "nft"},
+	} {
+		path := b.path
+		if path == "" {
+			path = b.pkg
+		}
+		found, err := exec.LookPath(path)
+		if err != nil {
+			return netTools{}, fmt.Errorf("internet access needs %s, which is not installed (%v)", b.pkg, err)
+		}
+		*b.dst = found
 	}
-	found, err := exec.LookPath(path)
-	if err != nil {
-		return "", fmt.Errorf("internet access needs slirp4netns, which is not installed (%v)", err)
-	}
-	return found, nil
+	return t, nil
 }
 
 // attachNet starts slirp4netns on the network namespace of a sandbox whose
@@ -85,7 +103,11 @@ func (rt *Runtime) attachNet(s *sandbox, timeout time.Duration) error {
 		return err
 	}
 	defer netns.Close()
-	p, err := startSlirp(rt.spawn, rt.log, s.id, rt.cfg.Bwrap, rt.slirp, netns)
+	// The egress policy holds before tap0 exists.
+	if err := applyEgress(rt.net.nsenter, rt.net.nft, netns, rt.egress); err != nil {
+		return fmt.Errorf("sandbox %s network: %w", s.id, err)
+	}
+	p, err := startSlirp(rt.spawn, rt.log, s.id, rt.cfg.Bwrap, rt.net.slirp, netns)
 	if err != nil {
 		return fmt.Errorf("sandbox %s network: %w", s.id, err)
 	}
