@@ -144,7 +144,11 @@ func (rt *Runtime) prepare(withNet, standby bool) (*sandbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &sandbox{rt: rt, id: id, hostUID: -1, userUID: -1, standby: standby, metrics: newMetricRing(int(metricsWindow / rt.cfg.metricsInterval))}
+	hostKey, err := newHostKey()
+	if err != nil {
+		return nil, err
+	}
+	s := &sandbox{rt: rt, id: id, hostKey: hostKey, hostUID: -1, userUID: -1, standby: standby, metrics: newMetricRing(int(metricsWindow / rt.cfg.metricsInterval))}
 	if err := rt.provision(s, withNet, standby); err != nil {
 		return nil, errors.Join(err, s.teardown(context.Background()))
 	}
@@ -174,7 +178,7 @@ func (rt *Runtime) provision(s *sandbox, withNet, standby bool) error {
 	var cgErr error
 	if rt.cgroups != nil {
 		var cg jail.Cgroup
-		if cg, cgErr = rt.cgroups.Create(s.id, jail.Limits{MemoryBytes: rt.cfg.MemoryBytes, Pids: rt.cfg.Pids, CPUPercent: rt.cfg.CPUPercent}); cgErr == nil {
+		if cg, cgErr = rt.cgroups.Create(s.hostKey, jail.Limits{MemoryBytes: rt.cfg.MemoryBytes, Pids: rt.cfg.Pids, CPUPercent: rt.cfg.CPUPercent}); cgErr == nil {
 			s.cg = cg
 		}
 	}
@@ -183,7 +187,7 @@ func (rt *Runtime) provision(s *sandbox, withNet, standby bool) error {
 	}
 	spec := jail.LaunchSpec{
 		Bwrap: rt.cfg.Bwrap, AgentBin: rt.fs.AgentBin(), Kernel: rt.kernel, EtcDir: rt.fs.EtcDir(),
-		HomeDir: rt.fs.HomeDir(s.id), Socket: rt.fs.SocketPath(s.id), HostUID: s.hostUID,
+		HomeDir: rt.fs.HomeDir(s.hostKey), Socket: rt.fs.SocketPath(s.hostKey), HostUID: s.hostUID,
 		TmpBytes: rt.cfg.TmpBytes, Seccomp: rt.seccomp, Python: rt.cfg.Python, UserUID: s.userUID,
 	}
 	if withNet {
@@ -239,11 +243,11 @@ func (s *sandbox) sweep(pids []int) (moved bool) {
 
 // makeDirs makes the sandbox's directory, its home (layout.homeDir).
 func (rt *Runtime) makeDirs(s *sandbox) error {
-	if err := os.Mkdir(rt.fs.HomeDir(s.id), 0o700); err != nil {
+	if err := os.Mkdir(rt.fs.HomeDir(s.hostKey), 0o700); err != nil {
 		return fmt.Errorf("create home: %w", err)
 	}
 	if s.hostUID >= 0 {
-		if err := os.Chown(rt.fs.HomeDir(s.id), s.homeOwner(), s.homeOwner()); err != nil {
+		if err := os.Chown(rt.fs.HomeDir(s.hostKey), s.homeOwner(), s.homeOwner()); err != nil {
 			return fmt.Errorf("chown home: %w", err)
 		}
 	}
@@ -258,7 +262,7 @@ func (rt *Runtime) mountHome(s *sandbox) error {
 	}
 	ctx, cancel := context.WithTimeout(rt.ctx, jail.HomeMountTimeout)
 	defer cancel()
-	if err := rt.homes.Mount(ctx, rt.fs.HomeImage(s.id), rt.fs.HomeDir(s.id), s.homeOwner()); err != nil {
+	if err := rt.homes.Mount(ctx, rt.fs.HomeImage(s.hostKey), rt.fs.HomeDir(s.hostKey), s.homeOwner()); err != nil {
 		return fmt.Errorf("sandbox %s home: %w", s.id, err)
 	}
 	s.homeMounted = true
