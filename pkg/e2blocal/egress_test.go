@@ -5,6 +5,7 @@ package e2blocal
 import (
 	"fmt"
 	"net"
+	"net/http"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -34,6 +35,9 @@ var egressTargets = []struct {
 	{"169.254.10.10", false, false},   // link-local
 	{"100.64.1.1", false, false},      // CGNAT
 }
+
+// metadataTarget indexes 169.254.169.254 in egressTargets.
+const metadataTarget = 5
 
 var egressAllow = []netip.Prefix{netip.MustParsePrefix("10.9.8.0/24")}
 
@@ -118,7 +122,7 @@ func TestEgressPolicyInNetns(t *testing.T) {
 			if r := runAs(t, rt, sb, "root", "nft flush ruleset"); r.err != nil || r.exit == 0 {
 				t.Errorf("root in the sandbox flushed the egress rules: %+v", r)
 			}
-			if egressReach(t, rt, sb, "169.254.169.254", ports[5]) {
+			if egressReach(t, rt, sb, egressTargets[metadataTarget].addr, ports[metadataTarget]) {
 				t.Error("the metadata address became reachable after root's nft flush")
 			}
 		})
@@ -133,4 +137,15 @@ func egressReach(t *testing.T, rt *Runtime, sb sandboxBody, addr string, port in
 	out := mustRun(t, rt, sb, fmt.Sprintf(
 		`if timeout 5 bash -c 'exec 3<>/dev/tcp/%s/%d' 2>/dev/null; then echo reached; else echo refused; fi`, addr, port))
 	return strings.TrimSpace(out) == "reached"
+}
+
+// TestInternetNeedsNft: without nft the egress policy cannot hold, so a
+// create asking for internet access is refused rather than left unfiltered.
+func TestInternetNeedsNft(t *testing.T) {
+	rt := startRuntime(t, Config{WarmPool: -1, Nft: "/nonexistent/nft"})
+	if rt.noNet == nil || os.Geteuid() == 0 && !strings.Contains(rt.noNet.Error(), "nft") {
+		t.Fatalf("internet access without nft: %v", rt.noNet)
+	}
+	r := api(t, rt, "POST", "/v2/sandboxes", map[string]any{"templateID": "base", "allow_internet_access": true})
+	assertErrorBody(t, r, http.StatusBadRequest)
 }
