@@ -98,10 +98,17 @@ func (rt *Runtime) create(ctx context.Context, p createParams) (*sandbox, error)
 	s.templateID, s.metadata, s.envVars = p.templateID, p.metadata, p.envVars
 	s.autoPause, s.autoResume, s.allowNet = p.autoPause, p.autoResume, p.allowNet
 	s.timeout, s.accessToken, s.trafficToken = p.timeout, accessToken, trafficToken
+	var egress <-chan error
+	if p.wantsNet() {
+		egress = rt.loadEgress(s, rt.cfg.StartTimeout)
+	}
 	err = s.proc.Configure(s.assignment(), rt.cfg.StartTimeout)
 	// Its agent serves: the next waiting create's tree may start.
 	rt.doneStarting(s)
 	if err != nil {
+		if egress != nil {
+			<-egress // bounded by StartTimeout and nft's own timeout
+		}
 		return nil, errors.Join(fmt.Errorf("start sandbox %s: %w", s.id, err), s.teardown(ctx))
 	}
 	// slirp4netns attaches only once the agent runs: until bwrap execs it,
@@ -110,7 +117,7 @@ func (rt *Runtime) create(ctx context.Context, p createParams) (*sandbox, error)
 	// Failed RTM_NEWADDR"). Nothing runs in the sandbox before tap0 is up
 	// either way.
 	if p.wantsNet() {
-		if err := rt.attachNet(s, rt.cfg.StartTimeout); err != nil {
+		if err := rt.attachNet(s, egress, rt.cfg.StartTimeout); err != nil {
 			return nil, errors.Join(err, s.teardown(ctx))
 		}
 		if err := s.net.ready(rt.cfg.StartTimeout); err != nil {
