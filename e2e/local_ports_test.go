@@ -52,8 +52,9 @@ func listeningPorts(t *testing.T) map[string]bool {
 // stand-in, the runtime's control API and its sandbox proxy; the DynamoDB
 // emulator has none), none answers a caller without credentials: not the
 // runtime's control API with any key of E2B's shape, not the S3 stand-in
-// unsigned, not a sandbox's envd, interpreter or other ports without its
-// access token, even knowing the sandbox's id. The one exception is the
+// unsigned, not a sandbox's envd, interpreter (its /contexts included) or
+// other ports without its access or traffic token, even knowing the
+// sandbox's id: local mode's sandboxes are private. The one exception is the
 // API port's playground page ("/" and its files), which is public and holds
 // nothing but itself: it is checked to be that page.
 func TestPortsRefuseStrangers(t *testing.T) {
@@ -83,6 +84,12 @@ func TestPortsRefuseStrangers(t *testing.T) {
 	if code != http.StatusOK {
 		t.Fatalf("execute = %d %v", code, res)
 	}
+	// A server inside on 8000: the private sandbox's proxy, not an empty
+	// port, must be what refuses the stranger.
+	serve := `{"code":"import subprocess, socket, time\nsubprocess.Popen(['python3', '-m', 'http.server', '8000'], cwd='/tmp', stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\nfor _ in range(100):\n    try:\n        socket.create_connection(('127.0.0.1', 8000), 1).close(); break\n    except OSError:\n        time.sleep(0.1)\n"}`
+	if code, res := call(t, "POST", svc.URL+"/v1/sessions/s1/execute", alice.Secret, serve); code != http.StatusOK {
+		t.Fatalf("start a server inside = %d %v", code, res)
+	}
 	_, sess := call(t, "GET", svc.URL+"/v1/sessions/s1/sandbox", alice.Secret, "")
 	id, _ := sess["sandboxId"].(string)
 	if id == "" {
@@ -103,6 +110,8 @@ func TestPortsRefuseStrangers(t *testing.T) {
 		{"GET", "/files?path=/etc/hostname", map[string]string{"E2b-Sandbox-Id": id, "E2b-Sandbox-Port": "49983"}},
 		{"POST", "/process.Process/List", map[string]string{"E2b-Sandbox-Id": id, "E2b-Sandbox-Port": "49983", "Content-Type": "application/json"}},
 		{"POST", "/execute", map[string]string{"E2b-Sandbox-Id": id, "E2b-Sandbox-Port": "49999", "Content-Type": "application/json"}},
+		{"GET", "/contexts", map[string]string{"E2b-Sandbox-Id": id, "E2b-Sandbox-Port": "49999"}},
+		{"POST", "/contexts", map[string]string{"E2b-Sandbox-Id": id, "E2b-Sandbox-Port": "49999", "Content-Type": "application/json"}},
 		{"GET", "/_sandboxes/" + id + "/8000/", nil},
 		{"GET", "/", map[string]string{"E2b-Sandbox-Id": id, "E2b-Sandbox-Port": "8000"}},
 	}

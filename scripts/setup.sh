@@ -12,7 +12,7 @@ log() { printf 'setup: %s\n' "$*" >&2; }
 # zip for packaging the Lambda functions and chromium, the headless browser
 # the playground's test drives (with puppeteer-core from npm); httpx and pytest
 # for the Python SDK (sdk/python) and its tests, from Debian: PyPI is not needed.
-apt_pkgs=(bubblewrap e2fsprogs python3 python3-numpy python3-pandas python3-matplotlib python3-pip python3-venv zip slirp4netns chromium python3-httpx python3-pytest)
+apt_pkgs=(bubblewrap e2fsprogs python3 python3-numpy python3-pandas python3-matplotlib python3-pip python3-venv zip slirp4netns nftables chromium python3-httpx python3-pytest)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

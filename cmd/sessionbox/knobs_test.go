@@ -2,7 +2,9 @@ package main
 
 import (
 	"errors"
+	"net/netip"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -298,5 +300,28 @@ func TestRuntimePlanFlags(t *testing.T) {
 		if _, err := runtimeFlags(args, func(string) string { return "" }); err == nil {
 			t.Errorf("%v accepted", args)
 		}
+	}
+}
+
+// TestInternetAllowFlag: serve and runtime read the egress allow-list from
+// a flag or its variable, and name a malformed prefix.
+func TestInternetAllowFlag(t *testing.T) {
+	t.Parallel()
+	want := []netip.Prefix{netip.MustParsePrefix("10.1.0.0/16"), netip.MustParsePrefix("fd00::1/128")}
+	env := map[string]string{"SESSIONBOX_INTERNET_ALLOW": "10.1.0.0/16,fd00::1", "E2BLOCAL_INTERNET_ALLOW": "10.1.0.0/16, fd00::1"}
+	getenv := func(k string) string { return env[k] }
+	o, err := serveFlags(nil, getenv)
+	if err != nil || !slices.Equal(o.internetAllow, want) {
+		t.Errorf("serve: %v, %v; want %v", o.internetAllow, err, want)
+	}
+	cfg, err := runtimeFlags(nil, getenv)
+	if err != nil || !slices.Equal(cfg.InternetAllow, want) {
+		t.Errorf("runtime: %v, %v; want %v", cfg.InternetAllow, err, want)
+	}
+	if _, err := serveFlags([]string{"--internet-allow", "10.0.0.0/33"}, getenv); err == nil || !strings.Contains(err.Error(), `--internet-allow: "10.0.0.0/33"`) {
+		t.Errorf("serve with a bad prefix: %v", err)
+	}
+	if _, err := runtimeFlags([]string{"--internet-allow", "intranet"}, getenv); err == nil || !strings.Contains(err.Error(), `--internet-allow: "intranet"`) {
+		t.Errorf("runtime with a bad prefix: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sessionbox/sessionbox/pkg/diskspace"
 	"github.com/sessionbox/sessionbox/pkg/e2blocal"
+	"github.com/sessionbox/sessionbox/pkg/netpolicy"
 )
 
 func runtimeCommand() command {
@@ -41,6 +42,7 @@ func runtimeFlags(args []string, getenv func(string) string) (e2blocal.Config, e
 	oldAPI := fs.String("old-api", "", "serve an older E2B's control plane: v1 (no /v2 create and connect) or resume (no connect either) [$E2BLOCAL_OLD_API]")
 	templates := templateFlag{}
 	fs.Var(templates, "template", "`NAME=BUILTIN`: a template creates may name beside base and code-interpreter-v1, run as one of those two; repeatable, comma-separated in the variable [$E2BLOCAL_TEMPLATES]")
+	allow := fs.String("internet-allow", "", internetAllowUsage+" [$E2BLOCAL_INTERNET_ALLOW]")
 	minFree := fs.Int64("min-free-mib", 0, "free space kept on the data dir's file system: below it creates and uploads get 507; 0 is 1 GiB (or 5% of a smaller file system), negative turns it off [$E2BLOCAL_MIN_FREE_MIB]")
 	rest, err := fs.parse(args)
 	if err != nil {
@@ -53,7 +55,8 @@ func runtimeFlags(args []string, getenv func(string) string) (e2blocal.Config, e
 		"data-dir": "E2BLOCAL_DATA_DIR", "api-key": "E2BLOCAL_API_KEY", "uid-base": "E2BLOCAL_UID_BASE",
 		"memory-mb": "E2BLOCAL_MEMORY_MB", "min-free-mib": "E2BLOCAL_MIN_FREE_MIB", "warm-pool": "E2BLOCAL_WARM_POOL",
 		"agent": "E2BLOCAL_AGENT", "max-sandboxes": "E2BLOCAL_MAX_SANDBOXES", "max-lifetime-secs": "E2BLOCAL_MAX_LIFETIME_SECS",
-		"create-rate": "E2BLOCAL_CREATE_RATE", "old-api": "E2BLOCAL_OLD_API", "template": "E2BLOCAL_TEMPLATES"}); err != nil {
+		"create-rate": "E2BLOCAL_CREATE_RATE", "old-api": "E2BLOCAL_OLD_API", "template": "E2BLOCAL_TEMPLATES",
+		"internet-allow": "E2BLOCAL_INTERNET_ALLOW"}); err != nil {
 		return e2blocal.Config{}, err
 	}
 	if *apiKey == "" {
@@ -69,12 +72,19 @@ func runtimeFlags(args []string, getenv func(string) string) (e2blocal.Config, e
 	if *oldAPI != "" && *oldAPI != e2blocal.OldAPIV1 && *oldAPI != e2blocal.OldAPIResume {
 		return e2blocal.Config{}, fmt.Errorf("--old-api %q: want %s or %s", *oldAPI, e2blocal.OldAPIV1, e2blocal.OldAPIResume)
 	}
+	prefixes, err := netpolicy.ParseAllow(*allow)
+	if err != nil {
+		return e2blocal.Config{}, fmt.Errorf("--internet-allow: %w", err)
+	}
 	floor := diskspace.Floor{Dir: *dataDir, MinFree: mibFloor(*minFree)}
-	return e2blocal.Config{APIAddr: *apiAddr, SandboxAddr: *sbAddr, DataDir: *dataDir, APIKey: *apiKey,
+	return e2blocal.Config{InternetAllow: prefixes, APIAddr: *apiAddr, SandboxAddr: *sbAddr, DataDir: *dataDir, APIKey: *apiKey,
 		UIDBase: *uidBase, MemoryBytes: *memMB << 20, SpaceCheck: floor.Check, WarmPool: *warmPool, Agent: *agent,
 		MaxSandboxes: *maxSandboxes, MaxLifetime: time.Duration(*maxLifetime) * time.Second, CreateRate: *createRate,
 		OldAPI: *oldAPI, Templates: templates}, nil
 }
+
+// internetAllowUsage describes --internet-allow, the same for serve and runtime.
+const internetAllowUsage = "comma-separated `CIDR`s sandboxes with internet access may reach although private, link-local, CGNAT or otherwise refused (by default they reach public addresses only)"
 
 // warmPoolUsage describes --warm-pool, the same for serve and runtime.
 const warmPoolUsage = "sandbox trees kept spawned at rest, each ~22 MB RSS (~7 MB PSS) while it waits (~32 MB when this binary is the agent): a burst of new sandboxes beyond them spawns the rest on demand, ~60 ms of CPU each; 0 is 2, negative keeps none (after a burst the pool grows to it, up to 10, for ten minutes)"

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/sessionbox/sessionbox/pkg/e2blocal"
 	"github.com/sessionbox/sessionbox/pkg/local"
+	"github.com/sessionbox/sessionbox/pkg/netpolicy"
 	"github.com/sessionbox/sessionbox/pkg/session"
 	"github.com/sessionbox/sessionbox/pkg/sessionconfig"
 )
@@ -37,7 +39,9 @@ type serveOptions struct {
 	minFreeMiB int64
 	warmPool   int
 	agent      string // --agent as given; agentFor resolves it
-	jsonLogs   bool
+	// internetAllow opens these prefixes to sandboxes with --internet.
+	internetAllow []netip.Prefix
+	jsonLogs      bool
 	// templates are the runtime's templates beside the built-in ones, as
 	// `sessionbox runtime --template` takes them.
 	templates templateFlag
@@ -59,6 +63,8 @@ func serveFlags(args []string, getenv func(string) string) (serveOptions, error)
 	fl.Int64Var(&o.minFreeMiB, "min-free-mib", 0, "free space kept on the data dir's file system: below it requests that start a sandbox or store an upload get 507; 0 is 1 GiB (or 5% of a smaller file system), negative turns it off [$SESSIONBOX_MIN_FREE_MIB]")
 	fl.IntVar(&o.warmPool, "warm-pool", 0, warmPoolUsage+" [$SESSIONBOX_WARM_POOL]")
 	fl.StringVar(&o.agent, "agent", "", agentUsage+" [$SESSIONBOX_AGENT]")
+	var allow string
+	fl.StringVar(&allow, "internet-allow", "", internetAllowUsage+" [$SESSIONBOX_INTERNET_ALLOW]")
 	fl.BoolVar(&o.jsonLogs, "json-logs", false, "log JSON lines instead of text [$SESSIONBOX_JSON_LOGS]")
 	knobs := sessionconfig.AddFlags(fl.FlagSet)
 	o.templates = templateFlag{}
@@ -73,11 +79,14 @@ func serveFlags(args []string, getenv func(string) string) (serveOptions, error)
 	err = envFlags(fl.FlagSet, getenv, map[string]string{"addr": "SESSIONBOX_ADDR", "data-dir": "SESSIONBOX_DATA_DIR",
 		"api-keys": "SESSIONBOX_API_KEYS", "reap-interval": "SESSIONBOX_REAP_INTERVAL", "json-logs": "SESSIONBOX_JSON_LOGS",
 		"min-free-mib": "SESSIONBOX_MIN_FREE_MIB", "allowed-origins": "SESSIONBOX_ALLOWED_ORIGINS", "warm-pool": "SESSIONBOX_WARM_POOL",
-		"agent": "SESSIONBOX_AGENT"})
+		"agent": "SESSIONBOX_AGENT", "internet-allow": "SESSIONBOX_INTERNET_ALLOW"})
 	err = errors.Join(err, runtimeTemplatesFromEnv(o.templates, getenv))
-	var oerr error
+	var oerr, aerr error
 	o.origins, oerr = parseOrigins(origins)
-	err = errors.Join(err, oerr)
+	if o.internetAllow, aerr = netpolicy.ParseAllow(allow); aerr != nil {
+		aerr = fmt.Errorf("--internet-allow: %w", aerr)
+	}
+	err = errors.Join(err, oerr, aerr)
 	if o.reap <= 0 {
 		err = errors.Join(err, fmt.Errorf("--reap-interval %s is not a positive duration", o.reap))
 	}
@@ -118,7 +127,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string) er
 	}
 	svc, err := local.Start(ctx, local.Config{Addr: o.addr, DataDir: dir, Keys: keys, ReapInterval: o.reap, Logger: logger,
 		Session: o.session, MinFreeBytes: mibFloor(o.minFreeMiB), AllowedOrigins: o.origins,
-		Runtime: e2blocal.Config{WarmPool: o.warmPool, Agent: agent.path, Templates: o.templates}})
+		Runtime: e2blocal.Config{WarmPool: o.warmPool, Agent: agent.path, Templates: o.templates, InternetAllow: o.internetAllow}})
 	if err != nil {
 		return err
 	}

@@ -98,7 +98,7 @@ func TestEnvdHeaders(t *testing.T) {
 	}
 	h := f.lastHeader()
 	for k, want := range map[string]string{"E2b-Sandbox-Id": "sbx1", "E2b-Sandbox-Port": "49983", "X-Access-Token": "tok",
-		"E2b-Traffic-Access-Token": "traffic", "Authorization": "Basic cm9vdDo=", "Content-Type": "application/json"} {
+		"E2b-Traffic-Access-Token": "", "Authorization": "Basic cm9vdDo=", "Content-Type": "application/json"} {
 		if got := h.Get(k); got != want {
 			t.Errorf("RPC header %s = %q, want %q", k, got, want)
 		}
@@ -112,6 +112,24 @@ func TestEnvdHeaders(t *testing.T) {
 	}
 	if h := f.lastHeader(); h.Get("E2b-Sandbox-Id") != "sbx1" || h.Get("X-Access-Token") != "tok" || h.Get("Authorization") != "" {
 		t.Errorf("REST headers = %v", h)
+	}
+}
+
+// TestTrafficTokenOffEnvd: as E2B's SDKs do, the traffic token goes to
+// every port but envd's (which takes the access token instead).
+func TestTrafficTokenOffEnvd(t *testing.T) {
+	var hdr http.Header
+	srv := fakeServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hdr = r.Header.Clone()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, "[]")
+	}))
+	sb := newTestClient(t, testConfig("http://127.0.0.1:1", srv.URL)).Attach("sbx1", AttachParams{AccessToken: "tok", TrafficAccessToken: "traffic"})
+	if _, err := sb.ListContexts(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if hdr.Get("E2b-Sandbox-Port") != "49999" || hdr.Get("E2b-Traffic-Access-Token") != "traffic" {
+		t.Errorf("interpreter headers = %v", hdr)
 	}
 }
 

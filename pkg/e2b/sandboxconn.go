@@ -52,6 +52,8 @@ func (c *Client) newSandboxConn(sb *Sandbox, port int) *sandboxConn {
 // sandboxTransport adds the routing and access headers E2B's proxy and envd
 // expect on every request, and turns the proxy's "sandbox not found" 502
 // into ErrSandboxNotFound so that every caller (REST or RPC) sees it.
+var envdPortString = strconv.Itoa(EnvdPort)
+
 type sandboxTransport struct {
 	base http.RoundTripper
 	sb   *Sandbox
@@ -68,7 +70,9 @@ func (t *sandboxTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if t.sb.accessToken != "" {
 		r.Header.Set("X-Access-Token", t.sb.accessToken)
 	}
-	if t.sb.trafficToken != "" {
+	// envd takes its own access token and is exempt from the traffic
+	// token; every other port of a private sandbox needs it.
+	if t.sb.trafficToken != "" && t.port != envdPortString {
 		r.Header.Set("E2B-Traffic-Access-Token", t.sb.trafficToken)
 	}
 	resp, err := t.base.RoundTrip(r)

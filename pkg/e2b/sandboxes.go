@@ -26,6 +26,11 @@ type CreateParams struct {
 	AutoResume bool
 	// AllowInternetAccess toggles outbound internet; nil keeps E2B's default (allowed).
 	AllowInternetAccess *bool
+	// AllowPublicTraffic false makes every port but envd's answer only
+	// requests carrying the sandbox's traffic access token, which the
+	// returned Sandbox sends (E2B's network.allowPublicTraffic); nil keeps
+	// E2B's default (public).
+	AllowPublicTraffic *bool
 	// Secure, when non-nil, creates the sandbox through the v1 endpoint with
 	// that value; false yields a sandbox whose envd needs no access token.
 	// When nil the v2 endpoint is used (v1 with secure: true on a server
@@ -44,8 +49,14 @@ type createBody struct {
 	AutoResume          *autoResumeBody   `json:"autoResume,omitempty"`
 	Secure              *bool             `json:"secure,omitempty"`
 	AllowInternetAccess *bool             `json:"allow_internet_access,omitempty"`
+	Network             *networkBody      `json:"network,omitempty"`
 	Metadata            map[string]string `json:"metadata,omitempty"`
 	EnvVars             map[string]string `json:"envVars,omitempty"`
+}
+
+// networkBody is E2B's SandboxNetworkConfig.
+type networkBody struct {
+	AllowPublicTraffic *bool `json:"allowPublicTraffic,omitempty"`
 }
 
 // sandboxBody is the API's Sandbox schema (create, connect responses).
@@ -75,6 +86,9 @@ func (c *Client) Create(ctx context.Context, p CreateParams) (*Sandbox, error) {
 	}
 	if p.AutoResume {
 		body.AutoResume = &autoResumeBody{Enabled: true}
+	}
+	if p.AllowPublicTraffic != nil {
+		body.Network = &networkBody{AllowPublicTraffic: p.AllowPublicTraffic}
 	}
 	var out sandboxBody
 	var err error
@@ -153,8 +167,11 @@ type SandboxInfo struct {
 	Metadata    map[string]string `json:"metadata,omitempty"`
 	Domain      *string           `json:"domain,omitempty"`
 	// EnvdAccessToken is only returned by GetInfo, for secured sandboxes.
-	EnvdAccessToken     string `json:"envdAccessToken,omitempty"`
-	AllowInternetAccess *bool  `json:"allowInternetAccess,omitempty"`
+	EnvdAccessToken string `json:"envdAccessToken,omitempty"`
+	// TrafficAccessToken is only returned by GetInfo, for sandboxes created
+	// with AllowPublicTraffic false: Attach needs it to reach their ports.
+	TrafficAccessToken  *string `json:"trafficAccessToken,omitempty"`
+	AllowInternetAccess *bool   `json:"allowInternetAccess,omitempty"`
 	Lifecycle           *struct {
 		AutoResume bool   `json:"autoResume"`
 		OnTimeout  string `json:"onTimeout"`

@@ -256,8 +256,10 @@ func (rt *Runtime) handleGet(w http.ResponseWriter, _ *http.Request, s *sandbox)
 	if s.autoPause {
 		onTimeout = "pause"
 	}
+	public := s.trafficToken == ""
 	writeJSON(w, http.StatusOK, detailBody{
-		listedBody: rt.listed(s), EnvdAccessToken: s.accessToken, AllowInternetAccess: s.allowNet,
+		listedBody: rt.listed(s), EnvdAccessToken: s.accessToken, TrafficAccessToken: optional(s.trafficToken),
+		AllowInternetAccess: s.allowNet, Network: networkRequest{AllowPublicTraffic: &public},
 		Lifecycle: lifecycleBody{AutoResume: s.autoResume, OnTimeout: onTimeout},
 	})
 }

@@ -27,10 +27,16 @@ type lifecycleBody struct {
 // detailBody is E2B's SandboxDetail (GET /sandboxes/{id}).
 type detailBody struct {
 	listedBody
-	EnvdAccessToken     string        `json:"envdAccessToken,omitempty"`
-	AllowInternetAccess *bool         `json:"allowInternetAccess"`
-	Domain              *string       `json:"domain"`
-	Lifecycle           lifecycleBody `json:"lifecycle"`
+	EnvdAccessToken string `json:"envdAccessToken,omitempty"`
+	// TrafficAccessToken is not in E2B's SandboxDetail, which gives it
+	// only on create and connect (its Sandbox schema, same name): a
+	// client that lost it (a restarted service) reads it here without
+	// connect's side effects (resume, a new timeout).
+	TrafficAccessToken  *string        `json:"trafficAccessToken"`
+	AllowInternetAccess *bool          `json:"allowInternetAccess"`
+	Domain              *string        `json:"domain"`
+	Network             networkRequest `json:"network"`
+	Lifecycle           lifecycleBody  `json:"lifecycle"`
 }
 
 // listedBody is E2B's ListedSandbox.

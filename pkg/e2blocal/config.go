@@ -2,6 +2,7 @@ package e2blocal
 
 import (
 	"log/slog"
+	"net/netip"
 	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/httplimits"
@@ -24,10 +25,15 @@ type Config struct {
 	// sudo): cmd/sessionbox-agent, whose main calls agentinit.RunIfRequested.
 	// Default "": this process's own binary, re-executed, whose main must
 	// then call RunAgentIfRequested.
-	Agent          string
-	Bwrap          string // bubblewrap binary, default /usr/bin/bwrap
-	Python         string // interpreter inside sandboxes, default /usr/bin/python3
-	Slirp4netns    string // user-mode network for allowInternetAccess, default slirp4netns from PATH
+	Agent       string
+	Bwrap       string // bubblewrap binary, default /usr/bin/bwrap
+	Python      string // interpreter inside sandboxes, default /usr/bin/python3
+	Slirp4netns string // user-mode network for allowInternetAccess, default slirp4netns from PATH
+	Nft         string // nftables' nft, which enforces the egress policy, default nft from PATH
+	// InternetAllow opens these prefixes to sandboxes with internet
+	// access, which otherwise reach public addresses only (egress.go,
+	// pkg/netpolicy): an internal mirror or proxy, say.
+	InternetAllow  []netip.Prefix
 	UIDBase        int    // first host uid for sandboxes when running as root, default 200000
 	UIDCount       int    // size of that range, default 50000; user's uids are the next UIDCount (root inside runs as the leased uid)
 	MemoryBytes    int64  // per-sandbox memory limit (cgroup), default 512 MiB

@@ -99,10 +99,17 @@ func (rt *Runtime) create(ctx context.Context, p createParams) (*sandbox, error)
 	s.share = shareKey(p.metadata)
 	s.autoPause, s.autoResume, s.allowNet = p.autoPause, p.autoResume, p.allowNet
 	s.timeout, s.accessToken, s.trafficToken = p.timeout, accessToken, trafficToken
+	var egress <-chan error
+	if p.wantsNet() {
+		egress = rt.loadEgress(s, rt.cfg.StartTimeout)
+	}
 	err = s.proc.Configure(s.assignment(), rt.cfg.StartTimeout)
 	// Its agent serves: the next waiting create's tree may start.
 	rt.doneStarting(s)
 	if err != nil {
+		if egress != nil {
+			<-egress // bounded by StartTimeout and nft's own timeout
+		}
 		return nil, errors.Join(fmt.Errorf("start sandbox %s: %w", s.id, err), s.teardown(ctx))
 	}
 	// slirp4netns attaches only once the agent runs: until bwrap execs it,
@@ -111,7 +118,7 @@ func (rt *Runtime) create(ctx context.Context, p createParams) (*sandbox, error)
 	// Failed RTM_NEWADDR"). Nothing runs in the sandbox before tap0 is up
 	// either way.
 	if p.wantsNet() {
-		if err := rt.attachNet(s, rt.cfg.StartTimeout); err != nil {
+		if err := rt.attachNet(s, egress, rt.cfg.StartTimeout); err != nil {
 			return nil, errors.Join(err, s.teardown(ctx))
 		}
 		if err := s.net.ready(rt.cfg.StartTimeout); err != nil {
@@ -147,7 +154,11 @@ func (rt *Runtime) prepare(withNet, standby bool) (*sandbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &sandbox{rt: rt, id: id, hostUID: -1, userUID: -1, standby: standby, metrics: newMetricRing(int(metricsWindow / rt.cfg.metricsInterval))}
+	hostKey, err := newHostKey()
+	if err != nil {
+		return nil, err
+	}
+	s := &sandbox{rt: rt, id: id, hostKey: hostKey, hostUID: -1, userUID: -1, standby: standby, metrics: newMetricRing(int(metricsWindow / rt.cfg.metricsInterval))}
 	if err := rt.provision(s, withNet, standby); err != nil {
 		return nil, errors.Join(err, s.teardown(context.Background()))
 	}
@@ -177,7 +188,7 @@ func (rt *Runtime) provision(s *sandbox, withNet, standby bool) error {
 	var cgErr error
 	if rt.cgroups != nil {
 		var cg jail.Cgroup
-		if cg, cgErr = rt.cgroups.Create(s.id, jail.Limits{MemoryBytes: rt.cfg.MemoryBytes, Pids: rt.cfg.Pids, CPUPercent: rt.cfg.CPUPercent}); cgErr == nil {
+		if cg, cgErr = rt.cgroups.Create(s.hostKey, jail.Limits{MemoryBytes: rt.cfg.MemoryBytes, Pids: rt.cfg.Pids, CPUPercent: rt.cfg.CPUPercent}); cgErr == nil {
 			s.cg = cg
 		}
 	}
@@ -186,7 +197,7 @@ func (rt *Runtime) provision(s *sandbox, withNet, standby bool) error {
 	}
 	spec := jail.LaunchSpec{
 		Bwrap: rt.cfg.Bwrap, AgentBin: rt.fs.AgentBin(), Kernel: rt.kernel, EtcDir: rt.fs.EtcDir(),
-		HomeDir: rt.fs.HomeDir(s.id), Socket: rt.fs.SocketPath(s.id), HostUID: s.hostUID,
+		HomeDir: rt.fs.HomeDir(s.hostKey), Socket: rt.fs.SocketPath(s.hostKey), HostUID: s.hostUID,
 		TmpBytes: rt.cfg.TmpBytes, Seccomp: rt.seccomp, Python: rt.cfg.Python, UserUID: s.userUID,
 	}
 	if withNet {
@@ -242,11 +253,11 @@ func (s *sandbox) sweep(pids []int) (moved bool) {
 
 // makeDirs makes the sandbox's directory, its home (layout.homeDir).
 func (rt *Runtime) makeDirs(s *sandbox) error {
-	if err := os.Mkdir(rt.fs.HomeDir(s.id), 0o700); err != nil {
+	if err := os.Mkdir(rt.fs.HomeDir(s.hostKey), 0o700); err != nil {
 		return fmt.Errorf("create home: %w", err)
 	}
 	if s.hostUID >= 0 {
-		if err := os.Chown(rt.fs.HomeDir(s.id), s.homeOwner(), s.homeOwner()); err != nil {
+		if err := os.Chown(rt.fs.HomeDir(s.hostKey), s.homeOwner(), s.homeOwner()); err != nil {
 			return fmt.Errorf("chown home: %w", err)
 		}
 	}
@@ -261,7 +272,7 @@ func (rt *Runtime) mountHome(s *sandbox) error {
 	}
 	ctx, cancel := context.WithTimeout(rt.ctx, jail.HomeMountTimeout)
 	defer cancel()
-	if err := rt.homes.Mount(ctx, rt.fs.HomeImage(s.id), rt.fs.HomeDir(s.id), s.homeOwner()); err != nil {
+	if err := rt.homes.Mount(ctx, rt.fs.HomeImage(s.hostKey), rt.fs.HomeDir(s.hostKey), s.homeOwner()); err != nil {
 		return fmt.Errorf("sandbox %s home: %w", s.id, err)
 	}
 	s.homeMounted = true

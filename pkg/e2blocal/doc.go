@@ -80,13 +80,17 @@
 //     network namespace: tap0 with 10.0.2.100/24, a default route via
 //     10.0.2.2 and /etc/resolv.conf naming slirp's DNS 10.0.2.3.
 //     --disable-host-loopback keeps the host's 127.0.0.1 services out of
-//     reach (10.0.2.2 is refused); the host's other addresses are reachable
-//     like any machine's. /dev/net/tun is root-only here and bwrap nests the
+//     reach (10.0.2.2 is refused). Before tap0 exists the runtime loads
+//     nftables rules into that namespace (egress.go) refusing what
+//     pkg/netpolicy refuses (private, link-local, CGNAT, metadata,
+//     multicast, ... and so the host's own private addresses) unless
+//     Config.InternetAllow opens a prefix; the sandbox has no
+//     CAP_NET_ADMIN over its namespace to undo them. /dev/net/tun is root-only here and bwrap nests the
 //     sandbox's user namespace, so slirp runs as root, confined by its own
 //     --enable-sandbox and --enable-seccomp and by a bwrap of its own (a
 //     private pid namespace, empty /run, only resolv.conf in /etc: see
 //     slirp.go); a non-root runtime,
-//     or one without slirp4netns, refuses allow_internet_access=true with
+//     or one without slirp4netns or nft, refuses allow_internet_access=true with
 //     400. Such sandboxes skip the warm pool (their resolv.conf is bound at
 //     spawn); slirp is killed with the sandbox, left running across pause.
 package e2blocal

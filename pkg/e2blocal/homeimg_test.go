@@ -30,7 +30,7 @@ func TestHomeQuota(t *testing.T) {
 	}
 	sb := createSandbox(t, rt, nil)
 	s := rt.lookup(sb.SandboxID)
-	home, img := rt.fs.HomeDir(s.id), rt.fs.HomeImage(s.id)
+	home, img := rt.fs.HomeDir(s.hostKey), rt.fs.HomeImage(s.hostKey)
 	if !mounted(t, home) {
 		t.Fatalf("%s is not a mount point", home)
 	}
@@ -104,7 +104,7 @@ func TestCloseUnmountsHomes(t *testing.T) {
 	var homes []string
 	for range 2 {
 		sb := createSandbox(t, rt, nil)
-		homes = append(homes, rt.fs.HomeDir(sb.SandboxID))
+		homes = append(homes, rt.fs.HomeDir(rt.lookup(sb.SandboxID).hostKey))
 	}
 	shared := rt.fs.Shared
 	if err := rt.Close(); err != nil {

@@ -30,6 +30,15 @@ func newSandboxID() (string, error) {
 	return string(out), nil
 }
 
+// newHostKey names a sandbox's host-side files and cgroup (sandbox.hostKey).
+func newHostKey() (string, error) {
+	var raw [12]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", fmt.Errorf("read random bytes for sandbox host key: %w", err)
+	}
+	return "s" + hex.EncodeToString(raw[:]), nil
+}
+
 // newAccessToken returns the envd access token handed out for secured sandboxes.
 func newAccessToken() (string, error) {
 	var raw [24]byte

@@ -70,7 +70,7 @@ func TestIsolationIdentity(t *testing.T) {
 			}
 			if s.cg != nil {
 				cg, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
-				if !strings.Contains(string(cg), sb.SandboxID) {
+				if !strings.Contains(string(cg), s.hostKey) {
 					t.Fatalf("pid %d is not in the sandbox's cgroup: %s", pid, cg)
 				}
 			}
@@ -83,7 +83,7 @@ func TestIsolationIdentity(t *testing.T) {
 	if len(uids) != 2 {
 		t.Fatalf("sandboxes share a host uid: %v", uids)
 	}
-	fi, err := os.Stat(rt.fs.HomeDir(a.SandboxID) + "/owned")
+	fi, err := os.Stat(rt.fs.HomeDir(rt.lookup(a.SandboxID).hostKey) + "/owned")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +217,7 @@ while True: x.append(b"x" * (16 << 20))'`)
 		// until all 50 MB are written; what the transport buffers comes on
 		// top. The flood is random: Connect compresses messages, and a
 		// compressible one would fit many times over in the same buffers.
-		marker := rt.fs.HomeDir(victim.SandboxID) + "/flood-done"
+		marker := rt.fs.HomeDir(rt.lookup(victim.SandboxID).hostKey) + "/flood-done"
 		r := runStalled(ctx, rt, victim, `head -c 37500000 /dev/urandom | base64 -w0; touch ~/flood-done`, func() {
 			for _, err := os.Stat(marker); err != nil && ctx.Err() == nil; _, err = os.Stat(marker) {
 				time.Sleep(50 * time.Millisecond)
@@ -270,7 +270,7 @@ func TestKillRemovesTree(t *testing.T) {
 	if r := api(t, rt, "DELETE", "/sandboxes/"+sb.SandboxID, nil); r.status != http.StatusNotFound {
 		t.Fatalf("second kill: %d", r.status)
 	}
-	for _, d := range []string{rt.fs.SandboxDir(sb.SandboxID), rt.fs.SocketPath(sb.SandboxID)} {
+	for _, d := range []string{rt.fs.SandboxDir(s.hostKey), rt.fs.SocketPath(s.hostKey)} {
 		if _, err := os.Stat(d); err == nil {
 			t.Fatalf("%s survived the kill", d)
 		}

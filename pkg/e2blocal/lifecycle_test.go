@@ -62,13 +62,14 @@ func TestTimeoutExpiry(t *testing.T) {
 	t.Run("kill", func(t *testing.T) {
 		// Long enough to look the sandbox up on a loaded machine before it expires.
 		sb := createSandbox(t, rt, map[string]any{"templateID": "base", "timeout": 3})
-		pids := jail.ProcessTree(rt.lookup(sb.SandboxID).proc.Cmd.Process.Pid)
+		s := rt.lookup(sb.SandboxID)
+		pids, dir := jail.ProcessTree(s.proc.Cmd.Process.Pid), rt.fs.SandboxDir(s.hostKey)
 		waitState(t, rt, sb.SandboxID, http.StatusNotFound, "")
 		assert502(t, rt, sb.SandboxID)
 		// The expiry tears down in the background after forgetting the id.
 		assertGone(t, pids)
 		deadline := time.Now().Add(10 * time.Second)
-		for _, err := readDir(rt.fs.SandboxDir(sb.SandboxID)); err == nil; _, err = readDir(rt.fs.SandboxDir(sb.SandboxID)) {
+		for _, err := readDir(dir); err == nil; _, err = readDir(dir) {
 			if time.Now().After(deadline) {
 				t.Fatal("sandbox data survived the kill")
 			}

@@ -90,14 +90,14 @@ func cpuPercent(prev, cur cpuSample, count int) float64 {
 // diskSampleAge. Callers hold s.metrics.mu.
 func (s *sandbox) disk(advertised int64) (used, total int64) {
 	if s.homeMounted {
-		if used, total, err := jail.HomeStatfs(s.rt.fs.HomeDir(s.id)); err == nil {
+		if used, total, err := jail.HomeStatfs(s.rt.fs.HomeDir(s.hostKey)); err == nil {
 			return used, total
 		}
 	}
 	if !s.diskAt.IsZero() && time.Since(s.diskAt) < diskSampleAge {
 		return s.diskUsedCached, advertised
 	}
-	used, _ = dirSize(s.rt.fs.HomeDir(s.id), diskScanEntries)
+	used, _ = dirSize(s.rt.fs.HomeDir(s.hostKey), diskScanEntries)
 	s.diskAt, s.diskUsedCached = time.Now(), used
 	return used, advertised
 }

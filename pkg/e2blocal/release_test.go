@@ -36,7 +36,7 @@ func TestUIDKeptUntilTreeIsGone(t *testing.T) {
 	}()
 	s.proc = &jail.AgentProc{Cmd: real.Cmd, Stderr: real.Stderr, CfgW: real.CfgW, ReadyR: real.ReadyR, Done: gated}
 	lockFile := filepath.Join(rt.uids.LockDir, strconv.Itoa(s.hostUID))
-	home := rt.fs.HomeDir(s.id)
+	home := rt.fs.HomeDir(s.hostKey)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()

@@ -90,7 +90,8 @@ type Runtime struct {
 	spawn   *jail.Spawner
 	cgroups jail.CgroupDriver // nil when cgroups are not manageable
 	uids    *jail.UIDPool     // nil when not root: sandboxes run as our own uid
-	slirp   string            // slirp4netns binary for internet access
+	net     netTools          // slirp4netns, nsenter and nft for internet access
+	egress  string            // the nft rules every online sandbox gets (egress.go)
 	homes   *jail.HomeImages  // nil when homes are plain, unlimited dirs
 	noNet   error             // why internet access is unavailable, nil when it is
 	kernel  string            // host path of the compiled kernel; "" when kernels compile their source
@@ -193,7 +194,8 @@ func (rt *Runtime) init() error {
 	if rt.kernel, err = fs.CompileKernel(rt.cfg.Python); err != nil {
 		rt.log.Warn("e2blocal: kernels compile their source at every start", "error", err)
 	}
-	rt.slirp, rt.noNet = netSupport(rt.cfg)
+	rt.net, rt.noNet = netSupport(rt.cfg)
+	rt.egress = egressRules(rt.cfg.InternetAllow)
 	var why string
 	if rt.cfg.DiskMB < 0 {
 		rt.log.Warn("e2blocal: sandbox homes are not size-limited", "reason", "DiskMB < 0")

@@ -44,8 +44,13 @@ var (
 
 // sandbox is one live sandbox. Fields above mu never change after create.
 type sandbox struct {
-	rt          *Runtime
-	id          string
+	rt *Runtime
+	id string
+	// hostKey names the sandbox's resources on the host (home dir and
+	// image, agent socket, cgroup): paths another local user sees in
+	// /proc/net/unix, /proc/*/mountinfo and /sys/fs/cgroup. It is random
+	// and unrelated to id, so those places do not reveal sandbox ids.
+	hostKey     string
 	templateID  string
 	alias       string
 	metadata    map[string]string
@@ -317,11 +322,11 @@ func (s *sandbox) release(ctx context.Context) error {
 	if s.cg != nil {
 		errs = append(errs, s.cg.Destroy(ctx))
 	}
-	dirs := []string{s.rt.fs.SocketPath(s.id), s.rt.fs.SandboxDir(s.id), s.rt.fs.HomeImage(s.id)}
+	dirs := []string{s.rt.fs.SocketPath(s.hostKey), s.rt.fs.SandboxDir(s.hostKey), s.rt.fs.HomeImage(s.hostKey)}
 	if s.homeMounted {
 		// Removing the dir while the image is mounted would empty the
 		// image instead of freeing it; keep the files if it stays mounted.
-		if err := jail.UnmountHome(s.rt.fs.HomeDir(s.id)); err != nil {
+		if err := jail.UnmountHome(s.rt.fs.HomeDir(s.hostKey)); err != nil {
 			errs = append(errs, err)
 			dirs = dirs[:1]
 		}
@@ -376,7 +381,7 @@ func newTransport(socket string) *http.Transport {
 	}
 }
 
-func (s *sandbox) socketPath() string { return s.rt.fs.SocketPath(s.id) }
+func (s *sandbox) socketPath() string { return s.rt.fs.SocketPath(s.hostKey) }
 
 // homeOwner is the host uid that owns /home/user: user's.
 func (s *sandbox) homeOwner() int {

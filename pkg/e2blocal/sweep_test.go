@@ -70,5 +70,5 @@ func treeMember(t *testing.T, s *sandbox, prefix string) int {
 // inGroup says whether pid is in every one of s's groups.
 func inGroup(s *sandbox, pid int) bool {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
-	return err == nil && strings.Count(string(data), "/"+s.id+"\n") >= s.cg.Controllers()
+	return err == nil && strings.Count(string(data), "/"+s.hostKey+"\n") >= s.cg.Controllers()
 }

@@ -72,4 +72,25 @@ for i in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/8000) 2>/dev/null && break; 
 	if r := do(t, "GET", rt.SandboxURL()+"/health", nil, map[string]string{hdrSandboxID: private.SandboxID, hdrSandboxPort: "49983"}); r.status != http.StatusNoContent {
 		t.Errorf("private sandbox's envd health without a traffic token: %d %s", r.status, r.body)
 	}
+	// GET gives the token back (to the API key's holder), for a client
+	// that lost it, and says whether the sandbox is public.
+	for _, c := range []struct {
+		sb     sandboxBody
+		token  *string
+		public bool
+	}{{public, nil, true}, {private, &token, false}} {
+		var d struct {
+			TrafficAccessToken *string `json:"trafficAccessToken"`
+			Network            struct {
+				AllowPublicTraffic *bool `json:"allowPublicTraffic"`
+			} `json:"network"`
+		}
+		api(t, rt, "GET", "/sandboxes/"+c.sb.SandboxID, nil).decode(t, &d)
+		if (d.TrafficAccessToken == nil) != (c.token == nil) || c.token != nil && *d.TrafficAccessToken != *c.token {
+			t.Errorf("GET %s: trafficAccessToken %v, want %v", c.sb.SandboxID, d.TrafficAccessToken, c.token)
+		}
+		if d.Network.AllowPublicTraffic == nil || *d.Network.AllowPublicTraffic != c.public {
+			t.Errorf("GET %s: network.allowPublicTraffic %v, want %v", c.sb.SandboxID, d.Network.AllowPublicTraffic, c.public)
+		}
+	}
 }

@@ -279,7 +279,9 @@ func (s *Service) startSandboxes(ctx context.Context, cfg Config) (session.Sandb
 		return nil, fmt.Errorf("build E2B client: %w", err)
 	}
 	s.closers = append(s.closers, client.Close)
-	return sandboxes.New(client), nil
+	// Private: only the service, which holds each sandbox's traffic token,
+	// reaches a sandbox's ports and its interpreter's /contexts.
+	return sandboxes.NewWith(client, sandboxes.Options{Private: true}), nil
 }
 
 // startStore keeps the table under the data dir, so sessions, runs and keys

@@ -22,6 +22,7 @@ const maxHandles = 4096
 // E2B implements session.Sandboxes with an E2B client.
 type E2B struct {
 	client *e2b.Client
+	opts   Options
 
 	mu      sync.Mutex
 	handles map[string]*e2b.Sandbox
@@ -29,9 +30,22 @@ type E2B struct {
 
 var _ session.Sandboxes = (*E2B)(nil)
 
+// Options tune the adapter.
+type Options struct {
+	// Private creates sandboxes with E2B's network.allowPublicTraffic
+	// false: their ports (the interpreter's included) answer only requests
+	// carrying the sandbox's traffic access token, which only this adapter
+	// (the service) holds and sends. Local mode sets it, so another user of
+	// the machine who learns a sandbox's id cannot reach it.
+	Private bool
+}
+
 // New adapts client.
-func New(client *e2b.Client) *E2B {
-	return &E2B{client: client, handles: map[string]*e2b.Sandbox{}}
+func New(client *e2b.Client) *E2B { return NewWith(client, Options{}) }
+
+// NewWith adapts client with opts.
+func NewWith(client *e2b.Client, opts Options) *E2B {
+	return &E2B{client: client, opts: opts, handles: map[string]*e2b.Sandbox{}}
 }
 
 // Create starts a sandbox. The client repeats it only on E2B's 429 (which
@@ -47,6 +61,7 @@ func (a *E2B) Create(ctx context.Context, spec session.SandboxSpec) (session.San
 		Envs:                spec.Envs,
 		AutoPause:           spec.AutoPause,
 		AllowInternetAccess: &internet,
+		AllowPublicTraffic:  a.publicTraffic(),
 	})
 	if err != nil {
 		return session.SandboxInfo{}, domainError("create sandbox", err)
@@ -55,6 +70,16 @@ func (a *E2B) Create(ctx context.Context, spec session.SandboxSpec) (session.San
 	now := time.Now()
 	return session.SandboxInfo{ID: sb.ID, Template: spec.Template, State: session.StateRunning,
 		Metadata: spec.Metadata, StartedAt: now, EndAt: now.Add(spec.Timeout)}, nil
+}
+
+// publicTraffic is the create's network.allowPublicTraffic: nil (E2B's
+// default, public) unless the adapter is private.
+func (a *E2B) publicTraffic() *bool {
+	if !a.opts.Private {
+		return nil
+	}
+	public := false
+	return &public
 }
 
 // Connect makes sure the sandbox runs, resuming it if paused, and sets its
@@ -115,8 +140,8 @@ func (a *E2B) SetTimeout(ctx context.Context, id string, timeout time.Duration) 
 }
 
 // handle returns a handle to reach the sandbox's envd and interpreter. The
-// access token comes from Create or Connect; after a cold start it costs one
-// GetInfo.
+// access and traffic tokens come from Create or Connect; after a cold start
+// they cost one GetInfo.
 func (a *E2B) handle(ctx context.Context, id string) (*e2b.Sandbox, error) {
 	a.mu.Lock()
 	sb, ok := a.handles[id]
@@ -131,6 +156,9 @@ func (a *E2B) handle(ctx context.Context, id string) (*e2b.Sandbox, error) {
 	p := e2b.AttachParams{AccessToken: info.EnvdAccessToken, EnvdVersion: info.EnvdVersion}
 	if info.Domain != nil {
 		p.Domain = *info.Domain
+	}
+	if info.TrafficAccessToken != nil {
+		p.TrafficAccessToken = *info.TrafficAccessToken
 	}
 	sb = a.client.Attach(id, p)
 	a.remember(sb)

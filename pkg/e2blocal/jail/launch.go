@@ -4,15 +4,20 @@ package jail
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/sessionbox/sessionbox/pkg/e2blocal/agent"
 	"github.com/sessionbox/sessionbox/pkg/e2blocal/agentinit"
@@ -183,6 +188,40 @@ func (s LaunchSpec) command(args []string) *exec.Cmd {
 	return cmd
 }
 
+// argsFromFile moves bwrap's options (everything before "--") into a
+// memfd that bwrap reads with --args fd, leaving "bwrap --args N --
+// /opt/e2b/agent" in its command line: /proc/PID/cmdline is world-readable
+// and the options name the sandbox's host paths, which hold its id
+// (/proc/PID/environ, by contrast, is owner-only, and the memfd is bwrap's
+// alone).
+func argsFromFile(args []string, fd int) ([]string, *os.File, error) {
+	i := slices.Index(args, "--")
+	if i < 0 {
+		return nil, nil, errors.New("bwrap arguments without --")
+	}
+	var data []byte
+	for _, a := range args[:i] {
+		if strings.IndexByte(a, 0) >= 0 {
+			return nil, nil, fmt.Errorf("bwrap argument %q holds a NUL", a)
+		}
+		data = append(append(data, a...), 0)
+	}
+	mfd, err := unix.MemfdCreate("bwrap-args", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, nil, fmt.Errorf("bwrap args memfd: %w", err)
+	}
+	f := os.NewFile(uintptr(mfd), "bwrap-args")
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("write bwrap args: %w", err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("rewind bwrap args: %w", err)
+	}
+	return append([]string{"--args", strconv.Itoa(fd)}, args[i:]...), f, nil
+}
+
 // AgentProc is a started sandbox tree.
 type AgentProc struct {
 	Cmd    *exec.Cmd
@@ -228,8 +267,17 @@ func SpawnAgent(sp *Spawner, s LaunchSpec, cg Cgroup, base agent.Config) (*Agent
 		return nil, err
 	}
 	defer bw.closeChildEnds()
-	cmd := s.command(s.agentArgs())
-	cmd.ExtraFiles = append(extra, bw.childEnds...)
+	files := append(extra, bw.childEnds...)
+	argv, argsF, err := argsFromFile(s.agentArgs(), len(files)+3)
+	if err != nil {
+		cfgW.Close()
+		readyR.Close()
+		bw.closeOurEnds()
+		return nil, err
+	}
+	defer argsF.Close()
+	cmd := s.command(argv)
+	cmd.ExtraFiles = append(files, argsF)
 	p := &AgentProc{Cmd: cmd, Stderr: NewTailBuffer(8 << 10), Done: make(chan struct{}), CfgW: cfgW, ReadyR: readyR}
 	cmd.Stdout = p.Stderr
 	cmd.Stderr = p.Stderr
