@@ -33,13 +33,21 @@ type persistentDB struct {
 
 	saving sync.Mutex // one save at a time
 
-	// gate is held shared by each write from its apply to its journal
-	// entry, and exclusively by a save from its first read to the
+	// gate is held shared by each write from its journal entry to its
+	// apply, and exclusively by a save from its first read to the
 	// journal's truncation, so every answered write is in the snapshot
 	// or the journal, never both and never neither.
-	gate    sync.RWMutex
-	jmu     sync.Mutex // serialises appends to journal
-	journal *os.File
+	gate sync.RWMutex
+	// jmu is held by each write from its journal entry to its apply, so
+	// the journal's order is the order writes were applied in.
+	jmu     sync.Mutex
+	journal journalWriter
+	// jsize is the journal's length up to its last whole entry of a write
+	// that applied; jtorn says the file may hold more (a short append, a
+	// refused write whose entry could not be cut off), to cut before the
+	// next append.
+	jsize int64
+	jtorn bool
 }
 
 const (
@@ -95,17 +103,24 @@ func (p *persistentDB) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	p.gate.RLock()
 	defer p.gate.RUnlock()
-	// The answer waits until the write is in the journal.
+	p.jmu.Lock()
+	defer p.jmu.Unlock()
+	// The write is applied only once its journal entry is written: a write
+	// that could not be saved changed nothing, so the SDK's retry of the
+	// 500 below is a true retry, not a conflict with itself.
+	next, err := p.appendJournalLocked(op, body)
+	if err != nil {
+		writeDynamoError(w, "InternalServerError", "the write was not saved, and not applied: "+err.Error())
+		return
+	}
 	rw := &memoryResponse{header: http.Header{}, status: http.StatusOK}
 	p.h.ServeHTTP(rw, r)
 	if rw.status < 300 {
 		p.changed(op, body)
-		if err := p.appendJournal(op, body); err != nil {
-			// Applied but not durable: the next snapshot keeps it, unless
-			// the process dies first. The client is told it failed.
-			writeDynamoError(w, "InternalServerError", "the write was not saved: "+err.Error())
-			return
-		}
+		p.jsize = next
+	} else {
+		// Refused (a condition, a validation): its entry must not replay.
+		p.dropLastEntryLocked()
 	}
 	for k, v := range rw.header {
 		w.Header()[k] = v
