@@ -71,7 +71,7 @@ func runtimeFlags(args []string, getenv func(string) string) (e2blocal.Config, e
 	}
 	floor := diskspace.Floor{Dir: *dataDir, MinFree: mibFloor(*minFree)}
 	return e2blocal.Config{APIAddr: *apiAddr, SandboxAddr: *sbAddr, DataDir: *dataDir, APIKey: *apiKey,
-		UIDBase: *uidBase, MemoryBytes: *memMB << 20, SpaceCheck: floor.Check, WarmPool: *warmPool, Agent: *agent,
+		UIDBase: *uidBase, MemoryBytes: *memMB << 20, SpaceCheck: floor.Check, HomeFloor: &floor, WarmPool: *warmPool, Agent: *agent,
 		MaxSandboxes: *maxSandboxes, MaxLifetime: time.Duration(*maxLifetime) * time.Second, CreateRate: *createRate,
 		OldAPI: *oldAPI, Templates: templates}, nil
 }

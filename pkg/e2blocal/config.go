@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/sessionbox/sessionbox/pkg/diskspace"
 	"github.com/sessionbox/sessionbox/pkg/httplimits"
 )
 
@@ -73,6 +74,12 @@ type Config struct {
 	// being filled (`sessionbox runtime` keeps a free-space floor on its
 	// data dir with it).
 	SpaceCheck func() error
+	// HomeFloor, when set, admits a new image home only while the file
+	// system the homes are on (Dir is ignored: the runtime measures where
+	// it keeps them, which may be the system temp dir) keeps the floor
+	// after every home, the new one included, grew to DiskMB. Past it a
+	// create gets 507 naming the floor. Nil admits every home.
+	HomeFloor *diskspace.Floor
 	// Logger receives what the runtime reports about the host (limits it
 	// cannot enforce) and sandboxes that die on their own; default
 	// slog.Default().

@@ -256,6 +256,11 @@ func (rt *Runtime) mountHome(s *sandbox) error {
 	if rt.homes == nil {
 		return nil
 	}
+	done, err := rt.admitHome()
+	if err != nil {
+		return err
+	}
+	defer done()
 	ctx, cancel := context.WithTimeout(rt.ctx, jail.HomeMountTimeout)
 	defer cancel()
 	if err := rt.homes.Mount(ctx, rt.fs.HomeImage(s.id), rt.fs.HomeDir(s.id), s.homeOwner()); err != nil {

@@ -92,6 +92,7 @@ type Runtime struct {
 	uids    *jail.UIDPool     // nil when not root: sandboxes run as our own uid
 	slirp   string            // slirp4netns binary for internet access
 	homes   *jail.HomeImages  // nil when homes are plain, unlimited dirs
+	budget  homeBudget        // image homes admitted against Config.HomeFloor
 	noNet   error             // why internet access is unavailable, nil when it is
 	kernel  string            // host path of the compiled kernel; "" when kernels compile their source
 	seccomp []byte            // the sandboxes' seccomp program; nil with Config.NoSeccomp

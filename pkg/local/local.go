@@ -42,6 +42,12 @@ const (
 	Bucket = "sessionbox-transfers"
 )
 
+// DefaultSandboxDiskMB is the size of a sandbox's home image in serve: each
+// home is admitted as a promise of its whole size against the free-space
+// floor, so 2 GiB lets a 50 GiB disk hold ~24 sandboxes, where E2B's
+// 10 GiB would hold 4.
+const DefaultSandboxDiskMB = 2048
+
 // reapTimeout bounds one reaper tick.
 const reapTimeout = time.Minute
 
@@ -240,6 +246,15 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Runtime.DataDir == "" {
 		c.Runtime.DataDir = filepath.Join(c.DataDir, "runtime")
+	}
+	if c.Runtime.DiskMB == 0 {
+		c.Runtime.DiskMB = DefaultSandboxDiskMB
+	}
+	if c.Runtime.HomeFloor == nil {
+		// Homes are admitted against the same floor, measured where the
+		// runtime keeps them (the data dir, or the temp dir it moves them
+		// to when the data dir is private).
+		c.Runtime.HomeFloor = &diskspace.Floor{MinFree: c.MinFreeBytes, Statfs: c.Statfs}
 	}
 	return c
 }
