@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // journalFile holds, one JSON line each, the writes since the last
@@ -57,12 +58,54 @@ func (p *persistentDB) appendJournalLocked(op string, body []byte) (int64, error
 		}
 		p.jtorn = false
 	}
-	n, err := p.journal.Write(append(line, '\n'))
+	line = append(line, '\n')
+	n, err := p.journal.Write(line)
+	if errors.Is(err, syscall.ENOSPC) && p.releaseReserve() {
+		p.dropLastEntryLocked()
+		if !p.jtorn {
+			n, err = p.journal.Write(line)
+		}
+	}
 	if err != nil {
 		p.dropLastEntryLocked()
 		return 0, fmt.Errorf("append to journal: %w", err)
 	}
 	return p.jsize + int64(n), nil
+}
+
+// reserveFile holds space set aside for the journal: when the disk is
+// full (a sandbox filled it, another process did), deleting it lets the
+// writes that free space go through: a stop or a delete that records its
+// state and then removes a sandbox's home. It is made again once a
+// snapshot succeeds and there is room.
+const (
+	reserveFile  = "dynamodb.reserve"
+	reserveBytes = 4 << 20
+)
+
+func (p *persistentDB) reservePath() string { return filepath.Join(filepath.Dir(p.path), reserveFile) }
+
+// makeReserve allocates the reserve if it is missing; a failure (no room,
+// a file system without fallocate) leaves none.
+func (p *persistentDB) makeReserve() {
+	path := p.reservePath()
+	if fi, err := os.Stat(path); err == nil && fi.Size() == reserveBytes {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return
+	}
+	err = syscall.Fallocate(int(f.Fd()), 0, 0, reserveBytes)
+	_ = f.Close()
+	if err != nil {
+		_ = os.Remove(path)
+	}
+}
+
+// releaseReserve deletes the reserve, reporting whether there was one.
+func (p *persistentDB) releaseReserve() bool {
+	return os.Remove(p.reservePath()) == nil
 }
 
 // dropLastEntryLocked cuts the journal back to jsize, after an entry whose

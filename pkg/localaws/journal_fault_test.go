@@ -2,6 +2,7 @@ package localaws
 
 import (
 	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 
@@ -118,3 +119,33 @@ func TestJournalRefusedWriteLeavesNoEntry(t *testing.T) {
 }
 
 func str(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+
+// TestJournalReserve: on a full disk the journal gives up its reserve
+// and the write goes through (a stop or delete that frees space must be
+// recorded); the next successful snapshot makes the reserve again.
+func TestJournalReserve(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := openDB(t, dir)
+	t.Cleanup(db.Close)
+	c := db.Client(func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
+	CreateTestTable(t, c)
+	reserve := filepath.Join(dir, reserveFile)
+	if fi, err := os.Stat(reserve); err != nil || fi.Size() != reserveBytes {
+		t.Fatalf("no reserve at start: %v", err)
+	}
+	failNextAppends(t, db, 1)
+	add(t, c, "a") // no retry allowed: the reserve must carry it
+	if _, err := os.Stat(reserve); err == nil {
+		t.Fatal("the reserve is still there after a full disk")
+	}
+	if err := db.h.(*persistentDB).saveIfDirty(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(reserve); err != nil {
+		t.Fatalf("the reserve was not made again after a snapshot: %v", err)
+	}
+	if got := counter(t, c, "a"); got != "1" {
+		t.Fatalf("a's counter is %q, want 1", got)
+	}
+}

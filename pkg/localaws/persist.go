@@ -78,6 +78,7 @@ func openPersistent(ctx context.Context, h http.Handler, dir string) (*persisten
 	if p.journal, err = openJournal(p.journalPath()); err != nil {
 		return nil, fmt.Errorf("localaws: %w", err)
 	}
+	p.makeReserve()
 	if st, err := p.journal.Stat(); err != nil || st.Size() > 0 || replayed > 0 {
 		// A snapshot now holds the replayed writes and empties the
 		// journal, a torn last line with it, before anything is appended.
@@ -269,7 +270,11 @@ func (p *persistentDB) saveIfDirty(ctx context.Context) error {
 		p.mu.Unlock()
 		return err
 	}
-	return p.truncateJournal()
+	if err := p.truncateJournal(); err != nil {
+		return err
+	}
+	p.makeReserve() // after a full disk, once there is room again
+	return nil
 }
 
 func (p *persistentDB) save(ctx context.Context, tables []tableSnapshot) error {
