@@ -3,8 +3,10 @@
 package e2blocal
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sync"
@@ -87,4 +89,70 @@ func homesGrowth(dir string) (uint64, error) {
 		}
 	}
 	return sum, nil
+}
+
+// orphanFor is the earlier home a create's metadata asks for under
+// Config.RecoverHomes, when this runtime keeps it; "" otherwise.
+func (rt *Runtime) orphanFor(md map[string]string) string {
+	if rt.cfg.RecoverHomes == "" || rt.homes == nil {
+		return ""
+	}
+	id := md[rt.cfg.RecoverHomes]
+	if !validSandboxID(id) {
+		return ""
+	}
+	img := rt.fs.OrphanImage(id)
+	if _, err := os.Stat(img); err != nil {
+		return ""
+	}
+	return img
+}
+
+// validSandboxID: ids are lowercase letters and digits, so one names no
+// other path.
+func validSandboxID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for _, c := range id {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// adoptHome mounts s.adopt as s's home, reporting whether it did; if it
+// cannot (another create took it, the image is damaged) s gets a fresh
+// home, and the failure is logged.
+func (rt *Runtime) adoptHome(ctx context.Context, s *sandbox) bool {
+	img := rt.fs.HomeImage(s.id)
+	if err := os.Rename(s.adopt, img); err != nil {
+		return false
+	}
+	rootShift := 0
+	if s.userUID >= 0 {
+		rootShift = s.userUID - s.hostUID
+	}
+	if err := rt.homes.Adopt(ctx, img, rt.fs.HomeDir(s.id), s.homeOwner(), rootShift); err != nil {
+		rt.log.Warn("e2blocal: an earlier sandbox's home could not be adopted; the sandbox gets an empty one", "sandbox", s.id, "error", err)
+		_ = os.Remove(img)
+		return false
+	}
+	s.homeMounted, s.adopted = true, true
+	return true
+}
+
+// recoveredMetadata is md without the Config.RecoverHomes key unless the
+// sandbox adopted the home it names.
+func (rt *Runtime) recoveredMetadata(md map[string]string, adopted bool) map[string]string {
+	if rt.cfg.RecoverHomes == "" || adopted {
+		return md
+	}
+	if _, ok := md[rt.cfg.RecoverHomes]; !ok {
+		return md
+	}
+	md = maps.Clone(md)
+	delete(md, rt.cfg.RecoverHomes)
+	return md
 }

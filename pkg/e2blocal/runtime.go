@@ -183,7 +183,7 @@ func (rt *Runtime) init() error {
 		return err
 	}
 	tag := fmt.Sprintf("%d-%s", os.Getpid(), suffix[:8])
-	fs, err := jail.NewLayout(rt.cfg.DataDir, rt.cfg.Agent, tag, root, rt.log)
+	fs, err := jail.NewLayout(rt.cfg.DataDir, rt.cfg.Agent, tag, root, root && rt.cfg.RecoverHomes != "" && rt.cfg.DiskMB >= 0, rt.log)
 	if err != nil {
 		return err
 	}

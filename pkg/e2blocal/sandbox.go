@@ -43,8 +43,12 @@ var (
 
 // sandbox is one live sandbox. Fields above mu never change after create.
 type sandbox struct {
-	rt          *Runtime
-	id          string
+	rt *Runtime
+	id string
+	// adopt is the orphan home image (Config.RecoverHomes) the sandbox
+	// is to get; adopted says it did.
+	adopt       string
+	adopted     bool
 	templateID  string
 	alias       string
 	metadata    map[string]string

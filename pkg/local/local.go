@@ -250,6 +250,12 @@ func (c Config) withDefaults() Config {
 	if c.Runtime.DiskMB == 0 {
 		c.Runtime.DiskMB = DefaultSandboxDiskMB
 	}
+	if c.E2B.APIKey == "" && c.Runtime.RecoverHomes == "" {
+		// A session's sandbox killed with serve (SIGKILL) comes back with
+		// its home, acknowledged writes since the last checkpoint included.
+		c.Runtime.RecoverHomes = session.MetaRecoverHome
+		c.Session.RecoverHomes = true
+	}
 	if c.Runtime.HomeFloor == nil {
 		// Homes are admitted against the same floor, measured where the
 		// runtime keeps them (the data dir, or the temp dir it moves them
