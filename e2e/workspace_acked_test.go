@@ -112,4 +112,9 @@ func TestAcknowledgedWritesSurviveServeKilled(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d acknowledged writes lost at kill -9", lost, n)
+	// The files are the new sandbox user's: it writes where it wrote.
+	res, err = c.Execute(ctx, sid, client.ExecuteRequest{Code: "import os; open('acked/new.txt', 'w').write('!'); print(os.stat('acked').st_uid)"}, nil)
+	if err != nil || !res.Success || strings.TrimSpace(res.Stdout) != "1000" {
+		t.Fatalf("writing into the recovered home: %+v %v", res, err)
+	}
 }
