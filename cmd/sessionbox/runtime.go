@@ -44,6 +44,7 @@ func runtimeFlags(args []string, getenv func(string) string) (e2blocal.Config, e
 	fs.Var(templates, "template", "`NAME=BUILTIN`: a template creates may name beside base and code-interpreter-v1, run as one of those two; repeatable, comma-separated in the variable [$E2BLOCAL_TEMPLATES]")
 	allow := fs.String("internet-allow", "", internetAllowUsage+" [$E2BLOCAL_INTERNET_ALLOW]")
 	minFree := fs.Int64("min-free-mib", 0, "free space kept on the data dir's file system: below it creates and uploads get 507; 0 is 1 GiB (or 5% of a smaller file system), negative turns it off [$E2BLOCAL_MIN_FREE_MIB]")
+	diskMiB := fs.Int("disk-mib", 0, "size of each sandbox's home image (as root): a create is admitted only while every home growing to this size would leave --min-free-mib free, else 507; 0 is 10240, E2B's [$E2BLOCAL_DISK_MIB]")
 	rest, err := fs.parse(args)
 	if err != nil {
 		return e2blocal.Config{}, err
@@ -56,7 +57,7 @@ func runtimeFlags(args []string, getenv func(string) string) (e2blocal.Config, e
 		"memory-mb": "E2BLOCAL_MEMORY_MB", "min-free-mib": "E2BLOCAL_MIN_FREE_MIB", "warm-pool": "E2BLOCAL_WARM_POOL",
 		"agent": "E2BLOCAL_AGENT", "max-sandboxes": "E2BLOCAL_MAX_SANDBOXES", "max-lifetime-secs": "E2BLOCAL_MAX_LIFETIME_SECS",
 		"create-rate": "E2BLOCAL_CREATE_RATE", "old-api": "E2BLOCAL_OLD_API", "template": "E2BLOCAL_TEMPLATES",
-		"internet-allow": "E2BLOCAL_INTERNET_ALLOW"}); err != nil {
+		"internet-allow": "E2BLOCAL_INTERNET_ALLOW", "disk-mib": "E2BLOCAL_DISK_MIB"}); err != nil {
 		return e2blocal.Config{}, err
 	}
 	if *apiKey == "" {
@@ -78,7 +79,7 @@ func runtimeFlags(args []string, getenv func(string) string) (e2blocal.Config, e
 	}
 	floor := diskspace.Floor{Dir: *dataDir, MinFree: mibFloor(*minFree)}
 	return e2blocal.Config{InternetAllow: prefixes, APIAddr: *apiAddr, SandboxAddr: *sbAddr, DataDir: *dataDir, APIKey: *apiKey,
-		UIDBase: *uidBase, MemoryBytes: *memMB << 20, SpaceCheck: floor.Check, WarmPool: *warmPool, Agent: *agent,
+		UIDBase: *uidBase, MemoryBytes: *memMB << 20, SpaceCheck: floor.Check, HomeFloor: &floor, DiskMB: *diskMiB, WarmPool: *warmPool, Agent: *agent,
 		MaxSandboxes: *maxSandboxes, MaxLifetime: time.Duration(*maxLifetime) * time.Second, CreateRate: *createRate,
 		OldAPI: *oldAPI, Templates: templates}, nil
 }

@@ -37,6 +37,7 @@ type serveOptions struct {
 	origins    []string
 	reap       time.Duration
 	minFreeMiB int64
+	diskMiB    int
 	warmPool   int
 	agent      string // --agent as given; agentFor resolves it
 	// internetAllow opens these prefixes to sandboxes with --internet.
@@ -61,6 +62,7 @@ func serveFlags(args []string, getenv func(string) string) (serveOptions, error)
 	fl.StringVar(&origins, "allowed-origins", "", "comma-separated browser origins (scheme://host[:port]) CORS admits; default: any origin, without credentials [$SESSIONBOX_ALLOWED_ORIGINS]")
 	fl.DurationVar(&o.reap, "reap-interval", 30*time.Second, "how often idle sandboxes are paused or killed [$SESSIONBOX_REAP_INTERVAL]")
 	fl.Int64Var(&o.minFreeMiB, "min-free-mib", 0, "free space kept on the data dir's file system: below it requests that start a sandbox or store an upload get 507; 0 is 1 GiB (or 5% of a smaller file system), negative turns it off [$SESSIONBOX_MIN_FREE_MIB]")
+	fl.IntVar(&o.diskMiB, "sandbox-disk-mib", 0, "size of each sandbox's home image (as root): a new sandbox starts only while every home growing to this size would leave --min-free-mib free on the file system the homes are on, else 507; 0 is 2048 [$SESSIONBOX_SANDBOX_DISK_MIB]")
 	fl.IntVar(&o.warmPool, "warm-pool", 0, warmPoolUsage+" [$SESSIONBOX_WARM_POOL]")
 	fl.StringVar(&o.agent, "agent", "", agentUsage+" [$SESSIONBOX_AGENT]")
 	var allow string
@@ -79,7 +81,7 @@ func serveFlags(args []string, getenv func(string) string) (serveOptions, error)
 	err = envFlags(fl.FlagSet, getenv, map[string]string{"addr": "SESSIONBOX_ADDR", "data-dir": "SESSIONBOX_DATA_DIR",
 		"api-keys": "SESSIONBOX_API_KEYS", "reap-interval": "SESSIONBOX_REAP_INTERVAL", "json-logs": "SESSIONBOX_JSON_LOGS",
 		"min-free-mib": "SESSIONBOX_MIN_FREE_MIB", "allowed-origins": "SESSIONBOX_ALLOWED_ORIGINS", "warm-pool": "SESSIONBOX_WARM_POOL",
-		"agent": "SESSIONBOX_AGENT", "internet-allow": "SESSIONBOX_INTERNET_ALLOW"})
+		"agent": "SESSIONBOX_AGENT", "internet-allow": "SESSIONBOX_INTERNET_ALLOW", "sandbox-disk-mib": "SESSIONBOX_SANDBOX_DISK_MIB"})
 	err = errors.Join(err, runtimeTemplatesFromEnv(o.templates, getenv))
 	var oerr, aerr error
 	o.origins, oerr = parseOrigins(origins)
@@ -127,7 +129,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string) er
 	}
 	svc, err := local.Start(ctx, local.Config{Addr: o.addr, DataDir: dir, Keys: keys, ReapInterval: o.reap, Logger: logger,
 		Session: o.session, MinFreeBytes: mibFloor(o.minFreeMiB), AllowedOrigins: o.origins,
-		Runtime: e2blocal.Config{WarmPool: o.warmPool, Agent: agent.path, Templates: o.templates, InternetAllow: o.internetAllow}})
+		Runtime: e2blocal.Config{WarmPool: o.warmPool, Agent: agent.path, Templates: o.templates, InternetAllow: o.internetAllow, DiskMB: o.diskMiB}})
 	if err != nil {
 		return err
 	}

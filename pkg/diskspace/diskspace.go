@@ -33,8 +33,31 @@ type Floor struct {
 // floor, when the file system holding Dir has less free space than the
 // floor. A file system that cannot be measured passes.
 func (f Floor) Check() error {
-	if f.MinFree < 0 {
+	free, floor, ok := f.measure()
+	if !ok || free >= floor {
 		return nil
+	}
+	return fmt.Errorf("%w: %d MiB free on the file system holding the data directory, below the floor of %d MiB; free some space (or stop sessions) and try again",
+		ErrLow, free>>20, floor>>20)
+}
+
+// CheckReserve is Check for space already promised: it fails, wrapping
+// ErrLow, when the free space less reserve bytes (what sandbox homes may
+// still grow by, say) is below the floor.
+func (f Floor) CheckReserve(reserve uint64) error {
+	free, floor, ok := f.measure()
+	if !ok || free >= floor && free-floor >= reserve {
+		return nil
+	}
+	return fmt.Errorf("%w: %d MiB free on the file system holding the sandboxes' homes, which may grow by %d MiB together with a new one: that would leave less than the floor of %d MiB; stop sandboxes (or free some space) and try again",
+		ErrLow, free>>20, reserve>>20, floor>>20)
+}
+
+// measure returns the free space and the floor; ok is false when the
+// floor is off or the file system cannot be measured.
+func (f Floor) measure() (free, floor uint64, ok bool) {
+	if f.MinFree < 0 {
+		return 0, 0, false
 	}
 	statfs := f.Statfs
 	if statfs == nil {
@@ -42,15 +65,11 @@ func (f Floor) Check() error {
 	}
 	free, total, err := statfs(f.Dir)
 	if err != nil {
-		return nil
+		return 0, 0, false
 	}
-	floor := uint64(f.MinFree)
+	floor = uint64(f.MinFree)
 	if floor == 0 {
 		floor = min(DefaultFloor, total/20)
 	}
-	if free >= floor {
-		return nil
-	}
-	return fmt.Errorf("%w: %d MiB free on the file system holding the data directory, below the floor of %d MiB; free some space (or stop sessions) and try again",
-		ErrLow, free>>20, floor>>20)
+	return free, floor, true
 }

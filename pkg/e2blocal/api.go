@@ -169,6 +169,10 @@ func (rt *Runtime) handleCreate(v2 bool, rate *createRate) http.HandlerFunc {
 			return
 		}
 		s, err := rt.create(r.Context(), p)
+		if msg, ok := homeSpaceMessage(err); ok {
+			writeError(w, http.StatusInsufficientStorage, "%s", msg)
+			return
+		}
 		if err != nil {
 			switch {
 			case errors.Is(err, errClosed):

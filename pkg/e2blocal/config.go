@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/sessionbox/sessionbox/pkg/diskspace"
 	"github.com/sessionbox/sessionbox/pkg/httplimits"
 )
 
@@ -79,6 +80,20 @@ type Config struct {
 	// being filled (`sessionbox runtime` keeps a free-space floor on its
 	// data dir with it).
 	SpaceCheck func() error
+	// HomeFloor, when set, admits a new image home only while the file
+	// system the homes are on (Dir is ignored: the runtime measures where
+	// it keeps them, which may be the system temp dir) keeps the floor
+	// after every home, the new one included, grew to DiskMB. Past it a
+	// create gets 507 naming the floor. Nil admits every home.
+	HomeFloor *diskspace.Floor
+	// RecoverHomes, when set (and homes are images), is a metadata key: a
+	// runtime that starts after one that died (SIGKILL, a crash) keeps the
+	// home images it left, and a create whose metadata names one of their
+	// sandbox ids under this key gets that home, its files given to the
+	// new sandbox's user, instead of an empty one; its metadata keeps the
+	// key only then, so a GET of the sandbox says whether it did. Homes
+	// nobody adopts go at Close. "" removes them at start.
+	RecoverHomes string
 	// Logger receives what the runtime reports about the host (limits it
 	// cannot enforce) and sandboxes that die on their own; default
 	// slog.Default().

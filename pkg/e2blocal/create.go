@@ -86,16 +86,17 @@ func (rt *Runtime) create(ctx context.Context, p createParams) (*sandbox, error)
 	}
 	// The warm pool holds trees for the default, offline sandbox; one with
 	// internet access needs its own resolv.conf bound at spawn.
+	// So does one that adopts an earlier home: bwrap binds the home at spawn.
 	var s *sandbox
-	if p.wantsNet() {
-		s, err = rt.prepare(true, rt.templates.interpreter(p.templateID))
+	if adopt := rt.orphanFor(p.metadata); p.wantsNet() || adopt != "" {
+		s, err = rt.prepareAdopting(p.wantsNet(), rt.templates.interpreter(p.templateID), adopt)
 	} else {
 		s, err = rt.takeWarm(rt.templates.interpreter(p.templateID))
 	}
 	if err != nil {
 		return nil, err
 	}
-	s.templateID, s.metadata, s.envVars = p.templateID, p.metadata, p.envVars
+	s.templateID, s.metadata, s.envVars = p.templateID, rt.recoveredMetadata(p.metadata, s.adopted), p.envVars
 	s.share = shareKey(p.metadata)
 	s.autoPause, s.autoResume, s.allowNet = p.autoPause, p.autoResume, p.allowNet
 	s.timeout, s.accessToken, s.trafficToken = p.timeout, accessToken, trafficToken
@@ -150,6 +151,12 @@ func (rt *Runtime) create(ctx context.Context, p createParams) (*sandbox, error)
 // the agent then waits for its sandbox's part of the config. With
 // standby, its kernel starts meanwhile.
 func (rt *Runtime) prepare(withNet, standby bool) (*sandbox, error) {
+	return rt.prepareAdopting(withNet, standby, "")
+}
+
+// prepareAdopting is prepare whose home is the orphan image adopt, when
+// that is set and still there.
+func (rt *Runtime) prepareAdopting(withNet, standby bool, adopt string) (*sandbox, error) {
 	id, err := newSandboxID()
 	if err != nil {
 		return nil, err
@@ -158,7 +165,7 @@ func (rt *Runtime) prepare(withNet, standby bool) (*sandbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &sandbox{rt: rt, id: id, hostKey: hostKey, hostUID: -1, userUID: -1, standby: standby, metrics: newMetricRing(int(metricsWindow / rt.cfg.metricsInterval))}
+	s := &sandbox{rt: rt, id: id, hostKey: hostKey, hostUID: -1, userUID: -1, standby: standby, adopt: adopt, metrics: newMetricRing(int(metricsWindow / rt.cfg.metricsInterval))}
 	if err := rt.provision(s, withNet, standby); err != nil {
 		return nil, errors.Join(err, s.teardown(context.Background()))
 	}
@@ -270,12 +277,32 @@ func (rt *Runtime) mountHome(s *sandbox) error {
 	if rt.homes == nil {
 		return nil
 	}
+	done, err := rt.admitHome()
+	if err != nil {
+		return err
+	}
+	defer done()
 	ctx, cancel := context.WithTimeout(rt.ctx, jail.HomeMountTimeout)
 	defer cancel()
-	if err := rt.homes.Mount(ctx, rt.fs.HomeImage(s.hostKey), rt.fs.HomeDir(s.hostKey), s.homeOwner()); err != nil {
+	if s.adopt == "" || !rt.adoptHome(ctx, s) {
+		if err := rt.homes.Mount(ctx, rt.fs.HomeImage(s.hostKey), rt.fs.HomeDir(s.hostKey), s.homeOwner()); err != nil {
+			return fmt.Errorf("sandbox %s home: %w", s.id, err)
+		}
+		s.homeMounted = true
+	}
+	return rt.noteHomeID(s)
+}
+
+// noteHomeID records which sandbox the home named by s.hostKey belongs to,
+// when homes are recovered after a crash (Config.RecoverHomes): the next
+// runtime names the salvaged image by that id for its session to adopt.
+func (rt *Runtime) noteHomeID(s *sandbox) error {
+	if rt.cfg.RecoverHomes == "" {
+		return nil
+	}
+	if err := os.WriteFile(rt.fs.HomeIDFile(s.hostKey), []byte(s.id), 0o600); err != nil {
 		return fmt.Errorf("sandbox %s home: %w", s.id, err)
 	}
-	s.homeMounted = true
 	return nil
 }
 

@@ -41,7 +41,7 @@ func TestSocketDirOnTmpfs(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(stale) })
 
-	l, err := jail.NewLayout(t.TempDir(), "", "test", false, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	l, err := jail.NewLayout(t.TempDir(), "", "test", false, false, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -93,6 +93,7 @@ type Runtime struct {
 	net     netTools          // slirp4netns, nsenter and nft for internet access
 	egress  string            // the nft rules every online sandbox gets (egress.go)
 	homes   *jail.HomeImages  // nil when homes are plain, unlimited dirs
+	budget  homeBudget        // image homes admitted against Config.HomeFloor
 	noNet   error             // why internet access is unavailable, nil when it is
 	kernel  string            // host path of the compiled kernel; "" when kernels compile their source
 	seccomp []byte            // the sandboxes' seccomp program; nil with Config.NoSeccomp
@@ -183,7 +184,7 @@ func (rt *Runtime) init() error {
 		return err
 	}
 	tag := fmt.Sprintf("%d-%s", os.Getpid(), suffix[:8])
-	fs, err := jail.NewLayout(rt.cfg.DataDir, rt.cfg.Agent, tag, root, rt.log)
+	fs, err := jail.NewLayout(rt.cfg.DataDir, rt.cfg.Agent, tag, root, root && rt.cfg.RecoverHomes != "" && rt.cfg.DiskMB >= 0, rt.log)
 	if err != nil {
 		return err
 	}

@@ -50,7 +50,11 @@ type sandbox struct {
 	// image, agent socket, cgroup): paths another local user sees in
 	// /proc/net/unix, /proc/*/mountinfo and /sys/fs/cgroup. It is random
 	// and unrelated to id, so those places do not reveal sandbox ids.
-	hostKey     string
+	hostKey string
+	// adopt is the orphan home image (Config.RecoverHomes) the sandbox
+	// is to get; adopted says it did.
+	adopt       string
+	adopted     bool
 	templateID  string
 	alias       string
 	metadata    map[string]string
@@ -322,7 +326,7 @@ func (s *sandbox) release(ctx context.Context) error {
 	if s.cg != nil {
 		errs = append(errs, s.cg.Destroy(ctx))
 	}
-	dirs := []string{s.rt.fs.SocketPath(s.hostKey), s.rt.fs.SandboxDir(s.hostKey), s.rt.fs.HomeImage(s.hostKey)}
+	dirs := []string{s.rt.fs.SocketPath(s.hostKey), s.rt.fs.SandboxDir(s.hostKey), s.rt.fs.HomeImage(s.hostKey), s.rt.fs.HomeIDFile(s.hostKey)}
 	if s.homeMounted {
 		// Removing the dir while the image is mounted would empty the
 		// image instead of freeing it; keep the files if it stays mounted.

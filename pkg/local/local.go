@@ -43,6 +43,12 @@ const (
 	Bucket = "sessionbox-transfers"
 )
 
+// DefaultSandboxDiskMB is the size of a sandbox's home image in serve: each
+// home is admitted as a promise of its whole size against the free-space
+// floor, so 2 GiB lets a 50 GiB disk hold ~24 sandboxes, where E2B's
+// 10 GiB would hold 4.
+const DefaultSandboxDiskMB = 2048
+
 // reapTimeout bounds one reaper tick.
 const reapTimeout = time.Minute
 
@@ -242,6 +248,21 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Runtime.DataDir == "" {
 		c.Runtime.DataDir = filepath.Join(c.DataDir, "runtime")
+	}
+	if c.Runtime.DiskMB == 0 {
+		c.Runtime.DiskMB = DefaultSandboxDiskMB
+	}
+	if c.E2B.APIKey == "" && c.Runtime.RecoverHomes == "" {
+		// A session's sandbox killed with serve (SIGKILL) comes back with
+		// its home, acknowledged writes since the last checkpoint included.
+		c.Runtime.RecoverHomes = session.MetaRecoverHome
+		c.Session.RecoverHomes = true
+	}
+	if c.Runtime.HomeFloor == nil {
+		// Homes are admitted against the same floor, measured where the
+		// runtime keeps them (the data dir, or the temp dir it moves them
+		// to when the data dir is private).
+		c.Runtime.HomeFloor = &diskspace.Floor{MinFree: c.MinFreeBytes, Statfs: c.Statfs}
 	}
 	return c
 }

@@ -2,7 +2,6 @@ package localaws
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -134,18 +133,27 @@ func DynamoDBClient(endpoint string, optFns ...func(*dynamodb.Options)) *dynamod
 	}, optFns...)
 }
 
-// saveLoop saves changes every interval until ctx ends.
+// saveLoop saves changes every interval until ctx ends. A failure is
+// logged when it starts or changes, and the recovery once: a full disk
+// makes every tick fail, which said once a second only buries the cause.
 func (p *persistentDB) saveLoop(ctx context.Context, every time.Duration, log *slog.Logger) {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
+	var failing string
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
-			if err := p.saveIfDirty(ctx); err != nil {
+			err := p.saveIfDirty(ctx)
+			switch {
+			case err != nil && err.Error() != failing:
 				// The changes stay marked; the next tick tries again.
-				log.Warn("localaws: saving the DynamoDB tables failed", "err", fmt.Sprint(err))
+				failing = err.Error()
+				log.Warn("localaws: saving the DynamoDB tables failed; retrying every tick, the journal holds the writes meanwhile", "err", failing)
+			case err == nil && failing != "":
+				failing = ""
+				log.Info("localaws: saving the DynamoDB tables works again")
 			}
 		}
 	}

@@ -33,13 +33,21 @@ type persistentDB struct {
 
 	saving sync.Mutex // one save at a time
 
-	// gate is held shared by each write from its apply to its journal
-	// entry, and exclusively by a save from its first read to the
+	// gate is held shared by each write from its journal entry to its
+	// apply, and exclusively by a save from its first read to the
 	// journal's truncation, so every answered write is in the snapshot
 	// or the journal, never both and never neither.
-	gate    sync.RWMutex
-	jmu     sync.Mutex // serialises appends to journal
-	journal *os.File
+	gate sync.RWMutex
+	// jmu is held by each write from its journal entry to its apply, so
+	// the journal's order is the order writes were applied in.
+	jmu     sync.Mutex
+	journal journalWriter
+	// jsize is the journal's length up to its last whole entry of a write
+	// that applied; jtorn says the file may hold more (a short append, a
+	// refused write whose entry could not be cut off), to cut before the
+	// next append.
+	jsize int64
+	jtorn bool
 }
 
 const (
@@ -70,6 +78,7 @@ func openPersistent(ctx context.Context, h http.Handler, dir string) (*persisten
 	if p.journal, err = openJournal(p.journalPath()); err != nil {
 		return nil, fmt.Errorf("localaws: %w", err)
 	}
+	p.makeReserve()
 	if st, err := p.journal.Stat(); err != nil || st.Size() > 0 || replayed > 0 {
 		// A snapshot now holds the replayed writes and empties the
 		// journal, a torn last line with it, before anything is appended.
@@ -95,17 +104,24 @@ func (p *persistentDB) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	p.gate.RLock()
 	defer p.gate.RUnlock()
-	// The answer waits until the write is in the journal.
+	p.jmu.Lock()
+	defer p.jmu.Unlock()
+	// The write is applied only once its journal entry is written: a write
+	// that could not be saved changed nothing, so the SDK's retry of the
+	// 500 below is a true retry, not a conflict with itself.
+	next, err := p.appendJournalLocked(op, body)
+	if err != nil {
+		writeDynamoError(w, "InternalServerError", "the write was not saved, and not applied: "+err.Error())
+		return
+	}
 	rw := &memoryResponse{header: http.Header{}, status: http.StatusOK}
 	p.h.ServeHTTP(rw, r)
 	if rw.status < 300 {
 		p.changed(op, body)
-		if err := p.appendJournal(op, body); err != nil {
-			// Applied but not durable: the next snapshot keeps it, unless
-			// the process dies first. The client is told it failed.
-			writeDynamoError(w, "InternalServerError", "the write was not saved: "+err.Error())
-			return
-		}
+		p.jsize = next
+	} else {
+		// Refused (a condition, a validation): its entry must not replay.
+		p.dropLastEntryLocked()
 	}
 	for k, v := range rw.header {
 		w.Header()[k] = v
@@ -254,7 +270,11 @@ func (p *persistentDB) saveIfDirty(ctx context.Context) error {
 		p.mu.Unlock()
 		return err
 	}
-	return p.truncateJournal()
+	if err := p.truncateJournal(); err != nil {
+		return err
+	}
+	p.makeReserve() // after a full disk, once there is room again
+	return nil
 }
 
 func (p *persistentDB) save(ctx context.Context, tables []tableSnapshot) error {

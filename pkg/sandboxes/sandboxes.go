@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/e2b"
+	"github.com/sessionbox/sessionbox/pkg/problem"
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
 
@@ -238,6 +239,11 @@ func domainError(doing string, err error) error {
 			// file past it is no full disk.
 			if _, limit, found := strings.Cut(ee.Message, "per-file size limit"); found {
 				return &session.Error{Kind: session.ErrTooLarge, Detail: doing + ": the file would pass the sandbox's per-file size limit" + limit, Err: err}
+			}
+			// The local runtime's free-space floor (a home it cannot
+			// promise, the host disk low) is the host's, not the sandbox's.
+			if strings.Contains(ee.Message, "free disk space") {
+				return &session.Error{Kind: problem.ErrInsufficientStorage, Detail: doing + ": " + ee.Message, Err: err}
 			}
 		}
 		return &session.Error{Kind: session.ErrTooLarge, Detail: doing + ": the sandbox's disk is full", Err: err}

@@ -22,6 +22,11 @@ const (
 	MetaTenant    = "tenant"
 	MetaPrincipal = "principal"
 	MetaSession   = "session"
+	// MetaRecoverHome names, with Config.RecoverHomes, the session's
+	// previous sandbox, whose home the local runtime gives the new one when
+	// it kept it (serve killed before a checkpoint), the key kept on the
+	// sandbox only when it did.
+	MetaRecoverHome = "recoverHome"
 )
 
 // acquire returns the session's record with its sandbox running, creating
@@ -204,7 +209,12 @@ func (m *Manager) startSandbox(ctx context.Context, s *Session, opts *StartOptio
 	}
 	snap := *s
 	rctx, release := m.holdLease(ctx, s)
-	restored, err := m.restoreWorkspace(rctx, &snap, info.ID)
+	var restored *RestoreInfo
+	if !m.adoptedHome(rctx, s, info.ID) {
+		// A home adopted is newer than the workspace: restoring the
+		// checkpoint over it would undo the writes since.
+		restored, err = m.restoreWorkspace(rctx, &snap, info.ID)
+	}
 	if lost := release(); lost != nil {
 		err = lost
 	}
@@ -301,6 +311,20 @@ func (m *Manager) resume(ctx context.Context, cur *Session, now time.Time) (*Ses
 	return &s, nil
 }
 
+// adoptedHome reports whether sandbox id got the home of the session's
+// previous sandbox (Config.RecoverHomes), as its metadata says.
+func (m *Manager) adoptedHome(ctx context.Context, s *Session, id string) bool {
+	if !m.cfg.RecoverHomes || s.SandboxID == "" {
+		return false
+	}
+	info, err := m.sandboxes.Get(ctx, id)
+	if err != nil {
+		m.log.WarnContext(ctx, "read a new sandbox's metadata", "sandbox", id, "err", err)
+		return false
+	}
+	return info.Metadata[MetaRecoverHome] == s.SandboxID
+}
+
 // sandboxMetadata is the caller's metadata with ours on top, so a caller
 // cannot pose as another session or stack.
 func (m *Manager) sandboxMetadata(s *Session) map[string]string {
@@ -309,6 +333,10 @@ func (m *Manager) sandboxMetadata(s *Session) map[string]string {
 		md = map[string]string{}
 	}
 	md[MetaTenant], md[MetaPrincipal], md[MetaSession] = s.Tenant, s.Principal, s.SessionID
+	delete(md, MetaRecoverHome) // only ever the session's own previous sandbox
+	if m.cfg.RecoverHomes && s.SandboxID != "" {
+		md[MetaRecoverHome] = s.SandboxID
+	}
 	if m.cfg.StackID != "" {
 		md[MetaStack] = m.cfg.StackID
 	}

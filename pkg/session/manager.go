@@ -22,6 +22,12 @@ const DefaultMaxInlineFileBytes = 4_500_000
 // Config holds the Manager's limits and timings. Zero fields take the
 // defaults documented on each.
 type Config struct {
+	// RecoverHomes (local mode) asks the sandbox provider, at a session's
+	// new sandbox, for the home of its previous one (MetaRecoverHome), and
+	// skips the workspace restore when the provider gave it: files written
+	// and acknowledged before the service was killed outlive it.
+	RecoverHomes bool
+
 	IdleTimeout time.Duration // default 30m: a session idle this long is paused or killed
 	// Lifetime is how long one sandbox of a session lives (default and at
 	// most MaxSandboxLifetime). At its end the reaper stops an idle session;

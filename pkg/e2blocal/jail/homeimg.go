@@ -113,6 +113,75 @@ func (h *HomeImages) Mount(ctx context.Context, img, dir string, uid int) error 
 	return nil
 }
 
+// Adopt mounts img, an earlier sandbox's home, on dir and gives its
+// files to this sandbox: the earlier sandbox's user (the owner of the
+// image's root) becomes uid, and its root (rootShift below it, as
+// UIDPool leases them) becomes uid-rootShift. The image stays where it is.
+func (h *HomeImages) Adopt(ctx context.Context, img, dir string, uid, rootShift int) error {
+	f, err := os.OpenFile(img, os.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open earlier home image: %w", err)
+	}
+	defer f.Close()
+	if err := loopMount(ctx, f, dir); err != nil {
+		return err
+	}
+	if err := chownTree(dir, uid, rootShift); err != nil {
+		return errors.Join(err, UnmountHome(dir))
+	}
+	return nil
+}
+
+// chownTree moves dir's files from the uids of the sandbox that made them
+// to uid (its user) and uid-rootShift (its root).
+func chownTree(dir string, uid, rootShift int) error {
+	var st unix.Stat_t
+	if err := unix.Lstat(dir, &st); err != nil {
+		return fmt.Errorf("stat earlier home: %w", err)
+	}
+	oldUser := int(st.Uid)
+	if oldUser == uid {
+		return nil
+	}
+	to := func(old int) (int, bool) {
+		switch {
+		case old == oldUser:
+			return uid, true
+		case rootShift > 0 && old == oldUser-rootShift:
+			return uid - rootShift, true
+		}
+		return 0, false
+	}
+	return filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		var st unix.Stat_t
+		if err := unix.Lstat(path, &st); err != nil {
+			return err
+		}
+		u, uok := to(int(st.Uid))
+		g, gok := to(int(st.Gid))
+		if !uok && !gok {
+			return nil
+		}
+		if !uok {
+			u = -1
+		}
+		if !gok {
+			g = -1
+		}
+		// Lchown drops set-id bits; the walk puts the mode back.
+		if err := os.Lchown(path, u, g); err != nil {
+			return fmt.Errorf("give earlier home to the new sandbox: %w", err)
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFLNK && st.Mode&(unix.S_ISUID|unix.S_ISGID) != 0 {
+			_ = unix.Chmod(path, st.Mode&0o7777)
+		}
+		return nil
+	})
+}
+
 // fill makes f a fresh file system of the home's size: a copy of the
 // template when there is one, else formatted in place. It says whether the
 // file system still has its lost+found.
@@ -279,8 +348,10 @@ func loopMount(ctx context.Context, f *os.File, dir string) error {
 }
 
 // HomeMountOptions keep the kernel's ext4lazyinit thread away from homes
-// (see the top of this file).
-const HomeMountOptions = "noinit_itable,no_prefetch_block_bitmaps"
+// (see the top of this file); discard makes ext4 tell the loop device
+// about the blocks a deleted file frees, and the loop device punches them
+// out of the image, so space freed inside a sandbox returns to the host.
+const HomeMountOptions = "noinit_itable,no_prefetch_block_bitmaps,discard"
 
 // UnmountHome unmounts dir, detaching it lazily when something still holds
 // it (a straggling tree's open file). Not mounted is fine.

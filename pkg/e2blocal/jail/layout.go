@@ -47,7 +47,10 @@ type Layout struct {
 // generated /etc and the agent binary, so a second runtime on the same
 // DataDir must not rebuild them in place, and sandboxes do not outlive their
 // runtime, so what a killed runtime left behind is removed by the next.
-func NewLayout(dataDir, agent, tag string, root bool, log *slog.Logger) (*Layout, error) {
+// With recoverHomes, the home images it left (its sandboxes' and the
+// orphans it had not handed on) are unmounted and moved to this runtime's
+// OrphanDir first, for creates to adopt (Runtime's Config.RecoverHomes).
+func NewLayout(dataDir, agent, tag string, root, recoverHomes bool, log *slog.Logger) (*Layout, error) {
 	dataDir, err := filepath.Abs(dataDir)
 	if err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
@@ -55,11 +58,24 @@ func NewLayout(dataDir, agent, tag string, root bool, log *slog.Logger) (*Layout
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
-	runBase := RunBase()
-	for _, base := range slices.Compact([]string{os.TempDir(), runBase}) {
-		removeStale(filepath.Join(base, "e2bl-*-*-*"), 2, log)
+	l, err := newLayout(dataDir, agent, tag, root)
+	if err != nil {
+		return nil, err
 	}
-	removeStale(filepath.Join(dataDir, "rt-*-*"), 1, log)
+	var keep func(string)
+	if recoverHomes {
+		keep = func(dead string) { l.salvageHomes(dead, log) }
+	}
+	for _, base := range slices.Compact([]string{os.TempDir(), RunBase()}) {
+		removeStale(filepath.Join(base, "e2bl-*-*-*"), 2, log, keep)
+	}
+	removeStale(filepath.Join(dataDir, "rt-*-*"), 1, log, keep)
+	return l, nil
+}
+
+func newLayout(dataDir, agent, tag string, root bool) (*Layout, error) {
+	var err error
+	runBase := RunBase()
 	l := &Layout{state: dataDir, agent: agent}
 	if root && !traversable(dataDir) {
 		dir, err := os.MkdirTemp("", tempPrefix("state"))
@@ -133,6 +149,56 @@ func (l *Layout) HomeImage(id string) string  { return l.SandboxDir(id) + ".img"
 func (l *Layout) HomeTemplate() string        { return filepath.Join(l.Shared, "home-template.img") }
 func (l *Layout) SocketPath(id string) string { return filepath.Join(l.RunRoot, id+".sock") }
 
+// HomeIDFile holds the id of the sandbox whose home is named key (owner
+// only), so that a runtime salvaging a dead one's homes can name each by
+// its sandbox id while the home's own names reveal none.
+func (l *Layout) HomeIDFile(key string) string { return l.SandboxDir(key) + ".id" }
+
+// OrphanImage is where the home image of sandbox id, left by a runtime
+// that died, waits for a create to adopt it; removed at Close with the
+// rest of Shared when none does.
+func (l *Layout) OrphanImage(id string) string { return filepath.Join(l.Shared, "orphans", id+".img") }
+
+// salvageHomes moves the home images below dead (a dead runtime's dir,
+// its homes unmounted) to OrphanImage: its sandboxes' homes, and orphans
+// it had itself salvaged and not handed on.
+func (l *Layout) salvageHomes(dead string, log *slog.Logger) {
+	var imgs []string
+	for _, pattern := range []string{"sandboxes/*.img", "orphans/*.img", "rt-*/sandboxes/*.img", "rt-*/orphans/*.img"} {
+		m, _ := filepath.Glob(filepath.Join(dead, pattern))
+		imgs = append(imgs, m...)
+	}
+	if len(imgs) == 0 {
+		return
+	}
+	unix.Sync() // what the lazily detached homes still held reaches their images
+	if err := os.MkdirAll(filepath.Dir(l.OrphanImage("x")), 0o700); err != nil {
+		log.Warn("e2blocal: cannot keep the homes of a dead runtime", "error", err)
+		return
+	}
+	for _, img := range imgs {
+		id := salvagedID(img)
+		if err := os.Rename(img, l.OrphanImage(id)); err != nil {
+			// Another file system (the homes moved between the data dir
+			// and the temp dir): the files are lost with it, said so.
+			log.Warn("e2blocal: cannot keep the home of a dead runtime's sandbox", "sandbox", id, "error", err)
+		}
+	}
+}
+
+// salvagedID is the sandbox id of a dead runtime's home image: from the
+// id file beside a live home (named by its host key), else the image's
+// own name (an orphan, already named by its id).
+func salvagedID(img string) string {
+	base := strings.TrimSuffix(img, ".img")
+	if b, err := os.ReadFile(base + ".id"); err == nil {
+		if id := strings.TrimSpace(string(b)); id != "" && !strings.ContainsAny(id, "/\\.") {
+			return id
+		}
+	}
+	return filepath.Base(base)
+}
+
 func (l *Layout) Close() error {
 	var errs []error
 	for _, d := range l.temp {
@@ -155,8 +221,9 @@ func tempPrefix(kind string) string {
 }
 
 // removeStale removes the dirs matching pattern whose name carries, as its
-// field pidField ('-'-separated), the pid of a process that is gone.
-func removeStale(pattern string, pidField int, log *slog.Logger) {
+// field pidField ('-'-separated), the pid of a process that is gone; keep,
+// when set, first takes what it wants from each (its homes unmounted).
+func removeStale(pattern string, pidField int, log *slog.Logger, keep func(dir string)) {
 	dirs, _ := filepath.Glob(pattern)
 	for _, d := range dirs {
 		parts := strings.Split(filepath.Base(d), "-")
@@ -172,6 +239,9 @@ func removeStale(pattern string, pidField int, log *slog.Logger) {
 			if err := unmountBelow(d); err != nil {
 				log.Warn("e2blocal: cannot remove the leftovers of a dead runtime", "dir", d, "error", err)
 				continue
+			}
+			if keep != nil {
+				keep(d)
 			}
 			_ = os.RemoveAll(d)
 		}

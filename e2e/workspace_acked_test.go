@@ -1,0 +1,120 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sessionbox/sessionbox/pkg/client"
+)
+
+// TestAcknowledgedWritesSurviveServeKilled: N file writes answered 2xx,
+// none checkpointed (the checkpoint interval is an hour), then serve is
+// killed with SIGKILL and started again on the same data dir: all N are
+// readable, and a file deleted before the kill stays deleted (the home
+// came back, not the older checkpoint).
+func TestAcknowledgedWritesSurviveServeKilled(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("sandbox homes are images only as root")
+	}
+	bin := filepath.Join(t.TempDir(), "sessionbox")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/sessionbox/sessionbox/cmd/sessionbox").CombinedOutput(); err != nil {
+		t.Fatalf("build sessionbox: %v\n%s", err, out)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	dir := t.TempDir()
+	const key = "sbx_ackedwrites0123456789abcdef"
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	defer cancel()
+	serve := func() *exec.Cmd {
+		cmd := exec.Command(bin, "serve", "--addr", addr, "--data-dir", dir, "--api-keys", "alice="+key,
+			"--checkpoint-interval-secs", "3600", "--min-free-mib", "-1")
+		var logs strings.Builder
+		cmd.Stdout, cmd.Stderr = &logs, &logs
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			if t.Failed() {
+				t.Logf("serve's log:\n%s", logs.String())
+			}
+		})
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+			resp, err := http.Get("http://" + addr + "/healthz")
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == 200 {
+					return cmd
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("serve did not come up: %v", err)
+			}
+		}
+	}
+	c := client.New("http://"+addr, key, nil)
+	const sid, n = "acked", 40
+
+	first := serve()
+	res, err := c.Execute(ctx, sid, client.ExecuteRequest{Code: "open('gone.txt', 'w').write('x')"}, nil)
+	if err != nil || !res.Success {
+		t.Fatalf("first write: %+v %v", res, err)
+	}
+	if _, err := c.Checkpoint(ctx, sid); err != nil {
+		t.Fatalf("checkpoint: %v", err)
+	}
+	// After the checkpoint: gone.txt deleted, N files written, each 2xx.
+	if res, err := c.Execute(ctx, sid, client.ExecuteRequest{Code: "import os; os.remove('gone.txt')"}, nil); err != nil || !res.Success {
+		t.Fatalf("delete: %+v %v", res, err)
+	}
+	for i := range n {
+		body := fmt.Sprintf("write %d", i)
+		if _, err := c.WriteFile(ctx, sid, fmt.Sprintf("/home/user/acked/%d.txt", i), strings.NewReader(body), int64(len(body))); err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+	}
+	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = first.Wait()
+
+	serve()
+	res, err = c.Execute(ctx, sid, client.ExecuteRequest{Code: "import os; print(os.path.exists('gone.txt'))"}, nil)
+	if err != nil || !res.Success || !res.Restarted {
+		t.Fatalf("after SIGKILL and a new serve: %+v %v", res, err)
+	}
+	if strings.TrimSpace(res.Stdout) != "False" {
+		t.Errorf("a file deleted before the kill is back: %+v", res)
+	}
+	lost := 0
+	for i := range n {
+		var got bytes.Buffer
+		if _, err := c.Download(ctx, sid, fmt.Sprintf("/home/user/acked/%d.txt", i), &got); err != nil || got.String() != fmt.Sprintf("write %d", i) {
+			lost++
+			t.Errorf("write %d after the kill: %q %v", i, got.String(), err)
+		}
+	}
+	t.Logf("%d of %d acknowledged writes lost at kill -9", lost, n)
+	// The files are the new sandbox user's: it writes where it wrote.
+	res, err = c.Execute(ctx, sid, client.ExecuteRequest{Code: "import os; open('acked/new.txt', 'w').write('!'); print(os.stat('acked').st_uid)"}, nil)
+	if err != nil || !res.Success || strings.TrimSpace(res.Stdout) != "1000" {
+		t.Fatalf("writing into the recovered home: %+v %v", res, err)
+	}
+}
