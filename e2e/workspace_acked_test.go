@@ -4,13 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -27,52 +22,14 @@ func TestAcknowledgedWritesSurviveServeKilled(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("sandbox homes are images only as root")
 	}
-	bin := filepath.Join(t.TempDir(), "sessionbox")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/sessionbox/sessionbox/cmd/sessionbox").CombinedOutput(); err != nil {
-		t.Fatalf("build sessionbox: %v\n%s", err, out)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	dir := t.TempDir()
 	const key = "sbx_ackedwrites0123456789abcdef"
+	serve := newServeProc(t, key, "--checkpoint-interval-secs", "3600")
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
-	serve := func() *exec.Cmd {
-		cmd := exec.Command(bin, "serve", "--addr", addr, "--data-dir", dir, "--api-keys", "alice="+key,
-			"--checkpoint-interval-secs", "3600", "--min-free-mib", "-1")
-		var logs strings.Builder
-		cmd.Stdout, cmd.Stderr = &logs, &logs
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-			if t.Failed() {
-				t.Logf("serve's log:\n%s", logs.String())
-			}
-		})
-		for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
-			resp, err := http.Get("http://" + addr + "/healthz")
-			if err == nil {
-				resp.Body.Close()
-				if resp.StatusCode == 200 {
-					return cmd
-				}
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("serve did not come up: %v", err)
-			}
-		}
-	}
-	c := client.New("http://"+addr, key, nil)
+	c := client.New(serve.URL(), key, nil)
 	const sid, n = "acked", 40
 
-	first := serve()
+	serve.start(t)
 	res, err := c.Execute(ctx, sid, client.ExecuteRequest{Code: "open('gone.txt', 'w').write('x')"}, nil)
 	if err != nil || !res.Success {
 		t.Fatalf("first write: %+v %v", res, err)
@@ -90,12 +47,9 @@ func TestAcknowledgedWritesSurviveServeKilled(t *testing.T) {
 			t.Fatalf("write %d: %v", i, err)
 		}
 	}
-	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = first.Wait()
+	serve.kill(t)
 
-	serve()
+	serve.start(t)
 	res, err = c.Execute(ctx, sid, client.ExecuteRequest{Code: "import os; print(os.path.exists('gone.txt'))"}, nil)
 	if err != nil || !res.Success || !res.Restarted {
 		t.Fatalf("after SIGKILL and a new serve: %+v %v", res, err)
