@@ -19,18 +19,9 @@ func (m *Manager) ListFiles(ctx context.Context, key Key, dir string, depth int)
 	if err := validateKey(key); err != nil {
 		return nil, err
 	}
-	if dir == "" {
-		dir = WorkDir
-	}
-	dir, err := CleanPath(dir)
+	dir, depth, err := listArgs(dir, depth)
 	if err != nil {
 		return nil, err
-	}
-	switch {
-	case depth == 0:
-		depth = 1
-	case depth < 0 || depth > maxListDepth:
-		return nil, Errorf(ErrInvalid, "depth must be between 1 and %d", maxListDepth)
 	}
 	var out []FileEntry
 	err = m.withExistingSandbox(ctx, key, func(ctx context.Context, s *Session) (bool, error) {
@@ -148,4 +139,23 @@ func (m *Manager) DeleteFile(ctx context.Context, key Key, p string) error {
 		}
 		return false, nil
 	})
+}
+
+// listArgs checks a listing's directory (default the working directory)
+// and depth (default 1).
+func listArgs(dir string, depth int) (string, int, error) {
+	if dir == "" {
+		dir = WorkDir
+	}
+	dir, err := CleanPath(dir)
+	if err != nil {
+		return "", 0, err
+	}
+	switch {
+	case depth == 0:
+		depth = 1
+	case depth < 0 || depth > maxListDepth:
+		return "", 0, Errorf(ErrInvalid, "depth must be between 1 and %d", maxListDepth)
+	}
+	return dir, depth, nil
 }

@@ -40,18 +40,9 @@ func IsNoSandbox(err error) bool { return errors.Is(err, errNoSandbox) }
 // levels (default 1) from the session's last checkpoint, starting nothing.
 // ErrNotFound when the session has no checkpoint or dir is not in it.
 func (m *Manager) ListSavedFiles(ctx context.Context, key Key, dir string, depth int) (*SavedListing, error) {
-	if dir == "" {
-		dir = WorkDir
-	}
-	dir, err := CleanPath(dir)
+	dir, depth, err := listArgs(dir, depth)
 	if err != nil {
 		return nil, err
-	}
-	switch {
-	case depth == 0:
-		depth = 1
-	case depth < 0 || depth > maxListDepth:
-		return nil, Errorf(ErrInvalid, "depth must be between 1 and %d", maxListDepth)
 	}
 	mf, err := m.savedManifest(ctx, key)
 	if err != nil {
