@@ -38,12 +38,22 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // holder of key, with query (e.g. "?session=x") appended to the URL.
 func mcpConnect(t *testing.T, s *stack, key, query string) *mcp.ClientSession {
 	t.Helper()
+	return mcpConnectURL(t, s.url+"/v1/mcp"+query, key, s.client.Transport)
+}
+
+// mcpConnectURL connects the Go SDK's client to the MCP endpoint at url as
+// the holder of key, through rt (nil: the default transport).
+func mcpConnectURL(t *testing.T, url, key string, rt http.RoundTripper) *mcp.ClientSession {
+	t.Helper()
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c := mcp.NewClient(&mcp.Implementation{Name: "sessionbox-test", Version: "1"}, nil)
 	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{
-		Endpoint:   s.url + "/v1/mcp" + query,
-		HTTPClient: &http.Client{Transport: bearer{key: key, next: s.client.Transport}},
+		Endpoint:   url,
+		HTTPClient: &http.Client{Transport: bearer{key: key, next: rt}},
 		MaxRetries: -1,
 	}, nil)
 	if err != nil {

@@ -51,6 +51,14 @@ open('.cache/skip', 'w').write('not checkpointed')`}, nil)
 	}
 	at := st.LastCheckpoint.At
 	checkSaved(ctx, t, c, sid, at)
+	// A model's tools read the same checkpoint.
+	cs := mcpConnectURL(t, svc.URL+"/v1/mcp?session="+sid, key.Secret, nil)
+	if res := callTool(t, cs, "list_files", map[string]any{"path": "data"}); res.IsError || !strings.Contains(toolText(res), "notes.txt") {
+		t.Errorf("MCP list_files of the stopped session: %s", toolText(res))
+	}
+	if res := callTool(t, cs, "read_file", map[string]any{"path": "data/notes.txt"}); res.IsError || !strings.Contains(toolText(res), "saved notes") {
+		t.Errorf("MCP read_file of the stopped session: %s", toolText(res))
+	}
 	if st, err := c.Status(ctx, sid); err != nil || st.State != "stopped" {
 		t.Fatalf("reads started the session: %+v %v", st, err)
 	}

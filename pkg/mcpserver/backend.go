@@ -47,6 +47,8 @@ type Manager interface {
 	Install(ctx context.Context, key session.Key, req session.InstallRequest, onEvent func(session.Event)) (*session.InstallResult, error)
 	ListFiles(ctx context.Context, key session.Key, dir string, depth int) ([]session.FileEntry, error)
 	ReadFile(ctx context.Context, key session.Key, path string) (io.ReadCloser, session.FileEntry, error)
+	ListSavedFiles(ctx context.Context, key session.Key, dir string, depth int) (*session.SavedListing, error)
+	ReadSavedFile(ctx context.Context, key session.Key, path string) (io.ReadCloser, *session.SavedFile, error)
 	WriteFile(ctx context.Context, key session.Key, path string, r io.Reader) (session.FileEntry, error)
 	DeleteFile(ctx context.Context, key session.Key, path string) error
 	UploadURLs(ctx context.Context, key session.Key, req session.URLUploadRequest) (*session.URLUploadResult, error)
@@ -85,14 +87,30 @@ func (b ManagerBackend) Reset(ctx context.Context, sessionID string) error {
 	return b.Manager.Reset(ctx, b.key(sessionID))
 }
 
-// ListFiles lists a directory of the session's sandbox.
+// ListFiles lists a directory of the session's sandbox, or of its last
+// checkpoint when it has none, as the API's listing does.
 func (b ManagerBackend) ListFiles(ctx context.Context, sessionID, dir string, depth int) ([]session.FileEntry, error) {
-	return b.Manager.ListFiles(ctx, b.key(sessionID), dir, depth)
+	entries, err := b.Manager.ListFiles(ctx, b.key(sessionID), dir, depth)
+	if !session.IsNoSandbox(err) {
+		return entries, err
+	}
+	saved, err := b.Manager.ListSavedFiles(ctx, b.key(sessionID), dir, depth)
+	if err != nil {
+		return nil, err
+	}
+	return saved.Entries, nil
 }
 
-// OpenFile opens a file of the session's sandbox.
+// OpenFile opens a file of the session's sandbox, or of its last checkpoint
+// when it has none.
 func (b ManagerBackend) OpenFile(ctx context.Context, sessionID, path string) (io.ReadCloser, int64, error) {
 	body, entry, err := b.Manager.ReadFile(ctx, b.key(sessionID), path)
+	if session.IsNoSandbox(err) {
+		var saved *session.SavedFile
+		if body, saved, err = b.Manager.ReadSavedFile(ctx, b.key(sessionID), path); err == nil {
+			entry = saved.Entry
+		}
+	}
 	if err != nil {
 		return nil, 0, err
 	}
