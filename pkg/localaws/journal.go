@@ -96,7 +96,7 @@ func (p *persistentDB) makeReserve() {
 	if err != nil {
 		return
 	}
-	err = syscall.Fallocate(int(f.Fd()), 0, 0, reserveBytes)
+	err = allocate(f, reserveBytes)
 	_ = f.Close()
 	if err != nil {
 		_ = os.Remove(path)
