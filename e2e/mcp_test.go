@@ -532,11 +532,9 @@ func mcpBackgroundBoth(t *testing.T, s *stack) {
 // exactly once, then its end with the exit code; kill ends one; unknown
 // ids are error results.
 func mcpBackground(t *testing.T, cs *mcp.ClientSession) {
-	// The leading sleep keeps clear of a start race in the sandbox layer:
-	// output printed within milliseconds of the start can miss the first
-	// attach (the API's own background commands show it too).
+	// It prints its first line at once: that line too must reach a read.
 	res := callTool(t, cs, "start_command", map[string]any{
-		"cmd": "sleep 0.5; for i in $(seq 1 30); do echo line$i; sleep 0.1; done; echo finished >&2; exit 3"})
+		"cmd": "for i in $(seq 1 30); do echo line$i; sleep 0.1; done; echo finished >&2; exit 3"})
 	var started struct {
 		CommandID string `json:"commandId"`
 		PID       int    `json:"pid"`

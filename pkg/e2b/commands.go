@@ -3,6 +3,7 @@ package e2b
 import (
 	"context"
 	"errors"
+	"net/http"
 	"time"
 
 	"connectrpc.com/connect"
@@ -112,16 +113,49 @@ func (c *Commands) Exec(ctx context.Context, argv []string, opts CommandOptions)
 // ends, ctx ends or Disconnect is called; the process itself keeps running
 // when the client goes away (until its Timeout).
 func (c *Commands) Start(ctx context.Context, cmd string, opts CommandOptions) (*CommandHandle, error) {
-	return c.start(ctx, "commands.start", &process.StartRequest{
+	return c.start(ctx, "commands.start", shellStart(cmd, opts), opts, outputSinks{stdout: opts.OnStdout, stderr: opts.OnStderr})
+}
+
+// shellStart is the request that runs cmd with bash -l -c.
+func shellStart(cmd string, opts CommandOptions) *process.StartRequest {
+	return &process.StartRequest{
 		Process: &process.ProcessConfig{Cmd: "/bin/bash", Args: []string{"-l", "-c", cmd}, Envs: opts.Envs, Cwd: optString(opts.Cwd)},
 		Stdin:   proto.Bool(opts.Stdin),
 		Tag:     optString(opts.Tag),
-	}, opts, outputSinks{stdout: opts.OnStdout, stderr: opts.OnStderr})
+	}
+}
+
+// DetachHeader asks envd to send a Start's caller the start event alone and
+// keep all the output for the first Connect. The local runtime's envd
+// honours it; E2B's ignores unknown headers and streams as ever.
+const DetachHeader = "Sessionbox-Detach"
+
+// StartDetached launches cmd as Start does but keeps no stream: it returns
+// the pid once envd reports it. Output is left for Connect: the local
+// runtime's envd keeps all of it, first bytes included (see DetachHeader),
+// where a Start followed by Disconnect would lose what was streamed before
+// the disconnect; E2B's envd streams it to this call, which drops it, and
+// keeps nothing for a later Connect either way.
+func (c *Commands) StartDetached(ctx context.Context, cmd string, opts CommandOptions) (uint32, error) {
+	h, err := c.startWith(ctx, "commands.start", shellStart(cmd, opts), opts, outputSinks{}, http.Header{DetachHeader: {"true"}})
+	if err != nil {
+		return 0, err
+	}
+	h.Disconnect()
+	return h.PID, nil
 }
 
 func (c *Commands) start(ctx context.Context, op string, msg *process.StartRequest, opts CommandOptions, sinks outputSinks) (*CommandHandle, error) {
+	return c.startWith(ctx, op, msg, opts, sinks, nil)
+}
+
+// startWith is start with extra request headers.
+func (c *Commands) startWith(ctx context.Context, op string, msg *process.StartRequest, opts CommandOptions, sinks outputSinks, extra http.Header) (*CommandHandle, error) {
 	streamCtx, cancel := c.sb.client.streamContext(ctx, commandTimeout(opts.Timeout))
 	req := connect.NewRequest(msg)
+	for k, v := range extra {
+		req.Header()[k] = v
+	}
 	basicUser(req.Header(), c.sb.user(opts.User))
 	req.Header().Set("Keepalive-Ping-Interval", keepaliveHeader(opts.KeepaliveInterval))
 	timer := c.sb.client.startStreamTimer(cancel)

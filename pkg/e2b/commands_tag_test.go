@@ -2,6 +2,7 @@ package e2b_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -62,5 +63,34 @@ func TestLocalTagSelectors(t *testing.T) {
 	}
 	if _, err := cmds.ConnectTag(ctx, "no-such-tag", e2b.ConnectOptions{}); !errors.Is(err, e2b.ErrNotFound) {
 		t.Errorf("connect unknown tag: %v", err)
+	}
+}
+
+// TestLocalStartDetachedKeepsFirstOutput: a command started detached that
+// prints at once and ends still gives its first Connect all its output,
+// each line once. A Start and Disconnect loses what was streamed before
+// the disconnect (E2B's semantics), which is what StartDetached avoids.
+func TestLocalStartDetachedKeepsFirstOutput(t *testing.T) {
+	if local == nil {
+		t.Skip("E2B's envd keeps no output for a later Connect")
+	}
+	c := newClient(t)
+	sb := newSandbox(t, c, e2b.CreateParams{})
+	ctx := testCtx(t)
+	cmds := sb.Commands()
+	for i := range 5 {
+		tag := fmt.Sprintf("detached-%d", i)
+		pid, err := cmds.StartDetached(ctx, "echo first; echo second >&2; echo third", e2b.CommandOptions{Tag: tag, Timeout: -1})
+		if err != nil || pid == 0 {
+			t.Fatalf("StartDetached = %d, %v", pid, err)
+		}
+		h, err := cmds.ConnectTag(ctx, tag, e2b.ConnectOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := h.Wait(ctx)
+		if err != nil || res.Stdout != "first\nthird\n" || res.Stderr != "second\n" {
+			t.Fatalf("run %d: connect got %+v, %v; want every line once", i, res, err)
+		}
 	}
 }

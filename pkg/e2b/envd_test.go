@@ -615,3 +615,37 @@ func TestWriteEmptyResponse(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestStartDetached: StartDetached asks envd to keep the output, returns
+// the pid whether envd honours that (the start event alone) or streams as
+// E2B's does, and leaves no goroutine behind.
+func TestStartDetached(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		stream []*process.StartResponse
+	}{
+		{"start event alone", []*process.StartResponse{startEvent(7)}},
+		{"streamed as E2B", []*process.StartResponse{startEvent(7), dataEvent("first\n", ""), endEvent(0, "")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			checkLeaks(t)
+			var hdr http.Header
+			f := &fakeEnvd{start: func(ctx context.Context, r *connect.Request[process.StartRequest], s *connect.ServerStream[process.StartResponse]) error {
+				hdr = r.Header()
+				for _, ev := range tc.stream {
+					if err := s.Send(ev); err != nil {
+						return err
+					}
+				}
+				return nil
+			}}
+			pid, err := envdSandbox(t, f, nil).Commands().StartDetached(context.Background(), "echo first", CommandOptions{Tag: "t"})
+			if err != nil || pid != 7 {
+				t.Fatalf("StartDetached = %d, %v", pid, err)
+			}
+			if hdr.Get(DetachHeader) != "true" || hdr.Get("Keepalive-Ping-Interval") == "" {
+				t.Errorf("headers %v: want %s: true beside the usual ones", hdr, DetachHeader)
+			}
+		})
+	}
+}

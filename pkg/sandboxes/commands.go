@@ -83,12 +83,13 @@ func (a *E2B) StartShell(ctx context.Context, id string, c session.ShellCommand)
 	if lifetime == 0 {
 		lifetime = -1 // e2b: no limit
 	}
-	h, err := sb.Commands().Start(ctx, c.Cmd, shellOptions(c, lifetime))
+	// Detached: a stream opened and dropped here would take with it what
+	// the command prints first, and AttachShell would never see it.
+	pid, err := sb.Commands().StartDetached(ctx, c.Cmd, shellOptions(c, lifetime))
 	if err != nil {
 		return 0, domainError("start command", err)
 	}
-	h.Disconnect()
-	return h.PID, nil
+	return pid, nil
 }
 
 // ListShells lists the sandbox's running processes.

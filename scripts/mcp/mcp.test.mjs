@@ -96,10 +96,8 @@ for (const [name, transport] of Object.entries(transports)) {
     });
 
     test("a background command: started, read in parts, ended; another killed", async () => {
-      // The leading sleep keeps clear of a start race in the sandbox layer:
-      // output printed within milliseconds of the start can miss the first
-      // attach (seen with the API's own background commands too).
-      let res = await call("start_command", { cmd: "sleep 0.5; for i in $(seq 1 20); do echo tick$i; sleep 0.1; done; exit 4" });
+      // It prints its first line at once: that line too must reach a read.
+      let res = await call("start_command", { cmd: "for i in $(seq 1 20); do echo tick$i; sleep 0.1; done; exit 4" });
       assert.ok(!res.isError, text(res));
       const id = res.structuredContent.commandId;
       assert.match(id, /^cmd-/);

@@ -239,3 +239,51 @@ func subscribers(t *testing.T, e *env, pid uint32) int {
 	defer p.mu.Unlock()
 	return len(p.subs)
 }
+
+// TestDetachedStartKeepsAllOutput starts processes with DetachHeader: the
+// start stream carries the start event alone, and everything the process
+// printed, first bytes included, waits for the first Connect (bounded like
+// any output nobody reads); a second Connect gets only the end.
+func TestDetachedStartKeepsAllOutput(t *testing.T) {
+	t.Parallel()
+	const limit = 64 << 10
+	e := newEnv(t, func(c *Config) { c.MaxOutputBytes = limit })
+	cases := []struct {
+		name, script string
+		stdout       func(string) bool
+		stderr       string
+	}{
+		{"lines", "echo first; echo second >&2; echo third",
+			func(s string) bool { return s == "first\nthird\n" }, "second\n"},
+		{"flood", "head -c 1048576 /dev/zero",
+			func(s string) bool { return len(s) == limit }, "\n[envd: output dropped: more than 65536 bytes were waiting to be read]\n"},
+	}
+	for _, codec := range codecs {
+		for _, tc := range cases {
+			t.Run(codec.name+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				c := e.proc(codec.opts...)
+				req := sh(tc.script)
+				req.Header().Set(DetachHeader, "true")
+				s, err := c.Start(testCtx(t), req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+				r, err := collect(t, s, func() *process.ProcessEvent { return s.Msg().GetEvent() })
+				if err != nil || strings.Join(r.kinds, ",") != "start" {
+					t.Fatalf("detached start stream: %v, err %v; want the start event alone", r.kinds, err)
+				}
+				eventually(t, "envd to record the exit", func() bool { return ended(t, e, r.pid) })
+				got := connectBy(t, c, &process.ProcessSelector{Selector: &process.ProcessSelector_Pid{Pid: r.pid}})
+				if !tc.stdout(got.stdout) || got.stderr != tc.stderr || got.end.GetExitCode() != 0 {
+					t.Errorf("first Connect: stdout %d bytes %.40q, stderr %q, end %v", len(got.stdout), got.stdout, got.stderr, got.end)
+				}
+				again := connectBy(t, c, &process.ProcessSelector{Selector: &process.ProcessSelector_Pid{Pid: r.pid}})
+				if strings.Join(again.kinds, ",") != "start,end" {
+					t.Errorf("second Connect: %v, want start,end", again.kinds)
+				}
+			})
+		}
+	}
+}

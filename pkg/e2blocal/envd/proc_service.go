@@ -44,6 +44,19 @@ func processTimeout(h http.Header) (time.Duration, error) {
 	return time.Duration(ms) * time.Millisecond, nil
 }
 
+// DetachHeader on a Start request asks for the start event alone: the
+// stream then ends, and all the output waits for the first Connect, as
+// output nobody reads does. A starter that means to disconnect at once
+// (a background command) would otherwise be sent, and lose, whatever the
+// process prints before it goes. E2B's envd ignores the header and streams
+// to the starter as ever, so the protocol is unchanged.
+const DetachHeader = "Sessionbox-Detach"
+
+func detachedStart(h http.Header) bool {
+	v, err := strconv.ParseBool(h.Get(DetachHeader))
+	return err == nil && v
+}
+
 func (ps *processService) Start(ctx context.Context, req *connect.Request[process.StartRequest], stream *connect.ServerStream[process.StartResponse]) error {
 	if ps.s.closed() {
 		return connect.NewError(connect.CodeUnavailable, errServerClosed)
@@ -55,6 +68,17 @@ func (ps *processService) Start(ctx context.Context, req *connect.Request[proces
 	spec, err := ps.s.buildSpec(ctx, req.Msg, timeout)
 	if err != nil {
 		return err
+	}
+	if detachedStart(req.Header()) {
+		p, err := ps.s.launch(spec, nil)
+		if err != nil {
+			return err
+		}
+		start := &process.ProcessEvent{Event: &process.ProcessEvent_Start{Start: &process.ProcessEvent_StartEvent{Pid: p.pid}}}
+		if err := stream.Send(&process.StartResponse{Event: start}); err != nil {
+			return fmt.Errorf("send start event: %w", err)
+		}
+		return nil
 	}
 	sub := newSubscriber(ps.s.cfg.MaxOutputBytes)
 	p, err := ps.s.launch(spec, sub)

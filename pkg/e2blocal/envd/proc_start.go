@@ -105,7 +105,8 @@ func containsAny(s, chars string) bool {
 }
 
 // launch starts the process with sub already attached, so no output can
-// be missed, and supervises it until its end event.
+// be missed, and supervises it until its end event. With sub nil the
+// output waits in the pending buffer from the first byte.
 func (s *Server) launch(spec *startSpec, sub *subscriber) (*proc, error) {
 	cfg := spec.req.GetProcess()
 	cmd := exec.Command(cfg.GetCmd(), cfg.GetArgs()...)
@@ -117,8 +118,11 @@ func (s *Server) launch(spec *startSpec, sub *subscriber) (*proc, error) {
 		maxOut: s.cfg.MaxOutputBytes,
 		cmd:    cmd,
 		cred:   spec.cred,
-		subs:   map[*subscriber]struct{}{sub: {}},
+		subs:   map[*subscriber]struct{}{},
 		done:   make(chan struct{}),
+	}
+	if sub != nil {
+		p.subs[sub] = struct{}{}
 	}
 	var readers []outputSource
 	var err error

@@ -95,4 +95,24 @@ func testBackgroundCommands(t *testing.T, env Env) {
 	wantErr(t, "KillShell of an unknown tag", sb.KillShell(ctx, info.ID, "no-such-tag"), session.ErrNotFound)
 	_, err = sb.AttachShell(ctx, info.ID, "no-such-tag", func(session.Event) {})
 	wantErr(t, "AttachShell to an unknown tag", err, session.ErrNotFound)
+	testBackgroundFirstOutput(t, env, info.ID)
+}
+
+// testBackgroundFirstOutput: what a started command prints at once is
+// kept for the first AttachShell, which gets it once, live and in the
+// result. Repeated, since a stream dropped after the start lost it only
+// when the command printed fast enough.
+func testBackgroundFirstOutput(t *testing.T, env Env, id string) {
+	sb, ctx := env.Sandboxes, t.Context()
+	for i := range 10 {
+		tag := fmt.Sprintf("bg-first-%d", i)
+		if _, err := sb.StartShell(ctx, id, session.ShellCommand{Cmd: "echo first-line", Tag: tag}); err != nil {
+			t.Fatalf("StartShell %s: %v", tag, err)
+		}
+		var live string
+		res, err := sb.AttachShell(ctx, id, tag, func(e session.Event) { live += e.Stdout })
+		if err != nil || res.Stdout != "first-line\n" || live != res.Stdout {
+			t.Fatalf("AttachShell %s: %+v, live %q, %v; want first-line once", tag, res, live, err)
+		}
+	}
 }
