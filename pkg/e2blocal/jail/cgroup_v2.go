@@ -24,12 +24,12 @@ import (
 // missing names them so the runtime can say so.
 type V2Driver struct {
 	Parent  string
-	Enabled map[string]bool // of v2Controllers
+	enabled map[string]bool // of v2Controllers
 	missing []string
 }
 
-// V2Controllers are the controllers behind the sandbox limits.
-var V2Controllers = []string{"memory", "pids", "cpu"}
+// v2Controllers are the controllers behind the sandbox limits.
+var v2Controllers = []string{"memory", "pids", "cpu"}
 
 // NewV2Driver manages groups on the unified hierarchy mounted at root
 // (/sys/fs/cgroup on a v2 host).
@@ -54,11 +54,11 @@ func tryV2(base, tag string) (*V2Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read cgroup v2 controllers: %w", err)
 	}
-	d := &V2Driver{Enabled: map[string]bool{}}
+	d := &V2Driver{enabled: map[string]bool{}}
 	var enable []string
-	for _, c := range V2Controllers {
+	for _, c := range v2Controllers {
 		if slices.Contains(strings.Fields(string(offered)), c) {
-			d.Enabled[c] = true
+			d.enabled[c] = true
 			enable = append(enable, "+"+c)
 		} else {
 			d.missing = append(d.missing, c)
@@ -105,13 +105,13 @@ func (d *V2Driver) Create(id string, l Limits) (Cgroup, error) {
 
 // enforceable drops the limits of controllers the hierarchy lacks.
 func (d *V2Driver) enforceable(l Limits) Limits {
-	if !d.Enabled["memory"] {
+	if !d.enabled["memory"] {
 		l.MemoryBytes = 0
 	}
-	if !d.Enabled["pids"] {
+	if !d.enabled["pids"] {
 		l.Pids = 0
 	}
-	if !d.Enabled["cpu"] {
+	if !d.enabled["cpu"] {
 		l.CPUPercent = 0
 	}
 	return l

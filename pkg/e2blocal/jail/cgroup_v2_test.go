@@ -60,10 +60,10 @@ func TestCgroupV2Group(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := cg.(*V2Group)
-	for _, c := range V2Controllers {
+	for _, c := range v2Controllers {
 		_, err := os.Stat(filepath.Join(g.Dir, c+".max"))
-		if d.Enabled[c] != (err == nil) {
-			t.Errorf("controller %s enabled %v, but %s.max: %v", c, d.Enabled[c], c, err)
+		if d.enabled[c] != (err == nil) {
+			t.Errorf("controller %s enabled %v, but %s.max: %v", c, d.enabled[c], c, err)
 		}
 	}
 	born := exec.Command("sleep", "60")

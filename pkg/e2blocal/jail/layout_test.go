@@ -35,7 +35,7 @@ func TestRunBaseFallsBack(t *testing.T) {
 	}
 	for _, dir := range dirs {
 		t.Setenv("XDG_RUNTIME_DIR", dir)
-		if got := RunBase(); got != "/dev/shm" {
+		if got := runBase(); got != "/dev/shm" {
 			t.Errorf("XDG_RUNTIME_DIR=%q: runBase() = %q, want /dev/shm", dir, got)
 		}
 	}
@@ -51,7 +51,7 @@ func TestSocketDirOnTmpfs(t *testing.T) {
 		t.Fatalf("this test needs /dev/shm on a tmpfs: %v", err)
 	}
 	t.Setenv("XDG_RUNTIME_DIR", "")
-	base := RunBase()
+	base := runBase()
 	if base != "/dev/shm" {
 		t.Fatalf("runBase() = %q, want /dev/shm", base)
 	}
@@ -73,12 +73,12 @@ func TestSocketDirOnTmpfs(t *testing.T) {
 		t.Errorf("the dead runtime's %s is still there", stale)
 	}
 	var st unix.Statfs_t
-	fi, err := os.Stat(l.RunRoot)
-	if err != nil || unix.Statfs(l.RunRoot, &st) != nil {
-		t.Fatalf("socket dir %s: %v", l.RunRoot, err)
+	fi, err := os.Stat(l.runRoot)
+	if err != nil || unix.Statfs(l.runRoot, &st) != nil {
+		t.Fatalf("socket dir %s: %v", l.runRoot, err)
 	}
-	if !strings.HasPrefix(l.RunRoot, base+"/") || st.Type != unix.TMPFS_MAGIC || fi.Mode().Perm() != 0o700 {
-		t.Errorf("socket dir %s: on tmpfs %v, mode %v; want a 0700 dir below %s", l.RunRoot, st.Type == unix.TMPFS_MAGIC, fi.Mode().Perm(), base)
+	if !strings.HasPrefix(l.runRoot, base+"/") || st.Type != unix.TMPFS_MAGIC || fi.Mode().Perm() != 0o700 {
+		t.Errorf("socket dir %s: on tmpfs %v, mode %v; want a 0700 dir below %s", l.runRoot, st.Type == unix.TMPFS_MAGIC, fi.Mode().Perm(), base)
 	}
 	if n := len(l.SocketPath("abcdefghijklmnopqrst")); n > 107 {
 		t.Errorf("socket path of %d bytes, over the limit", n)
@@ -86,8 +86,8 @@ func TestSocketDirOnTmpfs(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Lstat(l.RunRoot); err == nil {
-		t.Errorf("Close left %s", l.RunRoot)
+	if _, err := os.Lstat(l.runRoot); err == nil {
+		t.Errorf("Close left %s", l.runRoot)
 	}
 }
 
@@ -120,7 +120,7 @@ func TestAgentSource(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := AgentSource(c.src)
+			got, err := agentSource(c.src)
 			if c.err != "" {
 				if err == nil || !strings.Contains(err.Error(), c.err) || !strings.Contains(err.Error(), c.src) {
 					t.Fatalf("agentSource(%q) = %q, %v; want an error naming it and %q", c.src, got, err, c.err)
