@@ -31,9 +31,9 @@ type V2Driver struct {
 // v2Controllers are the controllers behind the sandbox limits.
 var v2Controllers = []string{"memory", "pids", "cpu"}
 
-// NewV2Driver manages groups on the unified hierarchy mounted at root
+// newV2Driver manages groups on the unified hierarchy mounted at root
 // (/sys/fs/cgroup on a v2 host).
-func NewV2Driver(root, tag string) (*V2Driver, error) {
+func newV2Driver(root, tag string) (*V2Driver, error) {
 	own, err := ownCgroupPaths()
 	if err != nil {
 		return nil, err
@@ -156,8 +156,8 @@ func (g *V2Group) Add(pid int) error {
 	return WriteFile(filepath.Join(g.Dir, "cgroup.procs"), strconv.Itoa(pid))
 }
 
-// StartIn uses clone3's CLONE_INTO_CGROUP: the child starts in the group.
-func (g *V2Group) StartIn(cmd *exec.Cmd) error {
+// startIn uses clone3's CLONE_INTO_CGROUP: the child starts in the group.
+func (g *V2Group) startIn(cmd *exec.Cmd) error {
 	dir, err := os.Open(g.Dir)
 	if err != nil {
 		return fmt.Errorf("open cgroup %s: %w", g.Dir, err)
@@ -211,7 +211,7 @@ func (g *V2Group) CPUUsage() (time.Duration, error) {
 			return time.Duration(us) * time.Microsecond, nil
 		}
 	}
-	return 0, fmt.Errorf("%s has no usage_usec: %w", path, ErrNoCPUAccounting)
+	return 0, fmt.Errorf("%s has no usage_usec: %w", path, errNoCPUAccounting)
 }
 
 func (g *V2Group) SetCPUWeight(weight int) error {

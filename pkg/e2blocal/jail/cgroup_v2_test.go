@@ -51,7 +51,7 @@ func v2Member(t testing.TB, root, dir string, pid int) bool {
 // kills every member and removes the group.
 func TestCgroupV2Group(t *testing.T) {
 	root := v2Root(t)
-	d, err := NewV2Driver(root, fmt.Sprintf("%d-v2test", os.Getpid()))
+	d, err := newV2Driver(root, fmt.Sprintf("%d-v2test", os.Getpid()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestCgroupV2Group(t *testing.T) {
 	}
 	born := exec.Command("sleep", "60")
 	born.SysProcAttr = &syscall.SysProcAttr{}
-	if err := g.StartIn(born); err != nil {
+	if err := g.startIn(born); err != nil {
 		t.Fatal(err)
 	}
 	defer born.Process.Kill()
@@ -129,7 +129,7 @@ func TestCgroupV2Group(t *testing.T) {
 // exited, which a sum over /proc of the live ones would lose.
 func TestCgroupV2CPUUsage(t *testing.T) {
 	root := v2Root(t)
-	d, err := NewV2Driver(root, fmt.Sprintf("%d-cputest", os.Getpid()))
+	d, err := newV2Driver(root, fmt.Sprintf("%d-cputest", os.Getpid()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestCgroupV2CPUUsage(t *testing.T) {
 	}
 	burn := exec.Command("sh", "-c", "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done")
 	burn.SysProcAttr = &syscall.SysProcAttr{}
-	if err := cg.StartIn(burn); err != nil {
+	if err := cg.startIn(burn); err != nil {
 		t.Fatal(err)
 	}
 	if err := burn.Wait(); err != nil {
@@ -165,7 +165,7 @@ func TestCgroupV2CPUUsage(t *testing.T) {
 		t.Fatalf("the group used %v across the run, the shell alone %v", got, spent)
 	}
 	v1 := &V1Group{Dirs: map[string]string{"memory": t.TempDir()}}
-	if _, err := v1.CPUUsage(); !errors.Is(err, ErrNoCPUAccounting) {
+	if _, err := v1.CPUUsage(); !errors.Is(err, errNoCPUAccounting) {
 		t.Fatalf("a v1 group without cpuacct: %v", err)
 	}
 }
