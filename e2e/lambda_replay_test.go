@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -19,6 +20,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
+	"github.com/sessionbox/sessionbox/pkg/api"
 	"github.com/sessionbox/sessionbox/pkg/lambdaenv"
 	"github.com/sessionbox/sessionbox/pkg/lambdaenv/lambdaenvtest"
 	"github.com/sessionbox/sessionbox/pkg/lambdaenv/mcpenv"
@@ -205,6 +207,25 @@ func apiReplays() []apiReplay {
 			a.ok(t, http.StatusOK)
 			if doc := a.json(t); doc["openapi"] == nil || doc["paths"] == nil {
 				t.Fatalf("not an OpenAPI document: %.200s", a.body)
+			}
+			if a.header.Get("Content-Encoding") != "" || !bytes.Equal(a.body, api.OpenAPI()) {
+				t.Fatalf("Content-Encoding %q, %d bytes: want the document as is", a.header.Get("Content-Encoding"), len(a.body))
+			}
+		}},
+		{"status/openapi-gzip.json", func(t *testing.T, a answer) {
+			// A browser's Accept-Encoding: the document gzipped, through
+			// the buffered integration's base64 body.
+			a.ok(t, http.StatusOK)
+			if a.header.Get("Content-Encoding") != "gzip" {
+				t.Fatalf("Content-Encoding %q, want gzip", a.header.Get("Content-Encoding"))
+			}
+			zr, err := gzip.NewReader(bytes.NewReader(a.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			doc, err := io.ReadAll(zr)
+			if err != nil || !bytes.Equal(doc, api.OpenAPI()) {
+				t.Fatalf("gunzipped %d bytes (%v), want the document", len(doc), err)
 			}
 		}},
 		{"status/playground-page.json", func(t *testing.T, a answer) {

@@ -20,7 +20,7 @@ func parseRFC3339(s string) (time.Time, error) { return time.Parse(time.RFC3339N
 func loadDoc(t *testing.T) map[string]any {
 	t.Helper()
 	var doc map[string]any
-	if err := json.Unmarshal(openAPIDoc, &doc); err != nil {
+	if err := json.Unmarshal(openAPIDoc(), &doc); err != nil {
 		t.Fatalf("openapi.json is not JSON: %v", err)
 	}
 	return doc

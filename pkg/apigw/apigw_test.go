@@ -87,20 +87,28 @@ func TestBuffered(t *testing.T) {
 	cases := []struct {
 		name        string
 		contentType string
+		encoding    string
 		body        []byte
 		wantBase64  bool
 	}{
-		{"json", "application/json", []byte(`{"ok":true}`), false},
-		{"problem", "application/problem+json", []byte(`{"status":404}`), false},
-		{"text", "text/plain; charset=utf-8", []byte("hello"), false},
-		{"binary", "application/octet-stream", []byte{0xff, 0x00, 0x10}, true},
-		{"png", "image/png", []byte("\x89PNG"), true},
-		{"invalid utf-8 claimed as text", "text/plain", []byte{0xff, 0xfe}, true},
+		{"json", "application/json", "", []byte(`{"ok":true}`), false},
+		{"problem", "application/problem+json", "", []byte(`{"status":404}`), false},
+		{"text", "text/plain; charset=utf-8", "", []byte("hello"), false},
+		{"binary", "application/octet-stream", "", []byte{0xff, 0x00, 0x10}, true},
+		{"png", "image/png", "", []byte("\x89PNG"), true},
+		{"invalid utf-8 claimed as text", "text/plain", "", []byte{0xff, 0xfe}, true},
+		// An encoded body is bytes whatever its type says, even when they
+		// happen to be valid UTF-8.
+		{"gzipped json", "application/json", "gzip", []byte("valid utf-8"), true},
+		{"identity json", "application/json", "identity", []byte(`{"ok":true}`), false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", c.contentType)
+				if c.encoding != "" {
+					w.Header().Set("Content-Encoding", c.encoding)
+				}
 				w.Header().Add("X-Twice", "1")
 				w.Header().Add("X-Twice", "2")
 				w.WriteHeader(http.StatusCreated)

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -57,13 +58,21 @@ func (w *bufferWriter) response() events.APIGatewayProxyResponse {
 	}
 	res := events.APIGatewayProxyResponse{StatusCode: w.status, MultiValueHeaders: map[string][]string(w.header)}
 	body := w.body.Bytes()
-	if isText(w.header.Get("Content-Type")) && utf8.Valid(body) {
+	if isText(w.header.Get("Content-Type")) && !isEncoded(w.header) && utf8.Valid(body) {
 		res.Body = string(body)
 	} else {
 		res.Body = base64.StdEncoding.EncodeToString(body)
 		res.IsBase64Encoded = true
 	}
 	return res
+}
+
+// isEncoded reports whether the body carries a content coding (gzip):
+// its bytes are not the text its type names, so API Gateway must get them
+// base64-encoded to pass them on unchanged (binaryMediaTypes "*/*").
+func isEncoded(h http.Header) bool {
+	ce := strings.TrimSpace(h.Get("Content-Encoding"))
+	return ce != "" && !strings.EqualFold(ce, "identity")
 }
 
 // badRequest answers an event that cannot become an http.Request; the

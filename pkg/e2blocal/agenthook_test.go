@@ -6,11 +6,8 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/sessionbox/sessionbox/pkg/e2blocal/jail"
 )
 
 // noHookEnv makes TestMain skip RunAgentIfRequested, as a main that forgot it.
@@ -51,48 +48,5 @@ func TestAgentHookRequired(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "--- PASS: TestAgentHookRequired") {
 		t.Fatalf("child without the hook: %v\n%s", err, out)
-	}
-}
-
-// TestAgentSource: Config.Agent must name an executable regular file;
-// anything else fails Start with an error naming the path.
-func TestAgentSource(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	write := func(name string, mode os.FileMode) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte("#!/bin/true\n"), mode); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	exe := write("agent", 0o755)
-	own, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cases := []struct {
-		name, src, want, err string
-	}{
-		{"own binary", "", own, ""},
-		{"executable", exe, exe, ""},
-		{"missing", filepath.Join(dir, "none"), "", "no such file"},
-		{"not executable", write("plain", 0o644), "", "not an executable file"},
-		{"a directory", dir, "", "not an executable file"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			got, err := jail.AgentSource(c.src)
-			if c.err != "" {
-				if err == nil || !strings.Contains(err.Error(), c.err) || !strings.Contains(err.Error(), c.src) {
-					t.Fatalf("agentSource(%q) = %q, %v; want an error naming it and %q", c.src, got, err, c.err)
-				}
-				return
-			}
-			if err != nil || got != c.want {
-				t.Fatalf("agentSource(%q) = %q, %v; want %q", c.src, got, err, c.want)
-			}
-		})
 	}
 }

@@ -57,7 +57,7 @@ type CgroupDriver interface {
 type Cgroup interface {
 	Controllers() int // lines naming the group in /proc/<pid>/cgroup of a member
 	Add(pid int) error
-	StartIn(cmd *exec.Cmd) error // start cmd so that it is born in the group
+	startIn(cmd *exec.Cmd) error // start cmd so that it is born in the group
 	Procs() ([]int, error)
 	Freeze(ctx context.Context) error
 	Thaw() error
@@ -109,7 +109,7 @@ func DetectCgroups(runtimeTag, v2Root string, log *slog.Logger) (CgroupDriver, e
 		}
 		v2Root = CgroupRoot
 	}
-	d, err := NewV2Driver(v2Root, runtimeTag)
+	d, err := newV2Driver(v2Root, runtimeTag)
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +180,7 @@ func WriteFile(path, value string) error {
 
 // errNoCPUAccounting: the group keeps no CPU time (a v1 host's sandboxes
 // join no cpuacct hierarchy); callers sum their processes' times instead.
-var ErrNoCPUAccounting = errors.New("no CPU accounting in this cgroup")
+var errNoCPUAccounting = errors.New("no CPU accounting in this cgroup")
 
 func readInt(path string) (int64, error) {
 	data, err := os.ReadFile(path)

@@ -125,7 +125,7 @@ func (g *V1Group) Add(pid int) error {
 	return nil
 }
 
-// StartIn moves the calling OS thread (the spawner's locked thread) into
+// startIn moves the calling OS thread (the spawner's locked thread) into
 // the group, forks cmd there and moves the thread back: v1 lets a single
 // thread change groups through "tasks", and a child is born in its parent
 // thread's groups, so bwrap and everything below it never run outside the
@@ -137,7 +137,7 @@ func (g *V1Group) Add(pid int) error {
 // write-locking the global cgroup_threadgroup_rwsem, which waits for an
 // RCU grace period: 8-13 ms of the spawner thread blocked per spawn, with
 // every spawn of a burst queued behind it, against ~0.3 ms.
-func (g *V1Group) StartIn(cmd *exec.Cmd) error {
+func (g *V1Group) startIn(cmd *exec.Cmd) error {
 	const self = "0"
 	var errs []error
 	moved := map[string]bool{}
@@ -211,7 +211,7 @@ func (g *V1Group) Memory() (int64, int64, error) {
 func (g *V1Group) CPUUsage() (time.Duration, error) {
 	dir, ok := g.Dirs["cpuacct"]
 	if !ok {
-		return 0, ErrNoCPUAccounting
+		return 0, errNoCPUAccounting
 	}
 	ns, err := readInt(filepath.Join(dir, "cpuacct.usage"))
 	if err != nil {

@@ -43,7 +43,7 @@ func TestCgroupV1StartIn(t *testing.T) {
 			cmd := exec.Command("cat", "/proc/self/cgroup")
 			var out strings.Builder
 			cmd.Stdout = &out
-			if err := cg.StartIn(cmd); err != nil {
+			if err := cg.startIn(cmd); err != nil {
 				t.Errorf("startIn: %v", err)
 				return
 			}

@@ -24,16 +24,16 @@ import (
 // missing names them so the runtime can say so.
 type V2Driver struct {
 	Parent  string
-	Enabled map[string]bool // of v2Controllers
+	enabled map[string]bool // of v2Controllers
 	missing []string
 }
 
-// V2Controllers are the controllers behind the sandbox limits.
-var V2Controllers = []string{"memory", "pids", "cpu"}
+// v2Controllers are the controllers behind the sandbox limits.
+var v2Controllers = []string{"memory", "pids", "cpu"}
 
-// NewV2Driver manages groups on the unified hierarchy mounted at root
+// newV2Driver manages groups on the unified hierarchy mounted at root
 // (/sys/fs/cgroup on a v2 host).
-func NewV2Driver(root, tag string) (*V2Driver, error) {
+func newV2Driver(root, tag string) (*V2Driver, error) {
 	own, err := ownCgroupPaths()
 	if err != nil {
 		return nil, err
@@ -54,11 +54,11 @@ func tryV2(base, tag string) (*V2Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read cgroup v2 controllers: %w", err)
 	}
-	d := &V2Driver{Enabled: map[string]bool{}}
+	d := &V2Driver{enabled: map[string]bool{}}
 	var enable []string
-	for _, c := range V2Controllers {
+	for _, c := range v2Controllers {
 		if slices.Contains(strings.Fields(string(offered)), c) {
-			d.Enabled[c] = true
+			d.enabled[c] = true
 			enable = append(enable, "+"+c)
 		} else {
 			d.missing = append(d.missing, c)
@@ -105,13 +105,13 @@ func (d *V2Driver) Create(id string, l Limits) (Cgroup, error) {
 
 // enforceable drops the limits of controllers the hierarchy lacks.
 func (d *V2Driver) enforceable(l Limits) Limits {
-	if !d.Enabled["memory"] {
+	if !d.enabled["memory"] {
 		l.MemoryBytes = 0
 	}
-	if !d.Enabled["pids"] {
+	if !d.enabled["pids"] {
 		l.Pids = 0
 	}
-	if !d.Enabled["cpu"] {
+	if !d.enabled["cpu"] {
 		l.CPUPercent = 0
 	}
 	return l
@@ -156,8 +156,8 @@ func (g *V2Group) Add(pid int) error {
 	return WriteFile(filepath.Join(g.Dir, "cgroup.procs"), strconv.Itoa(pid))
 }
 
-// StartIn uses clone3's CLONE_INTO_CGROUP: the child starts in the group.
-func (g *V2Group) StartIn(cmd *exec.Cmd) error {
+// startIn uses clone3's CLONE_INTO_CGROUP: the child starts in the group.
+func (g *V2Group) startIn(cmd *exec.Cmd) error {
 	dir, err := os.Open(g.Dir)
 	if err != nil {
 		return fmt.Errorf("open cgroup %s: %w", g.Dir, err)
@@ -211,7 +211,7 @@ func (g *V2Group) CPUUsage() (time.Duration, error) {
 			return time.Duration(us) * time.Microsecond, nil
 		}
 	}
-	return 0, fmt.Errorf("%s has no usage_usec: %w", path, ErrNoCPUAccounting)
+	return 0, fmt.Errorf("%s has no usage_usec: %w", path, errNoCPUAccounting)
 }
 
 func (g *V2Group) SetCPUWeight(weight int) error {

@@ -10,5 +10,9 @@
 // runtime and a v1 cgroup can be entered before exec.
 //
 // It knows nothing of sandboxes' lifecycles, the E2B API or the warm pool:
-// package e2blocal drives it. Everything here but this file is Linux-only.
+// package e2blocal drives it. It exports what e2blocal calls, and what
+// e2blocal's runtime tests inspect (the concrete cgroup groups, mount
+// parsing, the /etc lists); tests of jail alone live here. Only this package
+// implements Cgroup (its startIn is unexported). Everything here but this
+// file is Linux-only.
 package jail

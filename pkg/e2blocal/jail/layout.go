@@ -38,7 +38,7 @@ import (
 type Layout struct {
 	state   string // DataDir, or a temp dir when DataDir is not traversable
 	Shared  string // state/rt-<tag>/{etc,bin/agent,sandboxes/<id>{,.img}}, removed at Close
-	RunRoot string // <id>.sock, 0700
+	runRoot string // <id>.sock, 0700
 	agent   string // Config.Agent: the agent executable installed, "" for our own
 	temp    []string
 }
@@ -66,7 +66,7 @@ func NewLayout(dataDir, agent, tag string, root, recoverHomes bool, log *slog.Lo
 	if recoverHomes {
 		keep = func(dead string) { l.salvageHomes(dead, log) }
 	}
-	for _, base := range slices.Compact([]string{os.TempDir(), RunBase()}) {
+	for _, base := range slices.Compact([]string{os.TempDir(), runBase()}) {
 		removeStale(filepath.Join(base, "e2bl-*-*-*"), 2, log, keep)
 	}
 	removeStale(filepath.Join(dataDir, "rt-*-*"), 1, log, keep)
@@ -75,7 +75,6 @@ func NewLayout(dataDir, agent, tag string, root, recoverHomes bool, log *slog.Lo
 
 func newLayout(dataDir, agent, tag string, root bool) (*Layout, error) {
 	var err error
-	runBase := RunBase()
 	l := &Layout{state: dataDir, agent: agent}
 	if root && !traversable(dataDir) {
 		dir, err := os.MkdirTemp("", tempPrefix("state"))
@@ -87,10 +86,10 @@ func newLayout(dataDir, agent, tag string, root bool) (*Layout, error) {
 	}
 	l.Shared = filepath.Join(l.state, "rt-"+tag)
 	l.temp = append(l.temp, l.Shared)
-	if l.RunRoot, err = os.MkdirTemp(runBase, tempPrefix("run")); err != nil {
+	if l.runRoot, err = os.MkdirTemp(runBase(), tempPrefix("run")); err != nil {
 		return nil, errors.Join(fmt.Errorf("create socket dir: %w", err), l.Close())
 	}
-	l.temp = append(l.temp, l.RunRoot)
+	l.temp = append(l.temp, l.runRoot)
 	if err := os.Chmod(l.state, 0o711); err != nil {
 		return nil, errors.Join(fmt.Errorf("chmod %s: %w", l.state, err), l.Close())
 	}
@@ -147,7 +146,7 @@ func (l *Layout) SandboxDir(id string) string { return filepath.Join(l.Shared, "
 func (l *Layout) HomeDir(id string) string    { return l.SandboxDir(id) }
 func (l *Layout) HomeImage(id string) string  { return l.SandboxDir(id) + ".img" }
 func (l *Layout) HomeTemplate() string        { return filepath.Join(l.Shared, "home-template.img") }
-func (l *Layout) SocketPath(id string) string { return filepath.Join(l.RunRoot, id+".sock") }
+func (l *Layout) SocketPath(id string) string { return filepath.Join(l.runRoot, id+".sock") }
 
 // HomeIDFile holds the id of the sandbox whose home is named key (owner
 // only), so that a runtime salvaging a dead one's homes can name each by
@@ -248,11 +247,11 @@ func removeStale(pattern string, pidField int, log *slog.Logger, keep func(dir s
 	}
 }
 
-// RunBase is where the socket directory goes: $XDG_RUNTIME_DIR or
+// runBase is where the socket directory goes: $XDG_RUNTIME_DIR or
 // /dev/shm when it is a tmpfs, else the system temp dir. The directory
 // itself is 0700 with a random name, so a shared, sticky /dev/shm is as
 // private as /tmp; sandboxes have their own /dev/shm.
-func RunBase() string {
+func runBase() string {
 	for _, d := range []string{os.Getenv("XDG_RUNTIME_DIR"), "/dev/shm"} {
 		var st unix.Statfs_t
 		if d != "" && filepath.IsAbs(d) && unix.Statfs(d, &st) == nil && st.Type == unix.TMPFS_MAGIC && unix.Access(d, unix.W_OK|unix.X_OK) == nil {
@@ -281,7 +280,7 @@ func traversable(dir string) bool {
 // same inode), else a copy. It is refreshed at every start so a rebuilt
 // binary is picked up.
 func installAgent(src, dst string) error {
-	exe, err := AgentSource(src)
+	exe, err := agentSource(src)
 	if err != nil {
 		return err
 	}
@@ -301,9 +300,9 @@ func installAgent(src, dst string) error {
 	return CopyFile(exe, dst, 0o755)
 }
 
-// AgentSource is the agent executable to install: src, which must be a
+// agentSource is the agent executable to install: src, which must be a
 // regular file with execute permission, or this process's own binary.
-func AgentSource(src string) (string, error) {
+func agentSource(src string) (string, error) {
 	if src == "" {
 		exe, err := os.Executable()
 		if err != nil {

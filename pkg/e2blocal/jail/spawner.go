@@ -55,7 +55,7 @@ func (s *Spawner) loop(started chan<- struct{}) {
 func (s *Spawner) Start(cmd *exec.Cmd, cg Cgroup) error {
 	run := cmd.Start
 	if cg != nil {
-		run = func() error { return cg.StartIn(cmd) }
+		run = func() error { return cg.startIn(cmd) }
 	}
 	r := spawnReq{run: run, errc: make(chan error, 1)}
 	select {
