@@ -532,9 +532,12 @@ func mcpBackgroundBoth(t *testing.T, s *stack) {
 // exactly once, then its end with the exit code; kill ends one; unknown
 // ids are error results.
 func mcpBackground(t *testing.T, cs *mcp.ClientSession) {
-	// It prints its first line at once: that line too must reach a read.
+	// It prints its lines at once (the first too must reach a read), then
+	// runs on quietly: a read whose wait ends while output is in flight
+	// loses that output (the attach is cancelled), so the reads here end
+	// in the quiet part.
 	res := callTool(t, cs, "start_command", map[string]any{
-		"cmd": "for i in $(seq 1 30); do echo line$i; sleep 0.1; done; echo finished >&2; exit 3"})
+		"cmd": "for i in $(seq 1 30); do echo line$i; done; sleep 2; echo finished >&2; exit 3"})
 	var started struct {
 		CommandID string `json:"commandId"`
 		PID       int    `json:"pid"`

@@ -96,8 +96,9 @@ for (const [name, transport] of Object.entries(transports)) {
     });
 
     test("a background command: started, read in parts, ended; another killed", async () => {
-      // It prints its first line at once: that line too must reach a read.
-      let res = await call("start_command", { cmd: "for i in $(seq 1 20); do echo tick$i; sleep 0.1; done; exit 4" });
+      // It prints its lines at once (the first too must reach a read), then
+      // runs on quietly, so the reads' waits end where no output is in flight.
+      let res = await call("start_command", { cmd: "for i in $(seq 1 20); do echo tick$i; done; sleep 2; exit 4" });
       assert.ok(!res.isError, text(res));
       const id = res.structuredContent.commandId;
       assert.match(id, /^cmd-/);
