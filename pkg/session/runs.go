@@ -289,11 +289,6 @@ func (m *Manager) runTimeout(r *Run) time.Duration {
 	return m.cfg.ExecTimeout
 }
 
-// finishRun records the outcome of r and publishes RunCompleted. res nil
-// means the run failed with reason. A result too large for the record goes
-// to Blobs (or, without Blobs, is cut down); a record the store still
-// refuses as too large is stored failed with a short reason, and that is
-// returned as ErrTooLarge.
 // publicReason is what a run's record says of the failure err: a domain
 // error's detail, never the internal chain (sandbox ids, object keys, queue
 // addresses), which goes to the log instead.
@@ -305,6 +300,11 @@ func publicReason(err error) string {
 	return "an internal error occurred; quote the run id when reporting it"
 }
 
+// finishRun records the outcome of r and publishes RunCompleted. res nil
+// means the run failed with reason. A result too large for the record goes
+// to Blobs (or, without Blobs, is cut down); a record the store still
+// refuses as too large is stored failed with a short reason, and that is
+// returned as ErrTooLarge.
 func (m *Manager) finishRun(ctx context.Context, r *Run, res *ExecResult, reason string) error {
 	dctx, cancel := detach(ctx)
 	defer cancel()

@@ -365,7 +365,7 @@ func TestBadInput(t *testing.T) {
 		{"negative timeout", map[string]any{"code": "1", "timeout": -1}, http.StatusUnprocessableEntity, ""},
 		{"context and language", map[string]any{"code": "1", "context_id": "x", "language": "python"}, http.StatusBadRequest, "Only one of context_id or language can be provided"},
 		{"unknown context", map[string]any{"code": "1", "context_id": "nope"}, http.StatusNotFound, "Context nope not found"},
-		{"unsupported language", map[string]any{"code": "1", "language": "ts"}, http.StatusBadRequest, `Language "typescript" is not supported by this interpreter; supported: python, bash`},
+		{"unsupported language", map[string]any{"code": "1", "language": "r"}, http.StatusBadRequest, `Language "r" is not supported by this interpreter; supported: python, javascript, typescript, bash`},
 	}
 	for _, c := range cases {
 		r := e.exec(t, c.body)
