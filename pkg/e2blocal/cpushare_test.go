@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,7 +17,8 @@ import (
 	"github.com/sessionbox/sessionbox/pkg/e2blocal/jail"
 )
 
-// cpuWeightOf reads sandbox id's CPU weight in cpu.weight units.
+// cpuWeightOf reads sandbox id's CPU weight in cpu.weight units (within
+// one of what was set: v1's cpu.shares round the other way).
 func cpuWeightOf(t *testing.T, rt *Runtime, id string) int {
 	t.Helper()
 	var path string
@@ -41,9 +43,12 @@ func cpuWeightOf(t *testing.T, rt *Runtime, id string) int {
 	return scale(v)
 }
 
+// weighs reports whether got is want within the rounding of cpu.shares.
+func weighs(got, want int) bool { return got >= want-1 && got <= want+1 }
+
 // sandboxCPU is the CPU time sandbox id has used: its cgroup's figure, or
 // the sum over its group's live tasks where the group keeps none (v1).
-func sandboxCPU(t *testing.T, rt *Runtime, id string) time.Duration {
+func sandboxCPU(t testing.TB, rt *Runtime, id string) time.Duration {
 	t.Helper()
 	s := rt.lookup(id)
 	if s == nil || s.cg == nil {
@@ -64,80 +69,91 @@ func sandboxCPU(t *testing.T, rt *Runtime, id string) time.Duration {
 	return time.Duration(ticks) * time.Second / clockTicks
 }
 
-// TestCPUSharedPerPrincipal: three CPU burners of one principal and one of
-// another, all contending: the lone principal's burner gets about what the
-// three get together, not a quarter of the whole. Measured as the ratio of
-// CPU time used over the same window, so a loaded machine slows both sides
-// alike; without per-principal weights the ratio is about 1/3.
+// TestCPUSharedPerPrincipal: the three sandboxes of one principal weigh
+// a third each and another principal's one sandbox a whole share; when one
+// of the three ends, its share goes to the other two. What the weights give
+// under contention is measured by BenchmarkCPUSharePerPrincipal.
 func TestCPUSharedPerPrincipal(t *testing.T) {
 	rt := startRuntime(t, Config{})
 	if rt.cgroups == nil {
 		t.Skip("no cgroups here: CPU weights are not enforced")
 	}
+	many, lone := principalSandboxes(t, rt)
+	for _, sb := range many {
+		if got := cpuWeightOf(t, rt, sb.SandboxID); !weighs(got, jail.DefaultCPUWeight/3) {
+			t.Fatalf("one of alice's three sandboxes weighs %d, want %d", got, jail.DefaultCPUWeight/3)
+		}
+	}
+	if got := cpuWeightOf(t, rt, lone.SandboxID); !weighs(got, jail.DefaultCPUWeight) {
+		t.Fatalf("bob's sandbox weighs %d, want %d", got, jail.DefaultCPUWeight)
+	}
+	if r := api(t, rt, http.MethodDelete, "/sandboxes/"+many[0].SandboxID, nil); r.status != http.StatusNoContent {
+		t.Fatalf("kill: %d %s", r.status, r.body)
+	}
+	if got := cpuWeightOf(t, rt, many[1].SandboxID); !weighs(got, jail.DefaultCPUWeight/2) {
+		t.Fatalf("alice's remaining sandbox weighs %d, want %d", got, jail.DefaultCPUWeight/2)
+	}
+	if got := cpuWeightOf(t, rt, lone.SandboxID); !weighs(got, jail.DefaultCPUWeight) {
+		t.Fatalf("bob's sandbox weighs %d, want %d", got, jail.DefaultCPUWeight)
+	}
+}
+
+// principalSandboxes creates three sandboxes of alice's and one of bob's.
+func principalSandboxes(t testing.TB, rt *Runtime) (many []sandboxBody, lone sandboxBody) {
 	create := func(principal string) sandboxBody {
 		return createSandbox(t, rt, map[string]any{"templateID": "base",
 			"metadata": map[string]string{"tenant": "t1", "principal": principal, "session": principal}})
 	}
-	many := []sandboxBody{create("alice"), create("alice"), create("alice")}
-	lone := create("bob")
-	ctx, cancel := context.WithCancel(t.Context())
+	return []sandboxBody{create("alice"), create("alice"), create("alice")}, create("bob")
+}
+
+// BenchmarkCPUSharePerPrincipal runs three CPU burners of one principal
+// and one of another, all contending, and reports the lone burner's CPU
+// time over the three's (bob/alice): about 1 with per-principal weights,
+// about 1/3 without, whatever else loads the machine (both sides are
+// measured over the same window).
+func BenchmarkCPUSharePerPrincipal(b *testing.B) {
+	rt := startRuntime(b, Config{})
+	if rt.cgroups == nil {
+		b.Skip("no cgroups here: CPU weights are not enforced")
+	}
+	many, lone := principalSandboxes(b, rt)
+	ctx, cancel := context.WithCancel(b.Context())
 	var wg sync.WaitGroup
 	defer func() { cancel(); wg.Wait() }()
-	for _, sb := range append([]sandboxBody{lone}, many...) {
+	all := append([]sandboxBody{lone}, many...)
+	for _, sb := range all {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			runIn(ctx, rt, sb, "exec timeout 180 sh -c 'while :; do :; done'")
+			runIn(ctx, rt, sb, "exec timeout 600 sh -c 'while :; do :; done'")
 		}()
 	}
 	usage := func() (bob, alice time.Duration) {
-		bob = sandboxCPU(t, rt, lone.SandboxID)
+		bob = sandboxCPU(b, rt, lone.SandboxID)
 		for _, sb := range many {
-			alice += sandboxCPU(t, rt, sb.SandboxID)
+			alice += sandboxCPU(b, rt, sb.SandboxID)
 		}
 		return bob, alice
 	}
-	// Every burner must be running before the window opens.
-	deadline := time.Now().Add(time.Minute)
-	for {
-		running := 0
-		for _, sb := range append([]sandboxBody{lone}, many...) {
-			if sandboxCPU(t, rt, sb.SandboxID) > 50*time.Millisecond {
+	for running := 0; running < len(all); {
+		running = 0
+		for _, sb := range all {
+			if sandboxCPU(b, rt, sb.SandboxID) > 50*time.Millisecond {
 				running++
 			}
 		}
-		if running == 4 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of 4 burners running after a minute", running)
-		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	// The window closes once a second of CPU time was shared out (two
-	// seconds on an idle machine; longer on a loaded one, where the
-	// runtime's groups get a sliver), so tick-sized rounding stays small.
-	l0, m0 := usage()
-	start := time.Now()
-	var bob, alice time.Duration
-	for bob+alice < time.Second && time.Since(start) < time.Minute {
-		time.Sleep(250 * time.Millisecond)
+	b.ResetTimer()
+	var ratios []float64
+	for range b.N {
+		l0, m0 := usage()
+		time.Sleep(2 * time.Second)
 		l1, m1 := usage()
-		bob, alice = l1-l0, m1-m0
+		ratios = append(ratios, float64(l1-l0)/float64(m1-m0))
 	}
-	ratio := float64(bob) / float64(alice)
-	t.Logf("over %v: bob's one burner %v, alice's three %v, ratio %.2f", time.Since(start).Round(time.Millisecond), bob, alice, ratio)
-	if alice <= 0 || ratio < 0.7 {
-		t.Fatalf("bob's burner got %.2f of what alice's three got, want about 1 (at least 0.7)", ratio)
-	}
-	// Alice's share goes to her remaining sandboxes when one ends.
-	if r := api(t, rt, http.MethodDelete, "/sandboxes/"+many[0].SandboxID, nil); r.status != http.StatusNoContent {
-		t.Fatalf("kill: %d %s", r.status, r.body)
-	}
-	if got := cpuWeightOf(t, rt, many[1].SandboxID); got != 50 {
-		t.Fatalf("alice's remaining sandbox weighs %d, want 50", got)
-	}
-	if got := cpuWeightOf(t, rt, lone.SandboxID); got != 100 {
-		t.Fatalf("bob's sandbox weighs %d, want 100", got)
-	}
+	b.StopTimer()
+	slices.Sort(ratios)
+	b.ReportMetric(ratios[len(ratios)/2], "bob/alice")
 }
