@@ -63,11 +63,15 @@ export async function runPage(chromium: string, query: Record<string, string>): 
     return await Promise.race([report, exited]);
   } finally {
     child.removeAllListeners("exit");
-    const gone = new Promise((r) => child.once("exit", r));
-    if (child.exitCode === null) child.kill("SIGKILL");
-    await gone;
+    if (child.exitCode === null && child.signalCode === null) {
+      const gone = new Promise((r) => child.once("exit", r));
+      child.kill("SIGKILL");
+      await gone;
+    }
     server.closeAllConnections();
     await new Promise((r) => server.close(r));
-    await rm(profile, { recursive: true, force: true });
+    // Chromium's helper processes outlive the browser by a moment and may
+    // still write into the profile: removal retries on ENOTEMPTY.
+    await rm(profile, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
   }
 }
