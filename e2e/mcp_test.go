@@ -533,9 +533,10 @@ func mcpBackgroundBoth(t *testing.T, s *stack) {
 // ids are error results.
 func mcpBackground(t *testing.T, cs *mcp.ClientSession) {
 	// It prints its lines at once (the first too must reach a read), then
-	// runs on quietly: a read whose wait ends while output is in flight
-	// loses that output (the attach is cancelled), so the reads here end
-	// in the quiet part.
+	// runs on quietly and ends with a line on stderr. A read whose wait
+	// ends while output is in flight loses that output (the attach is
+	// cancelled), so the first read (1 s) ends in the quiet part and the
+	// later ones wait long enough to end with the command.
 	res := callTool(t, cs, "start_command", map[string]any{
 		"cmd": "for i in $(seq 1 30); do echo line$i; done; sleep 2; echo finished >&2; exit 3"})
 	var started struct {
@@ -552,8 +553,12 @@ func mcpBackground(t *testing.T, cs *mcp.ClientSession) {
 		ExitCode *int `json:"exitCode"`
 	}
 	sawRunning := false
-	for range 20 {
-		res := callTool(t, cs, "read_command_output", map[string]any{"commandId": started.CommandID, "waitSecs": 1})
+	for i := range 20 {
+		wait := 1
+		if i > 0 {
+			wait = 30
+		}
+		res := callTool(t, cs, "read_command_output", map[string]any{"commandId": started.CommandID, "waitSecs": wait})
 		raw, _ := json.Marshal(res.StructuredContent)
 		end.ExitCode = nil
 		if err := json.Unmarshal(raw, &end); err != nil || res.IsError {
