@@ -14,43 +14,15 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/sessionbox/sessionbox/pkg/e2blocal/jail/jailtest"
 )
-
-// v2Root finds a unified hierarchy this process may manage: the host's own
-// on a v2 host, the "unified" mount of a hybrid one.
-func v2Root(t *testing.T) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("managing cgroup v2 groups here needs root")
-	}
-	for _, dir := range []string{CgroupRoot, filepath.Join(CgroupRoot, "unified")} {
-		var st unix.Statfs_t
-		if unix.Statfs(dir, &st) == nil && st.Type == unix.CGROUP2_SUPER_MAGIC {
-			return dir
-		}
-	}
-	t.Skip("no cgroup v2 hierarchy mounted")
-	return ""
-}
-
-// v2Member reports whether pid's unified-hierarchy group is dir.
-func v2Member(t testing.TB, root, dir string, pid int) bool {
-	t.Helper()
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
-	if err != nil {
-		t.Fatalf("pid %d: %v", pid, err)
-	}
-	want := "0::" + strings.TrimPrefix(dir, root) + "\n"
-	return strings.Contains(string(data), want)
-}
 
 // TestCgroupV2Group drives one group through what the runtime asks of it
 // on the kernel's own unified hierarchy: start a process inside it
 // (CLONE_INTO_CGROUP), add another, list, freeze, thaw, and destroy, which
 // kills every member and removes the group.
 func TestCgroupV2Group(t *testing.T) {
-	root := v2Root(t)
+	root := jailtest.V2Root(t)
 	d, err := newV2Driver(root, fmt.Sprintf("%d-v2test", os.Getpid()))
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +54,7 @@ func TestCgroupV2Group(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []*os.Process{born.Process, added.Process} {
-		if !v2Member(t, root, g.Dir, p.Pid) {
+		if !jailtest.V2Member(t, root, g.Dir, p.Pid) {
 			t.Fatalf("pid %d is not in %s", p.Pid, g.Dir)
 		}
 	}
@@ -128,7 +100,7 @@ func TestCgroupV2Group(t *testing.T) {
 // TestCgroupV2CPUUsage: a v2 group's CPU time includes processes that have
 // exited, which a sum over /proc of the live ones would lose.
 func TestCgroupV2CPUUsage(t *testing.T) {
-	root := v2Root(t)
+	root := jailtest.V2Root(t)
 	d, err := newV2Driver(root, fmt.Sprintf("%d-cputest", os.Getpid()))
 	if err != nil {
 		t.Fatal(err)
