@@ -57,13 +57,20 @@ func (p *serveProc) start(t *testing.T) {
 	args := append([]string{"serve", "--addr", p.addr, "--data-dir", p.dir, "--api-keys", "alice=" + p.key, "--min-free-mib", "-1"}, p.flags...)
 	cmd := exec.Command(p.bin, args...)
 	cmd.Env = os.Environ()
-	p.logs = &lockedWriter{}
-	cmd.Stdout, cmd.Stderr = p.logs, p.logs
+	logs := &lockedWriter{}
+	p.logs = logs
+	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	p.cmd = cmd
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("serve (pid %d) printed:\n%s", cmd.Process.Pid, logs.String())
+		}
+	})
 	err := testwait.Poll(t, time.Minute, func() error {
 		resp, err := http.Get(p.URL() + "/healthz")
 		if err != nil {

@@ -67,10 +67,35 @@ func NewLayout(dataDir, agent, tag string, root, recoverHomes bool, log *slog.Lo
 		keep = func(dead string) { l.salvageHomes(dead, log) }
 	}
 	for _, base := range slices.Compact([]string{os.TempDir(), runBase()}) {
-		removeStale(filepath.Join(base, "e2bl-*-*-*"), 2, log, keep)
+		removeStale(filepath.Join(base, "e2bl-*-*-*"), 2, log, claimTemp(dataDir, keep))
 	}
-	removeStale(filepath.Join(dataDir, "rt-*-*"), 1, log, keep)
+	removeStale(filepath.Join(dataDir, "rt-*-*"), 1, log, func(string) (bool, func(string)) { return true, keep })
 	return l, nil
+}
+
+// ownerFile, in a temp dir a runtime makes, names the data dir it serves:
+// the temp dirs of every runtime on the host share one parent.
+const ownerFile = "data-dir"
+
+// claimTemp decides what a runtime on dataDir does with a dead runtime's
+// temp dir: its own data dir's (its homes, for keep) and those whose data
+// dir is gone or unnamed (a socket dir, or one from before ownerFile) it
+// removes; another data dir's it leaves, with the homes in it, for that
+// data dir's next runtime to salvage.
+func claimTemp(dataDir string, keep func(string)) func(string) (bool, func(string)) {
+	return func(dead string) (bool, func(string)) {
+		owner, err := os.ReadFile(filepath.Join(dead, ownerFile))
+		switch {
+		case err != nil:
+			return true, nil
+		case string(owner) == dataDir:
+			return true, keep
+		}
+		if _, err := os.Stat(string(owner)); errors.Is(err, os.ErrNotExist) {
+			return true, nil
+		}
+		return false, nil
+	}
 }
 
 func newLayout(dataDir, agent, tag string, root bool) (*Layout, error) {
@@ -83,6 +108,9 @@ func newLayout(dataDir, agent, tag string, root bool) (*Layout, error) {
 		}
 		l.temp = append(l.temp, dir)
 		l.state = dir
+		if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(dataDir), 0o600); err != nil {
+			return nil, errors.Join(fmt.Errorf("create state dir: %w", err), l.Close())
+		}
 	}
 	l.Shared = filepath.Join(l.state, "rt-"+tag)
 	l.temp = append(l.temp, l.Shared)
@@ -220,9 +248,10 @@ func tempPrefix(kind string) string {
 }
 
 // removeStale removes the dirs matching pattern whose name carries, as its
-// field pidField ('-'-separated), the pid of a process that is gone; keep,
-// when set, first takes what it wants from each (its homes unmounted).
-func removeStale(pattern string, pidField int, log *slog.Logger, keep func(dir string)) {
+// field pidField ('-'-separated), the pid of a process that is gone, and
+// that claim takes; the keep claim returns, when set, first takes what it
+// wants from each (its homes unmounted).
+func removeStale(pattern string, pidField int, log *slog.Logger, claim func(dir string) (take bool, keep func(dir string))) {
 	dirs, _ := filepath.Glob(pattern)
 	for _, d := range dirs {
 		parts := strings.Split(filepath.Base(d), "-")
@@ -233,6 +262,10 @@ func removeStale(pattern string, pidField int, log *slog.Logger, keep func(dir s
 			continue
 		}
 		if _, err := os.Stat("/proc/" + parts[pidField]); errors.Is(err, os.ErrNotExist) {
+			take, keep := claim(d)
+			if !take {
+				continue
+			}
 			// The dead runtime's sandbox homes are still mounted: removing
 			// their contents would not free their images.
 			if err := unmountBelow(d); err != nil {

@@ -133,3 +133,60 @@ func TestAgentSource(t *testing.T) {
 		})
 	}
 }
+
+// TestStaleTempDirsByDataDir: every runtime's temp dirs share one parent,
+// so a runtime starting on one data dir salvages the homes a dead runtime
+// of the same data dir left there and removes the dirs of data dirs that
+// are gone, but leaves another live data dir's (its own next runtime
+// adopts those homes).
+func TestStaleTempDirsByDataDir(t *testing.T) {
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dataDir, other := t.TempDir(), t.TempDir()
+	stale := func(name, owner, key, id string) string {
+		d := filepath.Join(os.TempDir(), fmt.Sprintf("e2bl-state-%d-%s", dead.Process.Pid, name))
+		homes := filepath.Join(d, "rt-1-x", "sandboxes")
+		if err := os.MkdirAll(homes, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = os.RemoveAll(d) })
+		files := map[string]string{filepath.Join(homes, key+".img"): "home of " + id, filepath.Join(homes, key+".id"): id}
+		if owner != "" {
+			files[filepath.Join(d, ownerFile)] = owner
+		}
+		for p, body := range files {
+			if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return d
+	}
+	mine := stale("mine", dataDir, "k1", "sbxmine")
+	theirs := stale("theirs", other, "k2", "sbxtheirs")
+	gone := stale("gone", filepath.Join(other, "removed"), "k3", "sbxgone")
+	legacy := stale("legacy", "", "k4", "sbxlegacy")
+
+	l, err := NewLayout(dataDir, "", "test", false, true, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	for _, d := range []string{mine, gone, legacy} {
+		if _, err := os.Lstat(d); err == nil {
+			t.Errorf("the dead runtime's %s is still there", d)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(theirs, "rt-1-x", "sandboxes", "k2.img")); err != nil || string(b) != "home of sbxtheirs" {
+		t.Errorf("another data dir's home: %q %v; want it left where it was", b, err)
+	}
+	if b, err := os.ReadFile(l.OrphanImage("sbxmine")); err != nil || string(b) != "home of sbxmine" {
+		t.Errorf("this data dir's home: %q %v; want it salvaged", b, err)
+	}
+	for _, id := range []string{"sbxtheirs", "sbxgone", "sbxlegacy"} {
+		if _, err := os.Lstat(l.OrphanImage(id)); err == nil {
+			t.Errorf("the home of %s, not this data dir's, was salvaged", id)
+		}
+	}
+}
