@@ -27,11 +27,21 @@ type countingBlobs struct {
 	failAfter atomic.Int64
 	puts      atomic.Int64
 	manifests atomic.Int64 // manifest reads
+	// slowManifest, when positive, is how long each manifest read takes
+	// (nanoseconds): a restore longer than the lease on any host.
+	slowManifest atomic.Int64
 }
 
 func (c *countingBlobs) Open(ctx context.Context, key string) (io.ReadCloser, int64, error) {
 	if strings.HasSuffix(key, "/manifest.json") {
 		c.manifests.Add(1)
+		if d := time.Duration(c.slowManifest.Load()); d > 0 {
+			select {
+			case <-time.After(d):
+			case <-ctx.Done():
+				return nil, 0, ctx.Err()
+			}
+		}
 	}
 	return c.Blobs.Open(ctx, key)
 }
@@ -380,16 +390,17 @@ func TestCheckpointSizeCap(t *testing.T) {
 	}
 }
 
-// TestRestoreLongerThanTheLease restores a workspace that takes longer
-// than the start lease while a second call waits for the session: the
-// lease is extended as the sandbox's create and the restore run, so the
-// waiting call does not take the start over, and both calls find the files
-// in the same sandbox. pkg/session's TestCreateLongerThanTheLease pins the
-// create's part deterministically: a loaded host's slow create outlived the
-// lease here, and the waiting call restored a second time.
+// TestRestoreLongerThanTheLease restores a workspace, its manifest read
+// made to take 2.5 leases, while a second call waits for the session: one
+// lease hold spans the sandbox's create and the restore, so the waiting
+// call does not take the start over, and both calls find the files in the
+// same sandbox. pkg/session's TestCreateLongerThanTheLease pins the
+// create's part: a loaded host's slow create outlived the lease here, and
+// the waiting call restored a second time.
 func TestRestoreLongerThanTheLease(t *testing.T) {
 	t.Parallel()
-	r := newWSRig(t, session.Config{LeaseDuration: 300 * time.Millisecond}, "ws-long-restore")
+	const lease = time.Second
+	r := newWSRig(t, session.Config{LeaseDuration: lease}, "ws-long-restore")
 	ctx := t.Context()
 	r.exec("import os\nos.makedirs('many', exist_ok=True)\nfor i in range(1500): open(f'many/{i}.txt', 'w').write(str(i))")
 	if _, err := r.m.Checkpoint(ctx, r.key); err != nil {
@@ -403,6 +414,7 @@ func TestRestoreLongerThanTheLease(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.blobs.manifests.Store(0)
+	r.blobs.slowManifest.Store(int64(5 * lease / 2))
 	var wg sync.WaitGroup
 	results := make([]*session.ExecResult, 2)
 	errs := make([]error, 2)

@@ -198,44 +198,28 @@ func (m *Manager) applyOptions(s *Session, opts *StartOptions) {
 }
 
 // startSandbox takes the tenant's slot the record of s names, creates the
-// sandbox for s, which holds our lease, and records it. When the record
-// changed meanwhile (our lease was taken, or a stop came) the new sandbox
-// is killed, the slot given back unless the record still names it, and
-// errRetry returned.
+// sandbox for s, which holds our lease, brings its workspace in, and
+// records it. When the record changed meanwhile (our lease was taken, or a
+// stop came) the new sandbox is killed, the slot given back unless the
+// record still names it, and errRetry returned.
 func (m *Manager) startSandbox(ctx context.Context, s *Session, opts *StartOptions, slot Slot) (*Session, error) {
-	info, err := m.createInSlot(ctx, s, m.sandboxSpec(s, opts), slot)
+	snap := *s
+	var restored *RestoreInfo
+	info, err := m.createInSlot(ctx, s, m.sandboxSpec(s, opts), slot, func(ctx context.Context, id string) error {
+		if m.adoptedHome(ctx, &snap, id) {
+			// A home adopted is newer than the workspace: restoring the
+			// checkpoint over it would undo the writes since.
+			return nil
+		}
+		var err error
+		if restored, err = m.restoreWorkspace(ctx, &snap, id); err != nil {
+			return &Error{Kind: ErrUnavailable, RetryAfter: 5 * time.Second,
+				Detail: "restoring the session's workspace failed; try again", Err: err}
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	snap := *s
-	rctx, release := m.holdLease(ctx, s)
-	var restored *RestoreInfo
-	if !m.adoptedHome(rctx, s, info.ID) {
-		// A home adopted is newer than the workspace: restoring the
-		// checkpoint over it would undo the writes since.
-		restored, err = m.restoreWorkspace(rctx, &snap, info.ID)
-	}
-	if lost := release(); lost != nil {
-		err = lost
-	}
-	if errors.Is(err, errRetry) {
-		dctx, cancel := detach(ctx)
-		defer cancel()
-		if kerr := m.sandboxes.Kill(dctx, info.ID); kerr != nil {
-			m.log.WarnContext(ctx, "kill sandbox whose start was taken over", "sandbox", info.ID, "err", kerr)
-		}
-		m.dropLostSlot(ctx, s)
-		return nil, errRetry
-	}
-	if err != nil {
-		dctx, cancel := detach(ctx)
-		defer cancel()
-		if kerr := m.sandboxes.Kill(dctx, info.ID); kerr != nil {
-			m.log.WarnContext(ctx, "kill sandbox whose restore failed", "sandbox", info.ID, "err", kerr)
-		}
-		m.release(ctx, s, StateError)
-		return nil, &Error{Kind: ErrUnavailable, RetryAfter: 5 * time.Second,
-			Detail: "restoring the session's workspace failed; try again", Err: err}
 	}
 	// The sandbox exists now: record it even if the caller gave up, or it
 	// would run unowned until the orphan sweep.

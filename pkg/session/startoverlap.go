@@ -86,24 +86,30 @@ func (m *Manager) sandboxSpec(s *Session, opts *StartOptions) SandboxSpec {
 }
 
 // createInSlot takes the start's slot and creates its sandbox, at once when
-// the cap is far from full (see above), else one after the other, holding
-// the start's lease on *s meanwhile (holdLease): a create that outlives
-// the lease (a slow provider, a loaded host) would otherwise let a waiting
-// call take the start over and start a second sandbox, whose restore reads
-// the workspace again. On any failure the session is released (stopped
-// when the cap refused, error when the create failed), the slot given back
-// and a created sandbox killed; a lease lost meanwhile is errRetry.
-func (m *Manager) createInSlot(ctx context.Context, s *Session, spec SandboxSpec, slot Slot) (SandboxInfo, error) {
+// the cap is far from full (see above), else one after the other, then has
+// prepare bring the sandbox's workspace in, holding the start's lease on *s
+// all along (holdLease): a create or restore that outlives the lease (a
+// slow provider, a loaded host, a large workspace) would otherwise let a
+// waiting call take the start over and start a second sandbox, whose
+// restore reads the workspace again. On any failure the session is
+// released (stopped when the cap refused, error when the create or prepare
+// failed), the slot given back and a created sandbox killed; a lease lost
+// meanwhile is errRetry.
+func (m *Manager) createInSlot(ctx context.Context, s *Session, spec SandboxSpec, slot Slot, prepare func(ctx context.Context, id string) error) (SandboxInfo, error) {
 	tenant, principal := s.Tenant, s.Principal
 	hctx, releaseLease := m.holdLease(ctx, s)
 	info, slotErr, createErr := m.takeSlotAndCreate(hctx, tenant, principal, spec, slot)
+	var prepErr error
+	if slotErr == nil && createErr == nil {
+		prepErr = prepare(hctx, info.ID)
+	}
 	// The renewals have stopped: *s is ours again, at its latest version.
 	lost := releaseLease()
-	if (lost != nil || slotErr != nil) && createErr == nil && info.ID != "" {
+	if (lost != nil || slotErr != nil || prepErr != nil) && createErr == nil && info.ID != "" {
 		dctx, cancel := detach(ctx)
 		defer cancel()
 		if kerr := m.sandboxes.Kill(dctx, info.ID); kerr != nil {
-			m.log.WarnContext(ctx, "kill sandbox of a start that lost its lease or slot", "sandbox", info.ID, "err", kerr)
+			m.log.WarnContext(ctx, "kill sandbox of a start that failed", "sandbox", info.ID, "err", kerr)
 		}
 	}
 	switch {
@@ -119,6 +125,9 @@ func (m *Manager) createInSlot(ctx context.Context, s *Session, spec SandboxSpec
 	case createErr != nil:
 		m.release(ctx, s, stateAfter(createErr))
 		return SandboxInfo{}, fmt.Errorf("start sandbox for session %q: %w", s.SessionID, createErr)
+	case prepErr != nil:
+		m.release(ctx, s, StateError)
+		return SandboxInfo{}, prepErr
 	}
 	return info, nil
 }
