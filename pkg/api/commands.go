@@ -76,8 +76,8 @@ func (s *Server) runCommand(w http.ResponseWriter, r *http.Request, id identity)
 		})
 		return
 	}
-	s.longJSON(w, r, func() (any, error) {
-		return s.mgr.RunCommand(r.Context(), key, req, nil)
+	s.longJSON(w, r, func(onEvent func(session.Event)) (any, error) {
+		return s.mgr.RunCommand(r.Context(), key, req, onEvent)
 	})
 }
 

@@ -61,13 +61,15 @@ func TestLateBodiesMatchDocument(t *testing.T) {
 					return ctx.Err()
 				}
 			}
-			h.fake.execute = func(ctx context.Context, _ session.Key, _ session.ExecRequest, _ func(session.Event)) (*session.ExecResult, error) {
+			h.fake.execute = func(ctx context.Context, _ session.Key, _ session.ExecRequest, onEvent func(session.Event)) (*session.ExecResult, error) {
+				onEvent(session.Event{Started: true})
 				if err := wait(ctx); err != nil {
 					return nil, err
 				}
 				return &session.ExecResult{Success: true, Stdout: "slow\n", Results: []session.Result{}}, nil
 			}
-			h.fake.install = func(ctx context.Context, _ session.Key, _ session.InstallRequest, _ func(session.Event)) (*session.InstallResult, error) {
+			h.fake.install = func(ctx context.Context, _ session.Key, _ session.InstallRequest, onEvent func(session.Event)) (*session.InstallResult, error) {
+				onEvent(session.Event{Started: true})
 				if err := wait(ctx); err != nil {
 					return nil, err
 				}

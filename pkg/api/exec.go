@@ -70,8 +70,8 @@ func (s *Server) runExecute(w http.ResponseWriter, r *http.Request, id identity,
 		})
 		return
 	}
-	s.longJSON(w, r, func() (any, error) {
-		res, err := s.mgr.Execute(r.Context(), key, req, nil)
+	s.longJSON(w, r, func(onEvent func(session.Event)) (any, error) {
+		res, err := s.mgr.Execute(r.Context(), key, req, onEvent)
 		return normalizeResult(res), err
 	})
 }
@@ -153,8 +153,8 @@ func (s *Server) runInstall(w http.ResponseWriter, r *http.Request, id identity,
 		})
 		return
 	}
-	s.longJSON(w, r, func() (any, error) {
-		res, err := s.mgr.Install(r.Context(), key, req, nil)
+	s.longJSON(w, r, func(onEvent func(session.Event)) (any, error) {
+		res, err := s.mgr.Install(r.Context(), key, req, onEvent)
 		return viewInstall(res), err
 	})
 }

@@ -36,7 +36,8 @@ func TestJSONModeKeepAlive(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			release := make(chan struct{})
-			h.fake.execute = func(ctx context.Context, _ session.Key, _ session.ExecRequest, _ func(session.Event)) (*session.ExecResult, error) {
+			h.fake.execute = func(ctx context.Context, _ session.Key, _ session.ExecRequest, onEvent func(session.Event)) (*session.ExecResult, error) {
+				onEvent(session.Event{Started: true})
 				select {
 				case <-release:
 				case <-ctx.Done():

@@ -50,8 +50,8 @@ func (s *Server) runOnce(w http.ResponseWriter, r *http.Request, id identity, st
 		})
 		return
 	}
-	s.longJSON(w, r, func() (any, error) {
-		res, err := s.mgr.ExecuteOnce(r.Context(), id.tenant, id.principal, req, nil)
+	s.longJSON(w, r, func(onEvent func(session.Event)) (any, error) {
+		res, err := s.mgr.ExecuteOnce(r.Context(), id.tenant, id.principal, req, onEvent)
 		return normalizeResult(res), err
 	})
 }

@@ -32,6 +32,9 @@ type Server struct {
 	execTimeout   time.Duration
 	// keepAliveFirst and keepAliveEvery time keepalive lines of streams.
 	keepAliveFirst, keepAliveEvery time.Duration
+	// startHold bounds how long the start of a long response waits for its
+	// call to reach the sandbox (heldTicking).
+	startHold time.Duration
 	// commandAttach bounds one reattachment to a command's output.
 	commandAttach time.Duration
 
@@ -105,6 +108,7 @@ func New(mgr Manager, opts ...Option) *Server {
 
 		keepAliveFirst: keepAliveFirst,
 		keepAliveEvery: keepAliveEvery,
+		startHold:      startHoldMax,
 		commandAttach:  maxCommandAttach,
 	}
 	// Limits are the Manager's; options may still override them.

@@ -127,16 +127,23 @@ type ndjsonStream struct {
 // Keepalive timing: a silent call starts its stream after keepAliveFirst
 // and then sends a keepalive line whenever keepAliveEvery passes without
 // one. Gateways cut streams that stay silent (API Gateway: 5 minutes idle)
-// or send nothing for too long at first.
+// or send nothing for too long at first. A call that is still starting its
+// sandbox then is held until it reaches the sandbox, startHoldMax at most
+// (heldTicking).
 const (
 	keepAliveFirst = 10 * time.Second
 	keepAliveEvery = 30 * time.Second
+	// startHoldMax is how long a response's start may wait for its call to
+	// reach the sandbox: well within the 29 s in which API Gateway's REST
+	// integration must send its first byte.
+	startHoldMax = 25 * time.Second
 )
 
 // keepAlive sends keepalive lines while the call is silent, until the
-// returned stop is called; stop waits for the sender to be gone.
-func (st *ndjsonStream) keepAlive(first, every time.Duration) (stop func()) {
-	return ticking(first, every, func() {
+// returned stop is called; stop waits for the sender to be gone. reached
+// is to be called once the call reached its sandbox.
+func (st *ndjsonStream) keepAlive(first, every, hold time.Duration) (reached, stop func()) {
+	return heldTicking(first, every, hold, func() {
 		st.mu.Lock()
 		defer st.mu.Unlock()
 		if !st.started || time.Since(st.last) >= every {
@@ -150,26 +157,86 @@ func (st *ndjsonStream) keepAlive(first, every time.Duration) (stop func()) {
 // timer's function rather than a goroutine of its own: most calls end
 // before the first tick, and then cost no goroutine at all.
 func ticking(first, every time.Duration, tick func()) (stop func()) {
-	var mu sync.Mutex
-	stopped := false
-	mu.Lock()
-	defer mu.Unlock()
-	var t *time.Timer
-	t = time.AfterFunc(first, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if stopped {
-			return
-		}
-		tick()
-		t.Reset(every)
-	})
-	return func() {
-		mu.Lock()
-		defer mu.Unlock()
-		stopped = true
-		t.Stop()
+	_, stop = heldTicking(first, every, 0, tick)
+	return stop
+}
+
+// heldTicking is ticking for a call that may first have to start a
+// sandbox. Its first tick starts the response (status 200), after which a
+// failure can no longer have a status of its own; so when first passes
+// before reached is called (the call reached its sandbox), that tick waits
+// for reached, or for hold (counted from the call's start) at the latest.
+// A start that fails or is refused meanwhile (an overloaded host's 503 or
+// 429 with Retry-After) is answered with its own status. hold <= first
+// holds nothing.
+func heldTicking(first, every, hold time.Duration, tick func()) (reached, stop func()) {
+	h := &heldTicker{every: every, rest: hold - first, tick: tick}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.scheduleLocked(first)
+	return h.reach, h.stop
+}
+
+// heldTicker is heldTicking's state. Each timer carries the generation it
+// was set in, so one that fires after being replaced does nothing.
+type heldTicker struct {
+	mu      sync.Mutex
+	t       *time.Timer
+	gen     int
+	every   time.Duration
+	rest    time.Duration // what is left of the hold once first passed
+	tick    func()
+	reached bool // the call reached its sandbox
+	waiting bool // first passed, the tick waits for reached
+	stopped bool
+}
+
+func (h *heldTicker) scheduleLocked(d time.Duration) {
+	h.gen++
+	gen := h.gen
+	h.t = time.AfterFunc(d, func() { h.fire(gen) })
+}
+
+func (h *heldTicker) fire(gen int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.stopped || gen != h.gen {
+		return
 	}
+	if !h.reached && !h.waiting && h.rest > 0 {
+		h.waiting = true
+		h.scheduleLocked(h.rest)
+		return
+	}
+	h.tickLocked()
+}
+
+func (h *heldTicker) tickLocked() {
+	h.reached, h.waiting = true, false
+	h.tick()
+	h.scheduleLocked(h.every)
+}
+
+func (h *heldTicker) reach() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.stopped || h.reached {
+		return
+	}
+	if h.waiting {
+		// The first tick is overdue: the response starts now.
+		h.t.Stop()
+		h.tickLocked()
+		return
+	}
+	h.reached = true
+}
+
+func (h *heldTicker) stop() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.stopped = true
+	h.t.Stop()
 }
 
 func newNDJSONStream(w http.ResponseWriter) *ndjsonStream {
@@ -265,8 +332,16 @@ func (st *ndjsonStream) onEvent(ev session.Event) {
 // as a plain problem with its own status.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, call func(onEvent func(session.Event)) (streamOutcome, error)) {
 	st := newNDJSONStream(w)
-	stop := st.keepAlive(s.keepAliveFirst, s.keepAliveEvery)
-	outcome, err := call(st.onEvent)
+	reached, stop := st.keepAlive(s.keepAliveFirst, s.keepAliveEvery, s.startHold)
+	// Deferred too: after a panic in call, which the server recovers from,
+	// no keepalive may write to the finished response.
+	defer stop()
+	outcome, err := call(func(ev session.Event) {
+		st.onEvent(ev)
+		if ev.Started {
+			reached()
+		}
+	})
 	stop()
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -299,16 +374,19 @@ func (s *Server) streamProblem(r *http.Request, err error) *Problem {
 
 // longJSON answers a JSON-mode execute or install. A call that ends within
 // keepAliveFirst is answered as any other request: its status, then its
-// JSON. A longer one starts a 200 response then and sends a space whenever
-// keepAliveEvery passes, which JSON allows before a value, so a gateway
-// that cuts silent streams (API Gateway: 5 minutes idle) keeps it open. A
-// failure after the start can no longer change the status: the body is
-// then its Problem object (with "type" and "status"), not the result.
-func (s *Server) longJSON(w http.ResponseWriter, r *http.Request, call func() (any, error)) {
+// JSON. A longer one starts a 200 response then, or once it reached its
+// sandbox (an Event with Started) if starting that took longer (startHold
+// at most), and sends a space whenever keepAliveEvery passes, which JSON
+// allows before a value, so a gateway that cuts silent streams (API
+// Gateway: 5 minutes idle) keeps it open. A failure after the start can no
+// longer change the status: the body is then its Problem object (with
+// "type" and "status"), not the result. call passes onEvent to the
+// Manager, which reports reaching the sandbox through it.
+func (s *Server) longJSON(w http.ResponseWriter, r *http.Request, call func(onEvent func(session.Event)) (any, error)) {
 	// started is the ticker's until stop returns, and the answer's after.
 	started := false
 	rc := http.NewResponseController(w)
-	stop := ticking(s.keepAliveFirst, s.keepAliveEvery, func() {
+	reached, stop := heldTicking(s.keepAliveFirst, s.keepAliveEvery, s.startHold, func() {
 		if !started {
 			h := w.Header()
 			h.Set("Content-Type", "application/json")
@@ -320,7 +398,14 @@ func (s *Server) longJSON(w http.ResponseWriter, r *http.Request, call func() (a
 		_, _ = w.Write([]byte(" "))
 		_ = rc.Flush()
 	})
-	res, err := call()
+	// Deferred too: after a panic in call, which the server recovers from,
+	// no tick may write to the finished response.
+	defer stop()
+	res, err := call(func(ev session.Event) {
+		if ev.Started {
+			reached()
+		}
+	})
 	stop()
 	switch {
 	case !started && err != nil:

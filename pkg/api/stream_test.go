@@ -249,15 +249,16 @@ func TestLongExecuteOutlivesWriteTimeout(t *testing.T) {
 	}
 }
 
-// TestStreamKeepAlive checks a silent call starts its stream and keeps it
-// alive, while a call that fails at once still gets a plain problem.
+// TestStreamKeepAlive checks a silent call keeps its stream alive, while a
+// call that fails at once still gets a plain problem.
 func TestStreamKeepAlive(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	srv := h.srv.Config.Handler.(*Server)
 	srv.keepAliveFirst, srv.keepAliveEvery = 50*time.Millisecond, 100*time.Millisecond
 	release := make(chan struct{})
-	h.fake.execute = func(ctx context.Context, _ session.Key, _ session.ExecRequest, _ func(session.Event)) (*session.ExecResult, error) {
+	h.fake.execute = func(ctx context.Context, _ session.Key, _ session.ExecRequest, onEvent func(session.Event)) (*session.ExecResult, error) {
+		onEvent(session.Event{Started: true})
 		select {
 		case <-release:
 		case <-ctx.Done():
@@ -270,6 +271,9 @@ func TestStreamKeepAlive(t *testing.T) {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
 	sc := bufio.NewScanner(resp.Body)
+	if l := nextLine(t, sc); l["type"] != "start" {
+		t.Fatalf("first line %v, want start", l)
+	}
 	for range 3 {
 		if l := nextLine(t, sc); l["type"] != "keepalive" || len(l) != 1 {
 			t.Fatalf("line %v, want a keepalive", l)
