@@ -66,7 +66,11 @@ type Config struct {
 	CreateRate float64
 	// OldAPI makes the control plane an older E2B's: OldAPIV1 or
 	// OldAPIResume (apilimits.go). Default "": the current API.
-	OldAPI           string
+	OldAPI string
+	// StartTimeout bounds the steps of a sandbox's start: a create's wait
+	// for a spawned tree when the pool is empty, its agent's configuration,
+	// its network. A create that runs out of it gets 503 with Retry-After
+	// (the host is overloaded). Default 15 s.
 	StartTimeout     time.Duration
 	DefaultV1Timeout time.Duration // create v1 without timeout, default 15 s
 	DefaultV2Timeout time.Duration // create v2 and connect v2 without timeout, default 300 s

@@ -4,6 +4,8 @@ package e2blocal
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"runtime"
 	"slices"
 	"sync"
@@ -99,10 +101,20 @@ func (rt *Runtime) takeWarm(standby bool) (*sandbox, error) {
 	sup.waiters = append(sup.waiters, w)
 	rt.kickLocked()
 	sup.mu.Unlock()
+	// A create waits for a tree StartTimeout at most: on a host too loaded
+	// to spawn trees in time, a burst's queue would hold creates for
+	// minutes. Past it the create is refused as overloaded (503 with
+	// Retry-After, as a spawn that timed out), soon enough for the service
+	// to answer its caller with that status rather than inside a 200.
+	wait := time.NewTimer(rt.cfg.StartTimeout)
+	defer wait.Stop()
+	closed := false
 	select {
 	case r := <-w.got:
 		return r.s, r.err
 	case <-rt.ctx.Done():
+		closed = true
+	case <-wait.C:
 	}
 	sup.mu.Lock()
 	if i := slices.Index(sup.waiters, w); i >= 0 {
@@ -111,13 +123,20 @@ func (rt *Runtime) takeWarm(standby bool) (*sandbox, error) {
 	sup.mu.Unlock()
 	select {
 	case r := <-w.got:
+		if !closed {
+			return r.s, r.err // handed over just in time
+		}
 		if r.s != nil {
 			rt.doneStarting(r.s)
 			_ = r.s.teardown(context.Background())
 		}
 	default:
 	}
-	return nil, errClosed
+	if closed {
+		return nil, errClosed
+	}
+	return nil, fmt.Errorf("no sandbox tree came up within %s: the host spawns too slowly for the creates waiting: %w",
+		rt.cfg.StartTimeout, os.ErrDeadlineExceeded)
 }
 
 // treeSupply hands spawned trees to creates that found the pool empty,

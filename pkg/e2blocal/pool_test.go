@@ -275,3 +275,35 @@ func TestPoolRemembersBurstAcrossRestart(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestTakeWarmWaitIsBounded: a create that finds the pool empty and no
+// spawn slot free (every one taken by spawns a loaded host runs slowly)
+// gives up after StartTimeout as overloaded, which the API answers 503
+// with Retry-After, and leaves the queue.
+func TestTakeWarmWaitIsBounded(t *testing.T) {
+	t.Parallel()
+	rt := &Runtime{cfg: Config{StartTimeout: 50 * time.Millisecond}, ctx: t.Context()}
+	// limit 0: no spawn starts for the waiting create.
+	type result struct {
+		s   *sandbox
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		s, err := rt.takeWarm(true)
+		got <- result{s, err}
+	}()
+	select {
+	case r := <-got:
+		if r.s != nil || !overloaded(r.err) {
+			t.Fatalf("takeWarm = %v, %v; want an overload error", r.s, r.err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a create still waits for a tree 100 × StartTimeout later")
+	}
+	rt.supply.mu.Lock()
+	defer rt.supply.mu.Unlock()
+	if n := len(rt.supply.waiters); n != 0 {
+		t.Fatalf("%d creates still queued for a tree", n)
+	}
+}
