@@ -134,8 +134,7 @@ const (
 	keepAliveFirst = 10 * time.Second
 	keepAliveEvery = 30 * time.Second
 	// startHoldMax is how long a response's start may wait for its call to
-	// reach the sandbox: well within the 29 s in which API Gateway's REST
-	// integration must send its first byte.
+	// reach the sandbox: well within API Gateway's 29 s integration timeout.
 	startHoldMax = 25 * time.Second
 )
 
