@@ -122,23 +122,26 @@ func TestStartOverloadIsBackpressure(t *testing.T) {
 	cellFailed := session.Errorf(session.ErrUnavailable, "the sandbox stopped answering")
 	for _, c := range []struct {
 		name      string
+		path      string
 		accept    string
 		createErr error
 		cellErr   error
 		want      int // the status; 200 with a late problem when lateStatus is set
 		late      int
 	}{
-		{"JSON: overloaded start", "application/json", overload, nil, 429, 0},
-		{"stream: overloaded start", contentTypeNDJSON, overload, nil, 429, 0},
-		{"JSON: late start, long cell", "application/json", nil, nil, 200, 0},
-		{"JSON: late start, long cell that fails", "application/json", nil, cellFailed, 200, 502},
-		{"stream: late start, long cell", contentTypeNDJSON, nil, nil, 200, 0},
+		{"JSON: overloaded start", "/v1/sessions/s1/execute", "application/json", overload, nil, 429, 0},
+		{"stream: overloaded start", "/v1/sessions/s1/execute", contentTypeNDJSON, overload, nil, 429, 0},
+		{"one-shot: overloaded start", "/v1/execute", "application/json", overload, nil, 429, 0},
+		{"JSON: late start, long cell", "/v1/sessions/s1/execute", "application/json", nil, nil, 200, 0},
+		{"JSON: late start, long cell that fails", "/v1/sessions/s1/execute", "application/json", nil, cellFailed, 200, 502},
+		{"stream: late start, long cell", "/v1/sessions/s1/execute", contentTypeNDJSON, nil, nil, 200, 0},
+		{"one-shot: late start, long cell", "/v1/execute", "application/json", nil, nil, 200, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			sbx := &slowStartSandboxes{createFor: 20 * first, createErr: c.createErr, cellDone: make(chan struct{}), cellErr: c.cellErr}
 			ts := newRealManagerServer(t, sbx, first, time.Minute)
-			req, err := http.NewRequestWithContext(t.Context(), "POST", ts.URL+"/v1/sessions/s1/execute", strings.NewReader(`{"code":"long()"}`))
+			req, err := http.NewRequestWithContext(t.Context(), "POST", ts.URL+c.path, strings.NewReader(`{"code":"long()"}`))
 			if err != nil {
 				t.Fatal(err)
 			}
