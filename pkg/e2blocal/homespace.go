@@ -141,7 +141,7 @@ func validSandboxID(id string) bool {
 // home, and the failure is logged.
 func (rt *Runtime) adoptHome(ctx context.Context, s *sandbox) bool {
 	img := rt.fs.HomeImage(s.hostKey)
-	if err := os.Rename(s.adopt, img); err != nil {
+	if err := rt.takeOrphan(s.adopt, img); err != nil {
 		return false
 	}
 	rootShift := 0
@@ -163,8 +163,8 @@ func (rt *Runtime) adoptHome(ctx context.Context, s *sandbox) bool {
 // (remapOwners). On a failure s gets a fresh home, and it is logged.
 func (rt *Runtime) adoptDir(s *sandbox) bool {
 	home := rt.fs.HomeDir(s.hostKey)
-	if err := os.Rename(s.adopt, home); err != nil {
-		return false // another create took it
+	if err := rt.takeOrphan(s.adopt, home); err != nil {
+		return false // another create took it, or it expired
 	}
 	err := os.Chmod(home, 0o700)
 	if err == nil && s.hostUID >= 0 {
@@ -241,9 +241,18 @@ func (rt *Runtime) sweepOrphans() {
 	}
 }
 
+// takeOrphan moves the orphan home at from to to, unless it expired.
+func (rt *Runtime) takeOrphan(from, to string) error {
+	rt.orphanMu.Lock()
+	defer rt.orphanMu.Unlock()
+	return os.Rename(from, to)
+}
+
 // expireOrphans removes the orphans salvaged more than Config.OrphanTTL
 // before now.
 func (rt *Runtime) expireOrphans(now time.Time) {
+	rt.orphanMu.Lock()
+	defer rt.orphanMu.Unlock()
 	n, err := rt.fs.RemoveOrphans(now.Add(-rt.cfg.OrphanTTL))
 	if n > 0 {
 		rt.log.Info("e2blocal: removed the homes of dead sandboxes nobody adopted", "count", n, "ttl", rt.cfg.OrphanTTL)

@@ -114,6 +114,10 @@ type Runtime struct {
 
 	signed *signedRouter // routes signed file URLs that name no sandbox
 
+	// orphanMu keeps an orphan from expiring while a create takes it: a
+	// dir half removed must not become a home.
+	orphanMu sync.Mutex
+
 	templates templateSet // what creates may name (templates.go)
 
 	mu        sync.Mutex

@@ -209,8 +209,8 @@ func TestSalvagePlainHomes(t *testing.T) {
 	old := time.Now().Add(-48 * time.Hour)
 	files := map[string]string{
 		"sandboxes/k1/acked/1.txt": "write 1", "sandboxes/k1.id": "sbxlive",
-		"sandboxes/k2/warm.txt":    "",
-		"sandboxes/k3.img":         "image", "sandboxes/k3.id": "sbximage", "sandboxes/k3/.keep": "",
+		"sandboxes/k2/warm.txt": "",
+		"sandboxes/k3.img":      "image", "sandboxes/k3.id": "sbximage", "sandboxes/k3/.keep": "",
 		"orphans/sbxolder/a.txt": "older",
 	}
 	for p, body := range files {
