@@ -30,7 +30,9 @@ func buildSessionbox(t *testing.T) string {
 // and start it again on the same state.
 type serveProc struct {
 	bin, addr, dir, key string
-	flags               []string // beyond address, data dir and key
+	flags               []string            // beyond address, data dir and key
+	cred                *syscall.Credential // nil: serve runs as the test
+	env                 []string            // with cred: serve's whole environment
 	cmd                 *exec.Cmd
 	logs                *lockedWriter
 }
@@ -57,6 +59,10 @@ func (p *serveProc) start(t *testing.T) {
 	args := append([]string{"serve", "--addr", p.addr, "--data-dir", p.dir, "--api-keys", "alice=" + p.key, "--min-free-mib", "-1"}, p.flags...)
 	cmd := exec.Command(p.bin, args...)
 	cmd.Env = os.Environ()
+	if p.cred != nil {
+		cmd.Env = p.env
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: p.cred}
+	}
 	logs := &lockedWriter{}
 	p.logs = logs
 	cmd.Stdout, cmd.Stderr = logs, logs
@@ -94,4 +100,35 @@ func (p *serveProc) kill(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = p.cmd.Wait()
+}
+
+// asUser makes serve run as uid, as a runtime that is not root does: the
+// binary, the data dir and a home and temp dir of its own where uid
+// reaches them. Only root can run a process as another uid.
+func (p *serveProc) asUser(t *testing.T, uid int) {
+	t.Helper()
+	base, err := os.MkdirTemp("", "serve-uid-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(base) })
+	bin := filepath.Join(base, "sessionbox")
+	if err := os.Rename(p.bin, bin); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p.bin, p.dir = bin, filepath.Join(base, "data")
+	tmp := filepath.Join(base, "tmp")
+	for _, d := range []string{p.dir, tmp} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(d, uid, uid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid), Groups: []uint32{}}
+	p.env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + tmp, "TMPDIR=" + tmp}
 }

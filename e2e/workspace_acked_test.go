@@ -16,14 +16,31 @@ import (
 // none checkpointed (the checkpoint interval is an hour), then serve is
 // killed with SIGKILL and started again on the same data dir: all N are
 // readable, and a file deleted before the kill stays deleted (the home
-// came back, not the older checkpoint).
+// came back, not the older checkpoint). As root homes are images; serve
+// run as another uid keeps them as plain dirs.
 func TestAcknowledgedWritesSurviveServeKilled(t *testing.T) {
 	t.Parallel()
-	if os.Geteuid() != 0 {
-		t.Skip("sandbox homes are images only as root")
-	}
 	const key = "sbx_ackedwrites0123456789abcdef"
-	serve := newServeProc(t, key, "--checkpoint-interval-secs", "3600")
+	for _, nonRoot := range []bool{false, true} {
+		t.Run(map[bool]string{false: "root", true: "not root"}[nonRoot], func(t *testing.T) {
+			t.Parallel()
+			serve := newServeProc(t, key, "--checkpoint-interval-secs", "3600")
+			switch root := os.Geteuid() == 0; {
+			case nonRoot && root:
+				serve.asUser(t, ackedWritesUID)
+			case !nonRoot && !root:
+				t.Skip("sandbox homes are images only as root")
+			}
+			ackedWritesSurvive(t, serve, key)
+		})
+	}
+}
+
+// ackedWritesUID runs the non-root serve: below the runtime's sandbox uid
+// range, and not the uid of pkg/e2blocal's unprivileged suite.
+const ackedWritesUID = 199998
+
+func ackedWritesSurvive(t *testing.T, serve *serveProc, key string) {
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
 	c := client.New(serve.URL(), key, nil)

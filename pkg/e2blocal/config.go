@@ -90,14 +90,19 @@ type Config struct {
 	// after every home, the new one included, grew to DiskMB. Past it a
 	// create gets 507 naming the floor. Nil admits every home.
 	HomeFloor *diskspace.Floor
-	// RecoverHomes, when set (and homes are images), is a metadata key: a
-	// runtime that starts after one that died (SIGKILL, a crash) keeps the
-	// home images it left, and a create whose metadata names one of their
-	// sandbox ids under this key gets that home, its files given to the
-	// new sandbox's user, instead of an empty one; its metadata keeps the
-	// key only then, so a GET of the sandbox says whether it did. Homes
-	// nobody adopts go at Close. "" removes them at start.
+	// RecoverHomes, when set, is a metadata key: a runtime that starts
+	// after one that died (SIGKILL, a crash) keeps the homes its created
+	// sandboxes left (images, or plain dirs when homes are not images),
+	// and a create whose metadata names one of their sandbox ids under
+	// this key gets that home, its files given to the new sandbox's user,
+	// instead of an empty one; its metadata keeps the key only then, so a
+	// GET of the sandbox says whether it did. "" removes them at start.
 	RecoverHomes string
+	// OrphanTTL is how long a home kept under RecoverHomes waits for its
+	// create (default 24 h): the runtime knows nothing of the sessions
+	// that may ask, so past it the home goes, and with it what an image
+	// counts against HomeFloor. Homes nobody adopted go at Close too.
+	OrphanTTL time.Duration
 	// Logger receives what the runtime reports about the host (limits it
 	// cannot enforce) and sandboxes that die on their own; default
 	// slog.Default().

@@ -96,6 +96,9 @@ func (rt *Runtime) create(ctx context.Context, p createParams) (*sandbox, error)
 	if err != nil {
 		return nil, err
 	}
+	if err := rt.noteHomeID(s); err != nil {
+		return nil, errors.Join(err, s.teardown(ctx))
+	}
 	s.templateID, s.metadata, s.envVars = p.templateID, rt.recoveredMetadata(p.metadata, s.adopted), p.envVars
 	s.share = shareKey(p.metadata)
 	s.autoPause, s.autoResume, s.allowNet = p.autoPause, p.autoResume, p.allowNet
@@ -258,8 +261,12 @@ func (s *sandbox) sweep(pids []int) (moved bool) {
 	return moved
 }
 
-// makeDirs makes the sandbox's directory, its home (layout.homeDir).
+// makeDirs makes the sandbox's directory, its home (layout.homeDir), or
+// puts the plain-dir orphan it is to adopt there.
 func (rt *Runtime) makeDirs(s *sandbox) error {
+	if s.adopt != "" && rt.homes == nil && rt.adoptDir(s) {
+		return nil
+	}
 	if err := os.Mkdir(rt.fs.HomeDir(s.hostKey), 0o700); err != nil {
 		return fmt.Errorf("create home: %w", err)
 	}
@@ -290,12 +297,14 @@ func (rt *Runtime) mountHome(s *sandbox) error {
 		}
 		s.homeMounted = true
 	}
-	return rt.noteHomeID(s)
+	return nil
 }
 
 // noteHomeID records which sandbox the home named by s.hostKey belongs to,
 // when homes are recovered after a crash (Config.RecoverHomes): the next
-// runtime names the salvaged image by that id for its session to adopt.
+// runtime names the salvaged home by that id for its session to adopt.
+// Written once a create takes the tree, so the empty homes of warm trees
+// are not kept (an image would count against the floor for nothing).
 func (rt *Runtime) noteHomeID(s *sandbox) error {
 	if rt.cfg.RecoverHomes == "" {
 		return nil

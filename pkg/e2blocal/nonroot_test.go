@@ -51,7 +51,7 @@ func TestUnprivilegedRuntime(t *testing.T) {
 	}
 	cmd := exec.Command(bin, "-test.run=^(TestCreateRouteKill|TestRunCommand|TestPauseResumeKeepsMemory|TestAutoResume|"+
 		"TestIsolationFilesystem|TestIsolationIdentity|TestIsolationNoHostLoopback|TestIsolationResourceBombs|TestKillRemovesTree|TestKillPausedAndConnectRearms|TestInternetAccess|"+
-		"TestRootAndSudo|TestSeccompDeniesInSandbox|TestSandboxImage)$")
+		"TestRootAndSudo|TestSeccompDeniesInSandbox|TestSandboxImage|TestAdoptPlainHome|TestOrphanExpires)$")
 	cmd.Dir = tmp
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + tmp, "TMPDIR=" + tmp}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nonRootUID, Gid: nonRootUID, Groups: []uint32{}}}

@@ -76,6 +76,9 @@ func (c *Config) setDefaults() {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	if c.OrphanTTL <= 0 {
+		c.OrphanTTL = defaultOrphanTTL
+	}
 	if c.metricsInterval == 0 {
 		c.metricsInterval = defaultMetricsInterval
 	}
@@ -110,6 +113,10 @@ type Runtime struct {
 	busy       atomic.Int32 // creates and teardowns under way
 
 	signed *signedRouter // routes signed file URLs that name no sandbox
+
+	// orphanMu keeps an orphan from expiring while a create takes it: a
+	// dir half removed must not become a home.
+	orphanMu sync.Mutex
 
 	templates templateSet // what creates may name (templates.go)
 
@@ -156,6 +163,9 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	rt.loadDemand(time.Now())
 	rt.startPool()
 	rt.samplerWG.Go(func() { rt.sampleMetrics(rt.cfg.metricsInterval) })
+	if rt.cfg.RecoverHomes != "" {
+		rt.samplerWG.Go(rt.sweepOrphans)
+	}
 	return rt, nil
 }
 
@@ -184,7 +194,7 @@ func (rt *Runtime) init() error {
 		return err
 	}
 	tag := fmt.Sprintf("%d-%s", os.Getpid(), suffix[:8])
-	fs, err := jail.NewLayout(rt.cfg.DataDir, rt.cfg.Agent, tag, root, root && rt.cfg.RecoverHomes != "" && rt.cfg.DiskMB >= 0, rt.log)
+	fs, err := jail.NewLayout(rt.cfg.DataDir, rt.cfg.Agent, tag, root, rt.cfg.RecoverHomes != "", rt.log)
 	if err != nil {
 		return err
 	}
@@ -333,6 +343,10 @@ func (rt *Runtime) diskMB() int {
 }
 
 const defaultDiskMB = 10240
+
+// defaultOrphanTTL is Config.OrphanTTL's default: a session started again
+// within a day of a crash gets its home back; later, its last checkpoint.
+const defaultOrphanTTL = 24 * time.Hour
 
 func (rt *Runtime) lookup(id string) *sandbox {
 	rt.mu.Lock()

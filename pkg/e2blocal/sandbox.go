@@ -51,7 +51,7 @@ type sandbox struct {
 	// /proc/net/unix, /proc/*/mountinfo and /sys/fs/cgroup. It is random
 	// and unrelated to id, so those places do not reveal sandbox ids.
 	hostKey string
-	// adopt is the orphan home image (Config.RecoverHomes) the sandbox
+	// adopt is the orphan home, image or dir (Config.RecoverHomes), the sandbox
 	// is to get; adopted says it did.
 	adopt       string
 	adopted     bool

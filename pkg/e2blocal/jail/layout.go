@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -37,7 +38,7 @@ import (
 // CPU per socket on a busy host against ~0.01 ms on tmpfs.
 type Layout struct {
 	state   string // DataDir, or a temp dir when DataDir is not traversable
-	Shared  string // state/rt-<tag>/{etc,bin/agent,sandboxes/<id>{,.img}}, removed at Close
+	Shared  string // state/rt-<tag>/{etc,bin/agent,sandboxes/<key>{,.img,.id},orphans/<id>{,.img}}, removed at Close
 	runRoot string // <id>.sock, 0700
 	agent   string // Config.Agent: the agent executable installed, "" for our own
 	temp    []string
@@ -47,9 +48,9 @@ type Layout struct {
 // generated /etc and the agent binary, so a second runtime on the same
 // DataDir must not rebuild them in place, and sandboxes do not outlive their
 // runtime, so what a killed runtime left behind is removed by the next.
-// With recoverHomes, the home images it left (its sandboxes' and the
-// orphans it had not handed on) are unmounted and moved to this runtime's
-// OrphanDir first, for creates to adopt (Runtime's Config.RecoverHomes).
+// With recoverHomes, the homes it left, images or plain dirs (its
+// sandboxes' and the orphans it had not handed on), are unmounted and
+// moved to this runtime's OrphanDir first, for creates to adopt (Runtime's Config.RecoverHomes).
 func NewLayout(dataDir, agent, tag string, root, recoverHomes bool, log *slog.Logger) (*Layout, error) {
 	dataDir, err := filepath.Abs(dataDir)
 	if err != nil {
@@ -181,49 +182,137 @@ func (l *Layout) SocketPath(id string) string { return filepath.Join(l.runRoot, 
 // its sandbox id while the home's own names reveal none.
 func (l *Layout) HomeIDFile(key string) string { return l.SandboxDir(key) + ".id" }
 
-// OrphanImage is where the home image of sandbox id, left by a runtime
-// that died, waits for a create to adopt it; removed at Close with the
-// rest of Shared when none does.
-func (l *Layout) OrphanImage(id string) string { return filepath.Join(l.Shared, "orphans", id+".img") }
+// OrphanDir holds the homes a runtime that died left, named by their
+// sandbox ids, until a create adopts one or they expire (Runtime's
+// Config.OrphanTTL); owner only, removed at Close with the rest of Shared.
+func (l *Layout) OrphanDir() string { return filepath.Join(l.Shared, "orphans") }
 
-// salvageHomes moves the home images below dead (a dead runtime's dir,
-// its homes unmounted) to OrphanImage: its sandboxes' homes, and orphans
-// it had itself salvaged and not handed on.
+// OrphanImage is where the home image of sandbox id waits to be adopted.
+func (l *Layout) OrphanImage(id string) string { return filepath.Join(l.OrphanDir(), id+".img") }
+
+// OrphanHome is where the plain-directory home of sandbox id (no image:
+// a runtime that is not root, or homes kept plain) waits to be adopted.
+func (l *Layout) OrphanHome(id string) string { return filepath.Join(l.OrphanDir(), id) }
+
+// salvageHomes moves the homes below dead (a dead runtime's dir, its homes
+// unmounted) to OrphanDir: its sandboxes' homes, images or plain dirs, and
+// the orphans it had itself salvaged and not handed on. A home whose
+// sandbox was never handed to a create (no id file: a warm tree) is left
+// to be removed with dead. The time of salvage is the orphan's mtime, the
+// start of its Config.OrphanTTL; an orphan salvaged again keeps its own.
 func (l *Layout) salvageHomes(dead string, log *slog.Logger) {
-	var imgs []string
-	for _, pattern := range []string{"sandboxes/*.img", "orphans/*.img", "rt-*/sandboxes/*.img", "rt-*/orphans/*.img"} {
-		m, _ := filepath.Glob(filepath.Join(dead, pattern))
-		imgs = append(imgs, m...)
-	}
-	if len(imgs) == 0 {
+	homes := salvageable(dead)
+	if len(homes) == 0 {
 		return
 	}
 	unix.Sync() // what the lazily detached homes still held reaches their images
-	if err := os.MkdirAll(filepath.Dir(l.OrphanImage("x")), 0o700); err != nil {
+	if err := os.MkdirAll(l.OrphanDir(), 0o700); err != nil {
 		log.Warn("e2blocal: cannot keep the homes of a dead runtime", "error", err)
 		return
 	}
-	for _, img := range imgs {
-		id := salvagedID(img)
-		if err := os.Rename(img, l.OrphanImage(id)); err != nil {
+	now := time.Now()
+	for _, h := range homes {
+		to := l.OrphanHome(h.id)
+		if h.image {
+			to = l.OrphanImage(h.id)
+		}
+		since := now
+		if h.orphan {
+			if fi, err := os.Lstat(h.path); err == nil {
+				since = fi.ModTime()
+			}
+		}
+		if err := os.Rename(h.path, to); err != nil {
 			// Another file system (the homes moved between the data dir
 			// and the temp dir): the files are lost with it, said so.
-			log.Warn("e2blocal: cannot keep the home of a dead runtime's sandbox", "sandbox", id, "error", err)
+			log.Warn("e2blocal: cannot keep the home of a dead runtime's sandbox", "sandbox", h.id, "error", err)
+			continue
 		}
+		_ = os.Chtimes(to, since, since)
 	}
 }
 
-// salvagedID is the sandbox id of a dead runtime's home image: from the
-// id file beside a live home (named by its host key), else the image's
-// own name (an orphan, already named by its id).
-func salvagedID(img string) string {
-	base := strings.TrimSuffix(img, ".img")
-	if b, err := os.ReadFile(base + ".id"); err == nil {
-		if id := strings.TrimSpace(string(b)); id != "" && !strings.ContainsAny(id, "/\\.") {
-			return id
+// deadHome is a home a dead runtime left: an image or a plain dir, one of
+// its sandboxes' (orphan false) or one it had salvaged itself.
+type deadHome struct {
+	path, id      string
+	image, orphan bool
+}
+
+// salvageable lists the homes below dead worth keeping.
+func salvageable(dead string) []deadHome {
+	var homes []deadHome
+	for _, rt := range append([]string{dead}, globDirs(filepath.Join(dead, "rt-*"))...) {
+		homes = append(homes, liveHomes(filepath.Join(rt, "sandboxes"))...)
+		entries, _ := os.ReadDir(filepath.Join(rt, "orphans"))
+		for _, e := range entries {
+			name, image := strings.CutSuffix(e.Name(), ".img")
+			if image == e.Type().IsRegular() && (image || e.IsDir()) && validName(name) {
+				homes = append(homes, deadHome{path: filepath.Join(rt, "orphans", e.Name()), id: name, image: image, orphan: true})
+			}
 		}
 	}
-	return filepath.Base(base)
+	return homes
+}
+
+// liveHomes are the homes in a dead runtime's sandboxes dir that a create
+// had been given (an id file names the sandbox): the image when there is
+// one, else the plain dir (with an image, the dir was only its mount point).
+func liveHomes(dir string) []deadHome {
+	ids, _ := filepath.Glob(filepath.Join(dir, "*.id"))
+	var homes []deadHome
+	for _, idFile := range ids {
+		key := strings.TrimSuffix(idFile, ".id")
+		b, err := os.ReadFile(idFile)
+		id := strings.TrimSpace(string(b))
+		if err != nil || !validName(id) {
+			continue
+		}
+		if fi, err := os.Lstat(key + ".img"); err == nil && fi.Mode().IsRegular() {
+			homes = append(homes, deadHome{path: key + ".img", id: id, image: true})
+		} else if fi, err := os.Lstat(key); err == nil && fi.IsDir() {
+			homes = append(homes, deadHome{path: key, id: id})
+		}
+	}
+	return homes
+}
+
+// validName: a sandbox id names one entry of OrphanDir and no other path.
+func validName(id string) bool {
+	return id != "" && id != "." && id != ".." && !strings.ContainsAny(id, "/\\.")
+}
+
+func globDirs(pattern string) []string {
+	m, _ := filepath.Glob(pattern)
+	return slices.DeleteFunc(m, func(p string) bool {
+		fi, err := os.Lstat(p)
+		return err != nil || !fi.IsDir()
+	})
+}
+
+// RemoveOrphans removes the orphans salvaged before cutoff (they can no
+// longer be adopted) and returns how many it removed.
+func (l *Layout) RemoveOrphans(cutoff time.Time) (int, error) {
+	entries, err := os.ReadDir(l.OrphanDir())
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	} else if err != nil {
+		return 0, fmt.Errorf("list orphan homes: %w", err)
+	}
+	n := 0
+	var errs []error
+	for _, e := range entries {
+		fi, err := e.Info()
+		if err != nil || !fi.ModTime().Before(cutoff) {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(l.OrphanDir(), e.Name())); err != nil {
+			errs = append(errs, fmt.Errorf("remove an expired orphan home: %w", err))
+			continue
+		}
+		n++
+	}
+	return n, errors.Join(errs...)
 }
 
 func (l *Layout) Close() error {

@@ -9,8 +9,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -188,5 +190,74 @@ func TestStaleTempDirsByDataDir(t *testing.T) {
 		if _, err := os.Lstat(l.OrphanImage(id)); err == nil {
 			t.Errorf("the home of %s, not this data dir's, was salvaged", id)
 		}
+	}
+}
+
+// TestSalvagePlainHomes: a dead runtime's plain-dir homes (no image: a
+// runtime that is not root) are kept as orphans named by sandbox id,
+// owner only, with their files; a warm tree's home (never handed to a
+// create, no id file) and an image's mount point are not; an orphan the
+// dead runtime had salvaged itself keeps its salvage time, and
+// RemoveOrphans drops those salvaged before the cutoff.
+func TestSalvagePlainHomes(t *testing.T) {
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dataDir := t.TempDir()
+	rt := filepath.Join(dataDir, fmt.Sprintf("rt-%d-x", dead.Process.Pid))
+	old := time.Now().Add(-48 * time.Hour)
+	files := map[string]string{
+		"sandboxes/k1/acked/1.txt": "write 1", "sandboxes/k1.id": "sbxlive",
+		"sandboxes/k2/warm.txt": "",
+		"sandboxes/k3.img":      "image", "sandboxes/k3.id": "sbximage", "sandboxes/k3/.keep": "",
+		"orphans/sbxolder/a.txt": "older",
+	}
+	for p, body := range files {
+		p = filepath.Join(rt, p)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chtimes(filepath.Join(rt, "orphans", "sbxolder"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	l, err := NewLayout(dataDir, "", "test", false, true, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	if _, err := os.Lstat(rt); err == nil {
+		t.Errorf("the dead runtime's dir is still there")
+	}
+	if b, err := os.ReadFile(filepath.Join(l.OrphanHome("sbxlive"), "acked", "1.txt")); err != nil || string(b) != "write 1" {
+		t.Errorf("the live sandbox's home: %q %v; want it salvaged", b, err)
+	}
+	if b, err := os.ReadFile(l.OrphanImage("sbximage")); err != nil || string(b) != "image" {
+		t.Errorf("the image home: %q %v; want it salvaged", b, err)
+	}
+	entries, _ := os.ReadDir(l.OrphanDir())
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if want := []string{"sbximage.img", "sbxlive", "sbxolder"}; !slices.Equal(names, want) {
+		t.Errorf("orphans %v, want %v (no warm home, no mount point)", names, want)
+	}
+	if fi, err := os.Stat(l.OrphanDir()); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("orphan dir: %v %v; want owner only", fi, err)
+	}
+	n, err := l.RemoveOrphans(time.Now().Add(-24 * time.Hour))
+	if err != nil || n != 1 {
+		t.Fatalf("RemoveOrphans = %d, %v; want the older orphan only", n, err)
+	}
+	if _, err := os.Lstat(l.OrphanHome("sbxolder")); err == nil {
+		t.Error("an orphan salvaged two days ago is still there")
+	}
+	if _, err := os.Lstat(l.OrphanHome("sbxlive")); err != nil {
+		t.Errorf("an orphan salvaged now was removed: %v", err)
 	}
 }
