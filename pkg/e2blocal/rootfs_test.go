@@ -22,7 +22,7 @@ import (
 // own. It returns the template directory; the rootfs is its "rootfs".
 func tinyRootfs(t *testing.T, withShell bool) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "e2bl-template-test-")
+	dir, err := os.MkdirTemp("", "template-rootfs-")
 	if err != nil {
 		t.Fatal(err)
 	}
