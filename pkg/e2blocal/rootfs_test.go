@@ -131,17 +131,24 @@ func writeDef(t *testing.T, dir string, def map[string]any) string {
 func TestTemplateRootfs(t *testing.T) {
 	t.Parallel()
 	dir := tinyRootfs(t, true)
+	// With root in the sandbox, the start command runs as the template's
+	// user root.
+	user, uid := "user", "1000"
+	if os.Geteuid() == 0 {
+		user, uid = "root", "0"
+	}
 	def := writeDef(t, dir, map[string]any{
 		"rootfs":   "rootfs",
-		"startCmd": `sleep 0.3; echo "$GREETING from $(cat /marker)" > started; exec sleep 600`,
+		"startCmd": `sleep 0.3; echo "$GREETING from $(cat /marker) as $EUID" > started; exec sleep 600`,
 		"readyCmd": "[ -s started ]",
 		"envs":     map[string]string{"GREETING": "hello", "WHO": "template"},
 		"workdir":  "/home/user/app",
+		"user":     user,
 	})
 	rt := startRuntime(t, Config{WarmPool: -1, Templates: map[string]string{"tiny": def}})
 	sb := createSandbox(t, rt, map[string]any{"templateID": "tiny", "envVars": map[string]string{"WHO": "create"}})
 	// No polling: the ready command made the create wait for the file.
-	if got := mustRun(t, rt, sb, "cat /home/user/app/started"); got != "hello from template-marker\n" {
+	if got := mustRun(t, rt, sb, "cat /home/user/app/started"); got != "hello from template-marker as "+uid+"\n" {
 		t.Errorf("start command's file: %q", got)
 	}
 	checks := []struct{ script, want string }{
