@@ -23,7 +23,7 @@ func shareTemplateFlag(fs *flag.FlagSet, runtime templateFlag) {
 		panic("serve: the session knobs define no --template")
 	}
 	f.Value = templateOrRuntime{knob: f.Value, runtime: runtime}
-	f.Usage += "; `NAME=BUILTIN` instead adds a template custom sessions may name, run as base or code-interpreter-v1 " +
+	f.Usage += "; `NAME=BUILTIN|FILE` instead adds a template custom sessions may name, run as base or code-interpreter-v1 or defined by a JSON file " +
 		"(repeatable, comma-separated in $" + envRuntimeTemplates + ")"
 }
 

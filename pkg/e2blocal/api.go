@@ -174,7 +174,10 @@ func (rt *Runtime) handleCreate(v2 bool, rate *createRate) http.HandlerFunc {
 			return
 		}
 		if err != nil {
+			var notReady notReadyError
 			switch {
+			case errors.As(err, &notReady):
+				writeError(w, http.StatusInternalServerError, "%s", notReady.Error())
 			case errors.Is(err, errClosed):
 				writeError(w, http.StatusServiceUnavailable, "%v", err)
 			case errors.Is(err, errTooMany):

@@ -16,7 +16,8 @@ type Config struct {
 	DataDir     string // sandbox homes and runtime state
 	APIKey      string // when set, the only accepted X-API-Key
 	// Templates names templates beside the built-in base and
-	// code-interpreter-v1: name -> the built-in one it runs as (templates.go).
+	// code-interpreter-v1: name -> the built-in one it runs as (templates.go),
+	// or the path of its definition file (templatedef.go).
 	Templates map[string]string
 	// HTTPLimits bound the control API's and the sandbox proxy's clients
 	// (header and body read times, header size, open connections).

@@ -86,10 +86,12 @@ func (rt *Runtime) create(ctx context.Context, p createParams) (*sandbox, error)
 	}
 	// The warm pool holds trees for the default, offline sandbox; one with
 	// internet access needs its own resolv.conf bound at spawn.
-	// So does one that adopts an earlier home: bwrap binds the home at spawn.
+	// So does one that adopts an earlier home: bwrap binds the home at spawn,
+	// and one of a template with its own root filesystem.
+	tmpl, _, _ := rt.templates.resolve(p.templateID)
 	var s *sandbox
-	if adopt := rt.orphanFor(p.metadata); p.wantsNet() || adopt != "" {
-		s, err = rt.prepareAdopting(p.wantsNet(), rt.templates.interpreter(p.templateID), adopt)
+	if adopt := rt.orphanFor(p.metadata); p.wantsNet() || adopt != "" || tmpl.rootfs != "" {
+		s, err = rt.prepareAdopting(p.wantsNet(), tmpl, adopt)
 	} else {
 		s, err = rt.takeWarm(rt.templates.interpreter(p.templateID))
 	}
@@ -100,6 +102,7 @@ func (rt *Runtime) create(ctx context.Context, p createParams) (*sandbox, error)
 		return nil, errors.Join(err, s.teardown(ctx))
 	}
 	s.templateID, s.metadata, s.envVars = p.templateID, rt.recoveredMetadata(p.metadata, s.adopted), p.envVars
+	s.tmpl = tmpl
 	s.share = shareKey(p.metadata)
 	s.autoPause, s.autoResume, s.allowNet = p.autoPause, p.autoResume, p.allowNet
 	s.timeout, s.accessToken, s.trafficToken = p.timeout, accessToken, trafficToken
@@ -111,6 +114,7 @@ func (rt *Runtime) create(ctx context.Context, p createParams) (*sandbox, error)
 	// Its agent serves: the next waiting create's tree may start.
 	rt.doneStarting(s)
 	if err != nil {
+		err = rt.readyFailed(s, err)
 		if egress != nil {
 			<-egress // bounded by StartTimeout and nft's own timeout
 		}
@@ -150,16 +154,41 @@ func (rt *Runtime) create(ctx context.Context, p createParams) (*sandbox, error)
 	return s, nil
 }
 
+// notReadyError is a create whose template's ready command did not
+// succeed within the start timeout: the template's fault, not the host's
+// load, and said so to the client without the agent's output.
+type notReadyError struct {
+	template string
+	timeout  time.Duration
+}
+
+func (e notReadyError) Error() string {
+	return fmt.Sprintf("template '%s': its ready command did not succeed within the sandbox start timeout (%s)", e.template, e.timeout)
+}
+
+// readyFailed turns a start that timed out while the template's ready
+// command kept failing into notReadyError, logging the command's last
+// failure (the agent's output) for the operator.
+func (rt *Runtime) readyFailed(s *sandbox, err error) error {
+	if s.tmpl.start.ReadyCmd == "" || !errors.Is(err, os.ErrDeadlineExceeded) {
+		return err
+	}
+	rt.log.Warn("e2blocal: a template's ready command did not succeed in time", "template", s.templateID, "sandbox", s.id, "error", err)
+	return notReadyError{template: s.templateID, timeout: rt.cfg.StartTimeout}
+}
+
 // prepare allocates a sandbox's uid, dirs and cgroup and spawns its tree;
 // the agent then waits for its sandbox's part of the config. With
 // standby, its kernel starts meanwhile.
 func (rt *Runtime) prepare(withNet, standby bool) (*sandbox, error) {
-	return rt.prepareAdopting(withNet, standby, "")
+	return rt.prepareAdopting(withNet, template{interpreter: standby}, "")
 }
 
 // prepareAdopting is prepare whose home is the orphan image adopt, when
-// that is set and still there.
-func (rt *Runtime) prepareAdopting(withNet, standby bool, adopt string) (*sandbox, error) {
+// that is set and still there, for a sandbox of template tmpl (its root
+// filesystem, and its kernel started at once when it has one).
+func (rt *Runtime) prepareAdopting(withNet bool, tmpl template, adopt string) (*sandbox, error) {
+	standby := tmpl.interpreter
 	id, err := newSandboxID()
 	if err != nil {
 		return nil, err
@@ -168,7 +197,7 @@ func (rt *Runtime) prepareAdopting(withNet, standby bool, adopt string) (*sandbo
 	if err != nil {
 		return nil, err
 	}
-	s := &sandbox{rt: rt, id: id, hostKey: hostKey, hostUID: -1, userUID: -1, standby: standby, adopt: adopt, metrics: newMetricRing(int(metricsWindow / rt.cfg.metricsInterval))}
+	s := &sandbox{rt: rt, id: id, hostKey: hostKey, hostUID: -1, userUID: -1, standby: standby, adopt: adopt, tmpl: tmpl, metrics: newMetricRing(int(metricsWindow / rt.cfg.metricsInterval))}
 	if err := rt.provision(s, withNet, standby); err != nil {
 		return nil, errors.Join(err, s.teardown(context.Background()))
 	}
@@ -209,6 +238,11 @@ func (rt *Runtime) provision(s *sandbox, withNet, standby bool) error {
 		Bwrap: rt.cfg.Bwrap, AgentBin: rt.fs.AgentBin(), Kernel: rt.kernel, EtcDir: rt.fs.EtcDir(),
 		HomeDir: rt.fs.HomeDir(s.hostKey), Socket: rt.fs.SocketPath(s.hostKey), HostUID: s.hostUID,
 		TmpBytes: rt.cfg.TmpBytes, Seccomp: rt.seccomp, Python: rt.cfg.Python, UserUID: s.userUID,
+	}
+	if s.tmpl.rootfs != "" {
+		// The kernel is compiled for the host's Python, which the
+		// template's may not be: its kernel compiles from source.
+		spec.System, spec.EtcDir, spec.Kernel = s.tmpl.system, s.tmpl.etcDir, ""
 	}
 	if withNet {
 		spec.Resolv = rt.fs.NetResolvConf()
@@ -344,13 +378,17 @@ func (rt *Runtime) agentBase(s *sandbox, standby bool) agent.Config {
 		MaxOutputBytes: rt.cfg.MaxOutputBytes, Rlimits: rl, ServeLoopback: true,
 		WithRoot: s.userUID >= 0, StandbyKernel: standby,
 	}
-	if rt.kernel != "" {
+	if rt.kernel != "" && s.tmpl.rootfs == "" {
 		cfg.KernelCompiled = jail.InsideKernel
+	}
+	if s.tmpl.shell != "" {
+		cfg.Shell = s.tmpl.shell
 	}
 	return cfg
 }
 
 // assignment is the sandbox's own part of its agent config.
 func (s *sandbox) assignment() agent.Assignment {
-	return agent.Assignment{Env: s.envVars, AccessToken: s.accessToken, PrewarmKernel: s.rt.templates.interpreter(s.templateID)}
+	return agent.Assignment{Env: s.tmpl.sandboxEnv(s.envVars), AccessToken: s.accessToken,
+		PrewarmKernel: s.tmpl.interpreter, Template: s.tmpl.start}
 }

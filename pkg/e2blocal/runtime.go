@@ -144,7 +144,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	if _, err := os.Stat(cfg.Bwrap); err != nil {
 		return nil, fmt.Errorf("e2blocal: bubblewrap not found: %w", err)
 	}
-	templates, err := newTemplateSet(cfg.Templates)
+	templates, err := newTemplateSet(cfg.Templates, cfg.Python)
 	if err != nil {
 		return nil, err
 	}
@@ -199,6 +199,12 @@ func (rt *Runtime) init() error {
 		return err
 	}
 	rt.fs = fs
+	for name, t := range rt.templates {
+		if err := t.prepareRootfs(fs); err != nil {
+			return err
+		}
+		rt.templates[name] = t
+	}
 	rt.spawn = jail.NewSpawner()
 	// Kernels run bytecode compiled once here rather than compiling their
 	// source at every start.

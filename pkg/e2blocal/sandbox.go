@@ -76,9 +76,10 @@ type sandbox struct {
 	proc         *jail.AgentProc
 	net          *slirpProc // nil without internet access
 	transport    *http.Transport
-	homeMounted  bool // /home/user is a loop-mounted image (jail/homeimg.go)
-	standby      bool // its agent was spawned starting a standby kernel
-	starting     bool // holds a start slot (pool.go); guarded by rt.supply.mu
+	homeMounted  bool     // /home/user is a loop-mounted image (jail/homeimg.go)
+	standby      bool     // its agent was spawned starting a standby kernel
+	tmpl         template // its template, set by create (the pool's trees: the host's system dirs)
+	starting     bool     // holds a start slot (pool.go); guarded by rt.supply.mu
 
 	mu     sync.Mutex
 	state  sbState

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/sessionbox/sessionbox/pkg/e2blocal/agent"
 )
 
 // The templates a runtime offers. E2B resolves a create's templateID, an
@@ -39,6 +41,14 @@ type template struct {
 	id          string
 	public      bool // built in, as E2B's public templates
 	interpreter bool
+
+	// From a definition file (templatedef.go).
+	rootfs string              // its root filesystem dir; "" runs the host's system dirs
+	envs   map[string]string   // env vars of every sandbox, under the create's
+	start  agent.TemplateStart // start and ready commands, user, workdir
+	shell  string              // envd's shell when rootfs is set: /bin/bash, else /bin/sh
+	etcDir string              // its generated /etc (prepareRootfs)
+	system []string            // bwrap binds of rootfs (prepareRootfs)
 }
 
 // templateSet is the runtime's templates by ID (an alias here: the two are
@@ -46,8 +56,9 @@ type template struct {
 type templateSet map[string]template
 
 // newTemplateSet is the built-in templates plus the configured ones, each
-// named name and run as the built-in template `as`.
-func newTemplateSet(configured map[string]string) (templateSet, error) {
+// named name and run as the built-in template `as`, or defined by the
+// file `as` names (templatedef.go).
+func newTemplateSet(configured map[string]string, python string) (templateSet, error) {
 	set := templateSet{}
 	for name, interp := range builtinTemplates {
 		set[name] = template{id: name, public: true, interpreter: interp}
@@ -59,9 +70,17 @@ func newTemplateSet(configured map[string]string) (templateSet, error) {
 		if _, ok := builtinTemplates[name]; ok {
 			return nil, fmt.Errorf("e2blocal: template %q is built in", name)
 		}
+		if isDefinitionFile(as) {
+			t, err := loadTemplate(name, as, python)
+			if err != nil {
+				return nil, err
+			}
+			set[name] = t
+			continue
+		}
 		interp, ok := builtinTemplates[as]
 		if !ok {
-			return nil, fmt.Errorf("e2blocal: template %q runs as %q, which is not one of the built-in templates (%s)", name, as, builtinList())
+			return nil, fmt.Errorf("e2blocal: template %q runs as %q, which is not one of the built-in templates (%s) and not a definition file (a path)", name, as, builtinList())
 		}
 		set[name] = template{id: name, interpreter: interp}
 	}

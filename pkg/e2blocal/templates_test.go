@@ -24,7 +24,7 @@ func TestTemplateSetConfig(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := newTemplateSet(c.configured)
+			_, err := newTemplateSet(c.configured, "/usr/bin/python3")
 			if c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)) {
 				t.Errorf("err %v, want %q", err, c.wantErr)
 			}

@@ -23,8 +23,31 @@ sandbox_port=$(free_port)
 # The runtime takes exactly this key, as E2B's API takes only the account's.
 export E2B_API_KEY="e2b_$(head -c 20 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 
+# Templates of our own (docs/e2b-compatibility.md, "Local templates"): one
+# with a root filesystem of bash and cat and the libraries they and the agent
+# load, one on the host's system directories whose start command serves HTTP.
+# Sandboxes run as other uids, which must reach the rootfs.
+chmod 755 "$work"
+tpl="$work/templates"
+mkdir -p "$tpl/rootfs/usr/bin" "$tpl/rootfs/usr/lib" "$tpl/rootfs/usr/lib64" "$tpl/rootfs/etc"
+for l in bin lib lib64; do ln -s "usr/$l" "$tpl/rootfs/$l"; done
+cp /bin/bash /usr/bin/cat "$tpl/rootfs/usr/bin/"
+for f in $({ ldd /bin/bash; ldd /usr/bin/cat; ldd "$work/sessionbox" || true; } | grep -o '/[^ ]* (0x' | cut -d' ' -f1 | sort -u); do
+  mkdir -p "$tpl/rootfs$(dirname "$f")"
+  cp -L "$f" "$tpl/rootfs$f"
+done
+echo 'ID=conformance' >"$tpl/rootfs/etc/os-release"
+echo 'from the template' >"$tpl/rootfs/marker"
+echo '{"rootfs": "rootfs", "envs": {"FROM": "template"}}' >"$tpl/tiny.json"
+cat >"$tpl/web.json" <<'JSON'
+{"startCmd": "echo served > index.html && exec python3 -m http.server 8000 --bind 127.0.0.1",
+ "readyCmd": "python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", 8000))'",
+ "workdir": "/home/user/site"}
+JSON
+
 "$work/sessionbox" runtime --api-key "$E2B_API_KEY" --api-addr "127.0.0.1:$api_port" --sandbox-addr "127.0.0.1:$sandbox_port" \
-  --data-dir "$work/data" --template conformance-agent=code-interpreter-v1 >"$work/runtime.log" 2>&1 &
+  --data-dir "$work/data" --template conformance-agent=code-interpreter-v1 \
+  --template "conformance-tiny=$tpl/tiny.json" --template "conformance-web=$tpl/web.json" >"$work/runtime.log" 2>&1 &
 runtime_pid=$!
 
 for _ in $(seq 1 100); do

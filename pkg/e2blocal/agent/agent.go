@@ -19,12 +19,6 @@ import (
 // KernelPort is the code interpreter's port; every other port is envd.
 const KernelPort = "49999"
 
-// backend is one in-sandbox server.
-type backend interface {
-	http.Handler
-	Close() error
-}
-
 // Run serves the sandbox on ln until ctx ends. It signals readiness as soon as the
 // socket listens; both servers are cheap to build (the interpreter starts
 // Python on first use, or right after readiness when PrewarmKernel is set),
@@ -78,6 +72,9 @@ func Run(ctx context.Context, cfg Config, standby *kernel.Standby, ln net.Listen
 		}
 		defer sl.Close()
 		go func() { _ = sudo.Serve(sl) }()
+	}
+	if err := startTemplate(ctx, cfg, envdSrv); err != nil {
+		return errors.Join(err, srv.Close(), envdSrv.Close(), kernelSrv.Close())
 	}
 	if err := ready(); err != nil {
 		err = fmt.Errorf("report readiness: %w", err)

@@ -21,7 +21,7 @@ func userCredential(cfg Config) *syscall.Credential {
 	return &syscall.Credential{Uid: UserID, Gid: UserID, Groups: []uint32{}}
 }
 
-func newEnvd(cfg Config) (backend, error) {
+func newEnvd(cfg Config) (*envd.Server, error) {
 	var accounts map[string]envd.Account
 	if cfg.WithRoot {
 		accounts = map[string]envd.Account{
@@ -32,6 +32,7 @@ func newEnvd(cfg Config) (backend, error) {
 	srv, err := envd.New(envd.Config{
 		User: cfg.User, Home: cfg.Home, Env: cfg.Env, AccessToken: cfg.AccessToken,
 		Shell: cfg.Shell, MaxOutputBytes: cfg.MaxOutputBytes, Accounts: accounts,
+		Workdir: cfg.Template.Workdir,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("build envd server: %w", err)

@@ -39,6 +39,18 @@ type Config struct {
 	// arrives, so it is up by the time a create takes the tree; a sandbox
 	// that does not prewarm its kernel discards it.
 	StandbyKernel bool `json:"standbyKernel"`
+	// Template is what the sandbox's template runs at start.
+	Template TemplateStart `json:"template"`
+}
+
+// TemplateStart is a template's start: E2B's startCmd, readyCmd, user and
+// workdir. The agent starts StartCmd once it serves, then runs ReadyCmd
+// until it exits 0, and only then reports readiness.
+type TemplateStart struct {
+	StartCmd string `json:"startCmd,omitempty"`
+	ReadyCmd string `json:"readyCmd,omitempty"`
+	User     string `json:"user,omitempty"`    // "" the default user
+	Workdir  string `json:"workdir,omitempty"` // default cwd of commands; made when missing
 }
 
 // Assignment is the second part of the config: what belongs to one sandbox.
@@ -46,11 +58,12 @@ type Assignment struct {
 	Env           map[string]string `json:"env"`
 	AccessToken   string            `json:"accessToken"`
 	PrewarmKernel bool              `json:"prewarmKernel"`
+	Template      TemplateStart     `json:"template"`
 }
 
 // Assign returns the config of the sandbox a.
 func (c Config) Assign(a Assignment) Config {
-	c.Env, c.AccessToken, c.PrewarmKernel = a.Env, a.AccessToken, a.PrewarmKernel
+	c.Env, c.AccessToken, c.PrewarmKernel, c.Template = a.Env, a.AccessToken, a.PrewarmKernel, a.Template
 	return c
 }
 

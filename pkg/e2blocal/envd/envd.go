@@ -49,6 +49,7 @@ type Config struct {
 	Env            map[string]string // sandbox-global env vars (create's envVars)
 	AccessToken    string            // when set, required per E2B §2.1 auth rules
 	Shell          string            // "/bin/bash"
+	Workdir        string            // default cwd of processes (a template's); "" the user's home
 	MaxOutputBytes int64             // bound on a process's output waiting for one reader (a stream or the next Connect); 0 = default
 	// Accounts are the users requests may name, User among them; the server
 	// then runs as root inside the sandbox and acts as each request's user

@@ -51,6 +51,9 @@ func (s *Server) buildSpec(ctx context.Context, req *process.StartRequest, timeo
 	}
 	cred, user, home := s.credential(ctx)
 	dir := home
+	if s.cfg.Workdir != "" {
+		dir = s.cfg.Workdir
+	}
 	if cfg.Cwd != nil {
 		d, err := s.resolvePath(ctx, cfg.GetCwd())
 		if err != nil {

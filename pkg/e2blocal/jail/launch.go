@@ -53,6 +53,9 @@ type LaunchSpec struct {
 	Resolv   string // host file bound over /etc/resolv.conf; "" keeps the generated one
 	Seccomp  []byte // BPF program bwrap installs before the agent runs; nil installs none
 	Python   string // the interpreter `python` names inside
+	// System binds a template's root filesystem (RootfsBinds) in place of
+	// the host's system directories; nil binds the host's.
+	System []string
 	// UserUID is the host uid of `user` when the sandbox also has root:
 	// bwrap's own uid (hostUID) is then root inside, and the runtime writes
 	// a two-id map (writeIDMaps). -1: `user` is the only id, bwrap's.
@@ -98,20 +101,7 @@ func (s LaunchSpec) bwrapArgs(inner ...string) []string {
 	} else {
 		a = append(a, "--uid", strconv.Itoa(insideUID), "--gid", strconv.Itoa(insideUID))
 	}
-	a = append(a,
-		"--ro-bind", "/usr", "/usr")
-	for _, d := range []string{"/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"} {
-		fi, err := os.Lstat(d)
-		switch {
-		case err != nil:
-		case fi.Mode()&os.ModeSymlink != 0:
-			if target, err := os.Readlink(d); err == nil {
-				a = append(a, "--symlink", target, d)
-			}
-		case fi.IsDir():
-			a = append(a, "--ro-bind", d, d)
-		}
-	}
+	a = append(a, s.systemDirs()...)
 	// Directories bwrap makes for mount points are root's and 0700: user
 	// must traverse them when root is someone else.
 	for _, d := range []string{"/home", "/opt", "/opt/e2b", insideBin, insideSbin} {
@@ -161,6 +151,28 @@ func (s LaunchSpec) bwrapArgs(inner ...string) []string {
 	}
 	a = append(a, "--")
 	return append(a, inner...)
+}
+
+// systemDirs binds the template's root filesystem, or the host's /usr
+// with its merged-usr links.
+func (s LaunchSpec) systemDirs() []string {
+	if s.System != nil {
+		return s.System
+	}
+	a := []string{"--ro-bind", "/usr", "/usr"}
+	for _, d := range []string{"/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"} {
+		fi, err := os.Lstat(d)
+		switch {
+		case err != nil:
+		case fi.Mode()&os.ModeSymlink != 0:
+			if target, err := os.Readlink(d); err == nil {
+				a = append(a, "--symlink", target, d)
+			}
+		case fi.IsDir():
+			a = append(a, "--ro-bind", d, d)
+		}
+	}
+	return a
 }
 
 // agentArgs runs the agent as the workload.
