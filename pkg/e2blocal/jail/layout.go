@@ -336,10 +336,10 @@ func tempPrefix(kind string) string {
 	return fmt.Sprintf("e2bl-%s-%d-", kind, os.Getpid())
 }
 
-// removeStale removes the dirs matching pattern whose name carries, as its
-// field pidField ('-'-separated), the pid of a process that is gone, and
-// that claim takes; the keep claim returns, when set, first takes what it
-// wants from each (its homes unmounted).
+// removeStale unmounts what is mounted below the dirs matching pattern
+// whose name carries, as its field pidField ('-'-separated), the pid of a
+// process that is gone, and removes those claim takes; the keep claim
+// returns, when set, first takes what it wants from each.
 func removeStale(pattern string, pidField int, log *slog.Logger, claim func(dir string) (take bool, keep func(dir string))) {
 	dirs, _ := filepath.Glob(pattern)
 	for _, d := range dirs {
@@ -351,14 +351,16 @@ func removeStale(pattern string, pidField int, log *slog.Logger, claim func(dir 
 			continue
 		}
 		if _, err := os.Stat("/proc/" + parts[pidField]); errors.Is(err, os.ErrNotExist) {
-			take, keep := claim(d)
-			if !take {
-				continue
-			}
-			// The dead runtime's sandbox homes are still mounted: removing
-			// their contents would not free their images.
+			// The dead runtime's sandbox homes are still mounted, holding
+			// loop devices, whoever takes the dir: unmounted, an image
+			// keeps its files, and removing a home's contents frees its
+			// image only then.
 			if err := unmountBelow(d); err != nil {
 				log.Warn("e2blocal: cannot remove the leftovers of a dead runtime", "dir", d, "error", err)
+				continue
+			}
+			take, keep := claim(d)
+			if !take {
 				continue
 			}
 			if keep != nil {
