@@ -305,3 +305,45 @@ func TestJSOutputBetweenCells(t *testing.T) {
 		t.Errorf("stdout of the next cells: %.80q (%d bytes)", out, len(out))
 	}
 }
+
+// TestJSChildProcessOutput: what a child process writes to the kernel's
+// stdout and stderr (stdio 'inherit') is the cell's output, in order with
+// what the cell prints around it, as E2B's kernel has it.
+func TestJSChildProcessOutput(t *testing.T) {
+	t.Parallel()
+	needNode(t)
+	cases := []struct {
+		name, lang, code string
+		stdout, stderr   string
+		errName          string
+	}{
+		{"execSync inherit", "js", "console.log('before'); require('child_process').execSync('echo hi', { stdio: 'inherit' }); console.log('after')", "before\nhi\nafter\n", "", ""},
+		{"stderr of a command", "js", "require('child_process').execSync('echo oops >&2', { stdio: 'inherit' }); console.error('then')", "", "oops\nthen\n", ""},
+		{"spawnSync", "js", "require('child_process').spawnSync('printf', ['a\\nb'], { stdio: 'inherit' }); undefined", "a\nb", "", ""},
+		{"spawn awaited", "js", "await new Promise(r => require('child_process').spawn('sh', ['-c', 'echo out; echo err >&2'], { stdio: 'inherit' }).on('close', r))", "out\n", "err\n", ""},
+		{"fs.writeSync to fd 1", "js", "require('fs').writeSync(1, 'direct\\n'); require('fs').writeSync(2, 'e\\n'); undefined", "direct\n", "e\n", ""},
+		{"before an error", "js", "require('child_process').execSync('echo first', { stdio: 'inherit' }); throw new Error('x')", "first\n", "", "Error"},
+		{"multibyte split", "js", "require('child_process').execSync(\"printf '\\\\303'; sleep 0.05; printf '\\\\251\\\\n'\", { stdio: 'inherit' }); undefined", "é\n", "", ""},
+		{"more than a pipe holds", "js", "require('child_process').execSync('yes abcdefghi | head -n 30000', { stdio: 'inherit' }); console.log('end')", strings.Repeat("abcdefghi\n", 30000) + "end\n", "", ""},
+		{"typescript", "ts", "import { execSync } from 'child_process'\nconst cmd: string = 'echo ts'\nexecSync(cmd, { stdio: 'inherit' }); console.log('done')", "ts\ndone\n", "", ""},
+	}
+	e := newTestEnv(t, Config{}, testTuning)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			id := e.jsContext(t, tc.lang, nil)
+			r := e.runIn(t, id, tc.code)
+			if tc.errName == "" {
+				r.mustNoError(t)
+			} else if er := r.err(); er == nil || er["name"] != tc.errName {
+				t.Fatalf("error %v, want %s", er, tc.errName)
+			}
+			if got := r.text("stdout"); got != tc.stdout {
+				t.Errorf("stdout %q, want %q (%s)", got, tc.stdout, tail(r.body))
+			}
+			if got := r.text("stderr"); got != tc.stderr {
+				t.Errorf("stderr %q, want %q", got, tc.stderr)
+			}
+		})
+	}
+}

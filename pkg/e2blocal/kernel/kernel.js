@@ -4,8 +4,17 @@
 //
 //   node --expose-internals - <max_output> <javascript|typescript> [typescript.js]
 //
-// with this source on stdin, the command pipe on fd 3, the event pipe on fd 4
-// and the probe pipe on fd 5.
+// with this source on stdin, the command pipe on fd 3, the event pipe on fd 4,
+// the probe pipe on fd 5, and the read ends of its own fd 1 and 2 (pipes the
+// server made) on fds 6 and 7.
+//
+// Output: console and process.stdout/stderr go straight to frames. What a
+// child process (execSync, spawn with stdio 'inherit') or fs.writeSync(1)
+// writes to fd 1 or 2 comes back through fds 6 and 7 and is the running
+// cell's output too, as kernel.py's fd capture has it. Those pipes are read
+// as the event loop turns and, synchronously, before each console write and
+// at the cell's end, so a command's output comes before what the cell prints
+// after it.
 //
 // Cells run in the process's own global context with vm.Script, so top-level
 // let/const/class/function declarations persist across cells (scripts of one
@@ -32,8 +41,10 @@
   const { Console } = require('console');
   const { EventEmitter } = require('events');
   const { createRequire } = require('module');
+  const { StringDecoder } = require('string_decoder');
+  const { receiveMessageOnPort } = require('worker_threads');
 
-  const CMD_FD = 3, EVT_FD = 4, PROBE_FD = 5;
+  const CMD_FD = 3, EVT_FD = 4, PROBE_FD = 5, OUT_FD = 6, ERR_FD = 7;
   const cap = Number(process.argv[2] || 1 << 20);
   const lang = process.argv[3] || 'javascript';
   const kernelFile = process.argv[1];
@@ -126,9 +137,139 @@
     }
   }
 
+  // ---- fd 1 and 2 (what child processes write) ----------------------------
+
+  const raw = [
+    { fd: OUT_FD, tag: 'O', dec: new StringDecoder('utf8'), open: true },
+    { fd: ERR_FD, tag: 'R', dec: new StringDecoder('utf8'), open: true },
+  ];
+  const rawBuf = Buffer.alloc(64 << 10);
+
+  function rawText(r, chunk) {
+    const text = r.dec.write(chunk);
+    if (text && ready) output(r.tag, text);
+  }
+
+  // drainRaw takes in, without waiting, what fds 1 and 2 hold now.
+  function drainRaw() {
+    for (const r of raw) {
+      while (r.open) {
+        let n;
+        try {
+          n = fs.readSync(r.fd, rawBuf);
+        } catch (e) {
+          if (e.code !== 'EAGAIN') r.open = false;
+          break;
+        }
+        if (n === 0) {
+          r.open = false;
+          break;
+        }
+        rawText(r, rawBuf.subarray(0, n));
+      }
+    }
+  }
+
+  // The pipes are read as data comes, too (a command still running after
+  // its cell prints into the next one). Before the kernel is ready they hold
+  // only node's own words, which are the server's business: dropped.
+  function watchRaw() {
+    for (const r of raw) {
+      let sock;
+      try {
+        fs.fstatSync(r.fd);
+        sock = new net.Socket({ fd: r.fd, readable: true, writable: false });
+      } catch {
+        r.open = false; // started without the pipes
+        continue;
+      }
+      sock.on('data', (chunk) => rawText(r, chunk));
+      sock.on('end', () => { r.open = false; });
+      sock.on('error', () => { r.open = false; });
+      sock.unref();
+    }
+    drainRaw();
+    for (const r of raw) r.dec = new StringDecoder('utf8');
+  }
+
+  // While a synchronous child_process call (execSync, spawnSync...) blocks
+  // this thread, a worker thread reads the pipes so a command writing more
+  // than a pipe holds does not wait forever; what it read is taken in when
+  // the call returns. The worker starts at the first such call (a context
+  // that never makes one pays nothing). One word says who may read:
+  // IDLE this thread, CALL the worker may start, READING the worker is.
+  const IDLE = 0, CALL = 1, READING = 2;
+  let reader = null;
+
+  const READER_SRC = `
+    const { workerData: { state, fds, port } } = require('worker_threads');
+    const fs = require('fs');
+    const buf = Buffer.alloc(64 << 10);
+    function readAll() {
+      let got = false;
+      fds.forEach((fd, i) => {
+        for (;;) {
+          let n = 0;
+          try { n = fs.readSync(fd, buf); } catch { break; }
+          if (n <= 0) break;
+          port.postMessage([i, Buffer.from(buf.subarray(0, n))]);
+          got = true;
+        }
+      });
+      return got;
+    }
+    for (;;) {
+      Atomics.wait(state, 0, ${IDLE});
+      if (Atomics.compareExchange(state, 0, ${CALL}, ${READING}) !== ${CALL}) continue;
+      const got = readAll();
+      Atomics.store(state, 0, ${CALL});
+      Atomics.notify(state, 0);
+      if (!got) Atomics.wait(state, 0, ${CALL}, 2);
+    }`;
+
+  function startReader() {
+    if (reader) return reader;
+    const { Worker, MessageChannel } = require('worker_threads');
+    const state = new Int32Array(new SharedArrayBuffer(4));
+    const { port1, port2 } = new MessageChannel();
+    const workerData = { state, fds: raw.map((r) => r.fd), port: port2 };
+    const worker = new Worker(READER_SRC, { eval: true, workerData, transferList: [port2] });
+    worker.on('error', () => {});
+    worker.unref();
+    port1.on('message', ([i, chunk]) => rawText(raw[i], chunk));
+    port1.unref();
+    reader = { port: port1, state };
+    return reader;
+  }
+
+  function syncCall(fn) {
+    return function (...args) {
+      if (!ready || !raw.some((r) => r.open)) return fn.apply(this, args);
+      const { port, state } = startReader();
+      Atomics.store(state, 0, CALL);
+      Atomics.notify(state, 0);
+      try {
+        return fn.apply(this, args);
+      } finally {
+        // Wait out a read in progress; then only this thread reads.
+        while (Atomics.compareExchange(state, 0, CALL, IDLE) === READING) Atomics.wait(state, 0, READING, 50);
+        let m;
+        while ((m = receiveMessageOnPort(port))) rawText(raw[m.message[0]], m.message[1]);
+        drainRaw();
+      }
+    };
+  }
+
+  function patchChildProcess() {
+    const cp = require('child_process');
+    for (const name of ['execSync', 'execFileSync', 'spawnSync']) cp[name] = syncCall(cp[name]);
+    require('module').syncBuiltinESMExports(); // for `import { execSync } from 'child_process'`
+  }
+
   function sink(tag) {
     const w = new EventEmitter();
     w.write = (chunk, enc, cb) => {
+      drainRaw();
       output(tag, chunk);
       if (typeof enc === 'function') enc();
       else if (typeof cb === 'function') cb();
@@ -370,8 +511,10 @@
     if (envLen) applyEnv(env, saved);
     try {
       const value = await runCell(code, n);
+      drainRaw(); // the cell's commands' output goes before its result
       if (value !== undefined) sendResult(value);
     } catch (e) {
+      drainRaw();
       queue('X', errorJSON(e));
     } finally {
       restoreEnv(saved);
@@ -440,6 +583,8 @@
     probe.on('data', () => {});
     probe.on('error', () => {});
     probe.unref();
+    watchRaw();
+    patchChildProcess();
     ready = true;
     send('K', `${lang} node ${process.version}`);
   }
