@@ -347,3 +347,67 @@ func TestJSChildProcessOutput(t *testing.T) {
 		})
 	}
 }
+
+// TestJSRerunCells: a cell declaring top-level let, const or class can run
+// again, as a notebook's user re-runs it; a const still cannot be assigned
+// within the cell that declares it.
+func TestJSRerunCells(t *testing.T) {
+	t.Parallel()
+	needNode(t)
+	type cell struct{ code, result, errValue string }
+	cases := []struct {
+		name  string
+		lang  string
+		cells []cell
+	}{
+		{"const twice", "js", []cell{{code: "const x = 1"}, {code: "const x = 1"}, {code: "const x = 2; x", result: "2"}, {code: "x", result: "2"}}},
+		{"let anew is reset", "js", []cell{{code: "let y = 5"}, {code: "let y, z = 1; [y, z]", result: "[ undefined, 1 ]"}}},
+		{"class twice", "js", []cell{
+			{code: "class A { v() { return 1 } }"}, {code: "class A { v() { return 2 } }"}, {code: "new A().v()", result: "2"},
+		}},
+		{"functions see the same binding", "js", []cell{
+			{code: "let count = 0; function inc() { return ++count }"}, {code: "inc(); inc()", result: "2"}, {code: "count", result: "2"},
+			{code: "let count = 10; inc()", result: "11"},
+		}},
+		{"destructuring", "js", []cell{
+			{code: "const { a, b: [c], ...rest } = { a: 1, b: [2], d: 4 }"}, {code: "const { a, b: [c], ...rest } = { a: 1, b: [2], d: 4 }"},
+			{code: "a + c + rest.d", result: "7"},
+		}},
+		{"with await", "js", []cell{
+			{code: "const w = await Promise.resolve(1)"}, {code: "const w = await Promise.resolve(2); class B {}"}, {code: "w", result: "2"},
+		}},
+		{"const within its cell", "js", []cell{
+			{code: "const k = 1; k = 2", errValue: "Assignment to constant variable."},
+			{code: "const k2 = 1; k2++", errValue: "Assignment to constant variable."},
+			{code: "const q = await 1; q += 1", errValue: "Assignment to constant variable."},
+			{code: "const s = 1; function g(s) { s = 5; return s }; g(0)", result: "5"},
+			{code: "const t = 1; { let t = 2; t = 3 }; t", result: "1"},
+			{code: "t = 4; t", result: "4"},
+		}},
+		{"typescript", "ts", []cell{
+			{code: "const n: number = 1"}, {code: "const n: number = 2"},
+			{code: "class C { x: number = 1 }"}, {code: "class C { x: number = 3 }"},
+			{code: "new C().x + n", result: "5"},
+		}},
+	}
+	e := newTestEnv(t, Config{}, testTuning)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			id := e.jsContext(t, tc.lang, nil)
+			for _, c := range tc.cells {
+				r := e.runIn(t, id, c.code)
+				if c.errValue != "" {
+					if er := r.err(); er == nil || er["name"] != "TypeError" || er["value"] != c.errValue {
+						t.Fatalf("%q: error %v, want TypeError %q", c.code, er, c.errValue)
+					}
+					continue
+				}
+				r.mustNoError(t)
+				if got := r.mainText(); got != c.result {
+					t.Fatalf("%q: result %q, want %q", c.code, got, c.result)
+				}
+			}
+		})
+	}
+}

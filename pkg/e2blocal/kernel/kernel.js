@@ -17,8 +17,9 @@
 // after it.
 //
 // Cells run in the process's own global context with vm.Script, so top-level
-// let/const/class/function declarations persist across cells (scripts of one
-// context share their global scope, as <script> tags do). A cell using
+// declarations persist across cells (scripts of one context share their
+// global scope, as <script> tags do); top-level let/const/class become var
+// ones first, so a cell can run again (see rewriteDeclarations). A cell using
 // top-level await is rewritten by Node's own REPL transform
 // (internal/repl/await, hence --expose-internals): its declarations are
 // hoisted so they persist too, and its last expression is still the result.
@@ -55,6 +56,14 @@
   } catch {
     // Without Node's transform a cell with await runs as an async function:
     // its declarations stay local to that cell.
+  }
+  // Node's own parser (its REPL's), for rewriting a cell's declarations.
+  let acorn = null, walk = null;
+  try {
+    acorn = require('internal/deps/acorn/acorn/dist/acorn');
+    walk = require('internal/deps/acorn/acorn-walk/dist/walk');
+  } catch {
+    // without it a re-declared let/const is a SyntaxError, as in Node's REPL
   }
 
   // ---- frames ------------------------------------------------------------
@@ -368,10 +377,112 @@
     });
   }
 
+  // ---- re-runnable declarations ---------------------------------------------
+
+  // A notebook cell may be run again, so its top-level let, const and class
+  // declarations become var ones (global properties a later cell can declare
+  // anew) before Node's await transform sees them: `let x;` is `var x =
+  // undefined` (a re-run resets it), `class A {}` is `var A = class A {}`.
+  // const keeps its meaning within its cell: assigning to one there throws
+  // the TypeError V8 would; a later cell may assign to it, as to a var.
+  const DECL_HINT = /\b(?:let|const|class)\b/;
+
+  function patternNames(p, out) {
+    if (!p) return out;
+    switch (p.type) {
+      case 'Identifier': out.push(p.name); break;
+      case 'ObjectPattern': for (const q of p.properties) patternNames(q.type === 'RestElement' ? q.argument : q.value, out); break;
+      case 'ArrayPattern': for (const q of p.elements) patternNames(q, out); break;
+      case 'RestElement': patternNames(p.argument, out); break;
+      case 'AssignmentPattern': patternNames(p.left, out); break;
+    }
+    return out;
+  }
+
+  function rewriteDeclarations(code) {
+    if (!acorn || !DECL_HINT.test(code)) return code;
+    let ast;
+    try {
+      ast = acorn.parse(code, { ecmaVersion: 'latest', sourceType: 'script', allowAwaitOutsideFunction: true, allowHashBang: true });
+    } catch {
+      return code; // V8 reports the syntax error
+    }
+    const edits = []; // [start, end, text], applied from the end
+    const consts = new Set();
+    for (const node of ast.body) {
+      if (node.type === 'VariableDeclaration' && node.kind !== 'var') {
+        edits.push([node.start, node.start + node.kind.length, 'var']);
+        for (const d of node.declarations) {
+          if (!d.init) edits.push([d.id.end, d.id.end, ' = void 0']);
+          if (node.kind === 'const') patternNames(d.id, []).forEach((name) => consts.add(name));
+        }
+      } else if (node.type === 'ClassDeclaration') {
+        edits.push([node.start, node.start, `var ${node.id.name} = `], [node.end, node.end, ';']);
+      }
+    }
+    if (consts.size) edits.push(...constAssignments(ast, consts, code));
+    edits.sort((a, b) => b[0] - a[0] || b[1] - a[1]);
+    for (const [start, end, text] of edits) code = code.slice(0, start) + text + code.slice(end);
+    return code;
+  }
+
+  // Names a scope node declares itself (a function's params and body, a
+  // block's lexical declarations, a catch's parameter); over-counting a
+  // function's only lets an assignment through, as a var would.
+  function scopeNames(node) {
+    const names = [];
+    const lexical = (body) => {
+      for (const s of body) {
+        if (s.type === 'VariableDeclaration') s.declarations.forEach((d) => patternNames(d.id, names));
+        else if ((s.type === 'ClassDeclaration' || s.type === 'FunctionDeclaration') && s.id) names.push(s.id.name);
+      }
+    };
+    if (/Function/.test(node.type)) {
+      node.params.forEach((p) => patternNames(p, names));
+      if (node.id) names.push(node.id.name);
+      walk.full(node.body, (n) => {
+        if (n.type === 'VariableDeclarator') patternNames(n.id, names);
+        else if (n.type === 'FunctionDeclaration' || n.type === 'ClassDeclaration') names.push(n.id.name);
+      });
+    } else if (node.type === 'BlockStatement' || node.type === 'StaticBlock') {
+      lexical(node.body);
+    } else if (node.type === 'ForStatement' || node.type === 'ForInStatement' || node.type === 'ForOfStatement') {
+      const d = node.init || node.left;
+      if (d && d.type === 'VariableDeclaration') d.declarations.forEach((x) => patternNames(x.id, names));
+    } else if (node.type === 'CatchClause' && node.param) {
+      patternNames(node.param, names);
+    }
+    return names;
+  }
+
+  function constAssignments(ast, consts, code) {
+    const edits = [];
+    const check = (name, node, ancestors, value) => {
+      if (!consts.has(name)) return;
+      for (const a of ancestors) if (a !== ast && a !== node && scopeNames(a).includes(name)) return;
+      const thrown = `globalThis[Symbol.for('sessionbox.constAssign')](${JSON.stringify(name)})`;
+      edits.push([node.start, node.end, value ? `(${code.slice(value.start, value.end)}, ${thrown})` : `(${thrown})`]);
+    };
+    walk.ancestor(ast, {
+      AssignmentExpression(node, ancestors) {
+        if (node.left.type === 'Identifier') check(node.left.name, node, ancestors, node.right);
+      },
+      UpdateExpression(node, ancestors) {
+        if (node.argument.type === 'Identifier') check(node.argument.name, node, ancestors, null);
+      },
+    });
+    // An assignment inside another one's value is replaced with it.
+    return edits.filter((e) => !edits.some((o) => o !== e && o[0] <= e[0] && e[1] <= o[1]));
+  }
+
+  Object.defineProperty(globalThis, Symbol.for('sessionbox.constAssign'), {
+    value: () => { throw new TypeError('Assignment to constant variable.'); },
+  });
+
   function compile(code, n) {
     const filename = path.join(process.cwd(), `<cell-${n}>`);
     if (lang === 'typescript') code = stripTypes(code);
-    code = rewriteImports(code);
+    code = rewriteDeclarations(rewriteImports(code));
     let awaited = false;
     if (processTopLevelAwait && code.includes('await')) {
       const wrapped = processTopLevelAwait(code);
