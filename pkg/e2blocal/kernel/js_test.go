@@ -325,6 +325,8 @@ func TestJSChildProcessOutput(t *testing.T) {
 		{"before an error", "js", "require('child_process').execSync('echo first', { stdio: 'inherit' }); throw new Error('x')", "first\n", "", "Error"},
 		{"multibyte split", "js", "require('child_process').execSync(\"printf '\\\\303'; sleep 0.05; printf '\\\\251\\\\n'\", { stdio: 'inherit' }); undefined", "é\n", "", ""},
 		{"more than a pipe holds", "js", "require('child_process').execSync('yes abcdefghi | head -n 30000', { stdio: 'inherit' }); console.log('end')", strings.Repeat("abcdefghi\n", 30000) + "end\n", "", ""},
+		{"exec callback", "js", "await new Promise(r => require('child_process').exec('echo via-exec; echo e >&2', (err, out) => { console.log('got ' + out.trim()); r() })); require('child_process').spawn('echo', ['inherited'], { stdio: 'inherit' }).on('exit', () => console.log('exited')); await new Promise(r => setTimeout(r, 300))", "got via-exec\ninherited\nexited\n", "", ""},
+		{"a command that is not there", "js", "await new Promise(r => require('child_process').spawn('/no/such', { stdio: 'inherit' }).on('error', (e) => { console.log(e.code); r() }))", "ENOENT\n", "", ""},
 		{"typescript", "ts", "import { execSync } from 'child_process'\nconst cmd: string = 'echo ts'\nexecSync(cmd, { stdio: 'inherit' }); console.log('done')", "ts\ndone\n", "", ""},
 	}
 	e := newTestEnv(t, Config{}, testTuning)

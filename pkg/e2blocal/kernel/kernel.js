@@ -159,8 +159,20 @@
     if (text && ready) output(r.tag, text);
   }
 
+  // A read of an empty pipe costs tens of µs (Node throws EAGAIN), too much
+  // before every console write: the pipes are read synchronously only while
+  // something may have written there that the event loop has yet to read (a
+  // child process ran, or the cell wrote to fd 1 or 2 itself).
+  let rawPending = false;
+  let liveChildren = 0;
+
+  function mayDrainRaw() {
+    if (rawPending) drainRaw();
+  }
+
   // drainRaw takes in, without waiting, what fds 1 and 2 hold now.
   function drainRaw() {
+    rawPending = liveChildren > 0;
     for (const r of raw) {
       while (r.open) {
         let n;
@@ -273,12 +285,30 @@
     const cp = require('child_process');
     for (const name of ['execSync', 'execFileSync', 'spawnSync']) cp[name] = syncCall(cp[name]);
     require('module').syncBuiltinESMExports(); // for `import { execSync } from 'child_process'`
+    // Every asynchronous child (spawn, exec, execFile, fork) starts here.
+    const spawn = cp.ChildProcess.prototype.spawn;
+    cp.ChildProcess.prototype.spawn = function (...args) {
+      const r = spawn.apply(this, args);
+      if (this.pid === undefined) return r; // it did not start ('error' says why)
+      liveChildren++;
+      rawPending = true;
+      this.once('exit', () => {
+        liveChildren--;
+        rawPending = true; // what it wrote before it exited is still to read
+      });
+      return r;
+    };
+    const writeSync = fs.writeSync;
+    fs.writeSync = function (fd, ...rest) {
+      if (fd === 1 || fd === 2) rawPending = true;
+      return writeSync.call(this, fd, ...rest);
+    };
   }
 
   function sink(tag) {
     const w = new EventEmitter();
     w.write = (chunk, enc, cb) => {
-      drainRaw();
+      mayDrainRaw();
       output(tag, chunk);
       if (typeof enc === 'function') enc();
       else if (typeof cb === 'function') cb();
@@ -622,10 +652,10 @@
     if (envLen) applyEnv(env, saved);
     try {
       const value = await runCell(code, n);
-      drainRaw(); // the cell's commands' output goes before its result
+      mayDrainRaw(); // the cell's commands' output goes before its result
       if (value !== undefined) sendResult(value);
     } catch (e) {
-      drainRaw();
+      mayDrainRaw();
       queue('X', errorJSON(e));
     } finally {
       restoreEnv(saved);
