@@ -140,6 +140,7 @@ func TestJSInterrupt(t *testing.T) {
 		{"pending promise", "await new Promise(() => {})", false},
 		{"timer never firing", "await new Promise(r => setTimeout(r, 60000))", false},
 		{"busy loop after await", "await null; while (true) {}", true},
+		{"synchronous command", "require('child_process').execSync('sleep 30', { stdio: 'inherit' })", false},
 	}
 	e := newTestEnv(t, Config{}, testTuning)
 	for _, tc := range cases {
