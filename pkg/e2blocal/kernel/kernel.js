@@ -12,9 +12,9 @@
 // child process (execSync, spawn with stdio 'inherit') or fs.writeSync(1)
 // writes to fd 1 or 2 comes back through fds 6 and 7 and is the running
 // cell's output too, as kernel.py's fd capture has it. Those pipes are read
-// as the event loop turns and, synchronously, before each console write and
-// at the cell's end, so a command's output comes before what the cell prints
-// after it.
+// as the event loop turns and, while a child may have written there,
+// synchronously before each console write and at the cell's end, so a
+// command's output comes before what the cell prints after it.
 //
 // Cells run in the process's own global context with vm.Script, so top-level
 // declarations persist across cells (scripts of one context share their
