@@ -183,5 +183,18 @@ plt.show()
       assert.equal(ctx.language, 'typescript')
       assert.equal((await sbx.runCode('process.cwd()', { context: ctx })).text, '/home/user')
     })
+
+    await t.test("a javascript cell runs again; a command's output is the cell's", async () => {
+      const ctx = await sbx.createCodeContext({ language: 'js' })
+      const cell = "const seen = 1; class Seen {}\nconsole.log('before')\n" +
+        "require('child_process').execSync('echo from-child; echo oops >&2', { stdio: 'inherit' })\nconsole.log('after'); seen"
+      for (const run of [1, 2]) {
+        const ex = await sbx.runCode(cell, { context: ctx })
+        assert.equal(ex.error, undefined, `run ${run}: ${JSON.stringify(ex.error)}`)
+        assert.equal(ex.text, '1')
+        assert.equal(ex.logs.stdout.join(''), 'before\nfrom-child\nafter\n')
+        assert.equal(ex.logs.stderr.join(''), 'oops\n')
+      }
+    })
   }, { kind: 'code' })
 })

@@ -140,6 +140,7 @@ func TestJSInterrupt(t *testing.T) {
 		{"pending promise", "await new Promise(() => {})", false},
 		{"timer never firing", "await new Promise(r => setTimeout(r, 60000))", false},
 		{"busy loop after await", "await null; while (true) {}", true},
+		{"synchronous command", "require('child_process').execSync('sleep 30', { stdio: 'inherit' })", false},
 	}
 	e := newTestEnv(t, Config{}, testTuning)
 	for _, tc := range cases {
@@ -303,5 +304,113 @@ func TestJSOutputBetweenCells(t *testing.T) {
 	out := r.text("stdout")
 	if !strings.HasPrefix(out, "late\n") || len(out) > 1000 {
 		t.Errorf("stdout of the next cells: %.80q (%d bytes)", out, len(out))
+	}
+}
+
+// TestJSChildProcessOutput: what a child process writes to the kernel's
+// stdout and stderr (stdio 'inherit') is the cell's output, in order with
+// what the cell prints around it, as E2B's kernel has it.
+func TestJSChildProcessOutput(t *testing.T) {
+	t.Parallel()
+	needNode(t)
+	cases := []struct {
+		name, lang, code string
+		stdout, stderr   string
+		errName          string
+	}{
+		{"execSync inherit", "js", "console.log('before'); require('child_process').execSync('echo hi', { stdio: 'inherit' }); console.log('after')", "before\nhi\nafter\n", "", ""},
+		{"stderr of a command", "js", "require('child_process').execSync('echo oops >&2', { stdio: 'inherit' }); console.error('then')", "", "oops\nthen\n", ""},
+		{"spawnSync", "js", "require('child_process').spawnSync('printf', ['a\\nb'], { stdio: 'inherit' }); undefined", "a\nb", "", ""},
+		{"spawn awaited", "js", "await new Promise(r => require('child_process').spawn('sh', ['-c', 'echo out; echo err >&2'], { stdio: 'inherit' }).on('close', r))", "out\n", "err\n", ""},
+		{"fs.writeSync to fd 1", "js", "require('fs').writeSync(1, 'direct\\n'); require('fs').writeSync(2, 'e\\n'); undefined", "direct\n", "e\n", ""},
+		{"before an error", "js", "require('child_process').execSync('echo first', { stdio: 'inherit' }); throw new Error('x')", "first\n", "", "Error"},
+		{"multibyte split", "js", "require('child_process').execSync(\"printf '\\\\303'; sleep 0.05; printf '\\\\251\\\\n'\", { stdio: 'inherit' }); undefined", "é\n", "", ""},
+		{"more than a pipe holds", "js", "require('child_process').execSync('yes abcdefghi | head -n 30000', { stdio: 'inherit' }); console.log('end')", strings.Repeat("abcdefghi\n", 30000) + "end\n", "", ""},
+		{"exec callback", "js", "await new Promise(r => require('child_process').exec('echo via-exec; echo e >&2', (err, out) => { console.log('got ' + out.trim()); r() })); require('child_process').spawn('echo', ['inherited'], { stdio: 'inherit' }).on('exit', () => console.log('exited')); await new Promise(r => setTimeout(r, 300))", "got via-exec\ninherited\nexited\n", "", ""},
+		{"a command that is not there", "js", "await new Promise(r => require('child_process').spawn('/no/such', { stdio: 'inherit' }).on('error', (e) => { console.log(e.code); r() }))", "ENOENT\n", "", ""},
+		{"typescript", "ts", "import { execSync } from 'child_process'\nconst cmd: string = 'echo ts'\nexecSync(cmd, { stdio: 'inherit' }); console.log('done')", "ts\ndone\n", "", ""},
+	}
+	e := newTestEnv(t, Config{}, testTuning)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			id := e.jsContext(t, tc.lang, nil)
+			r := e.runIn(t, id, tc.code)
+			if tc.errName == "" {
+				r.mustNoError(t)
+			} else if er := r.err(); er == nil || er["name"] != tc.errName {
+				t.Fatalf("error %v, want %s", er, tc.errName)
+			}
+			if got := r.text("stdout"); got != tc.stdout {
+				t.Errorf("stdout %q, want %q (%s)", got, tc.stdout, tail(r.body))
+			}
+			if got := r.text("stderr"); got != tc.stderr {
+				t.Errorf("stderr %q, want %q", got, tc.stderr)
+			}
+		})
+	}
+}
+
+// TestJSRerunCells: a cell declaring top-level let, const or class can run
+// again, as a notebook's user re-runs it; a const still cannot be assigned
+// within the cell that declares it.
+func TestJSRerunCells(t *testing.T) {
+	t.Parallel()
+	needNode(t)
+	type cell struct{ code, result, errValue string }
+	cases := []struct {
+		name  string
+		lang  string
+		cells []cell
+	}{
+		{"const twice", "js", []cell{{code: "const x = 1"}, {code: "const x = 1"}, {code: "const x = 2; x", result: "2"}, {code: "x", result: "2"}}},
+		{"let anew is reset", "js", []cell{{code: "let y = 5"}, {code: "let y, z = 1; [y, z]", result: "[ undefined, 1 ]"}}},
+		{"class twice", "js", []cell{
+			{code: "class A { v() { return 1 } }"}, {code: "class A { v() { return 2 } }"}, {code: "new A().v()", result: "2"},
+		}},
+		{"functions see the same binding", "js", []cell{
+			{code: "let count = 0; function inc() { return ++count }"}, {code: "inc(); inc()", result: "2"}, {code: "count", result: "2"},
+			{code: "let count = 10; inc()", result: "11"},
+		}},
+		{"destructuring", "js", []cell{
+			{code: "const { a, b: [c], ...rest } = { a: 1, b: [2], d: 4 }"}, {code: "const { a, b: [c], ...rest } = { a: 1, b: [2], d: 4 }"},
+			{code: "a + c + rest.d", result: "7"},
+		}},
+		{"with await", "js", []cell{
+			{code: "const w = await Promise.resolve(1)"}, {code: "const w = await Promise.resolve(2); class B {}"}, {code: "w", result: "2"},
+		}},
+		{"const within its cell", "js", []cell{
+			{code: "const k = 1; k = 2", errValue: "Assignment to constant variable."},
+			{code: "const k2 = 1; k2++", errValue: "Assignment to constant variable."},
+			{code: "const q = await 1; q += 1", errValue: "Assignment to constant variable."},
+			{code: "const s = 1; function g(s) { s = 5; return s }; g(0)", result: "5"},
+			{code: "const t = 1; { let t = 2; t = 3 }; t", result: "1"},
+			{code: "t = 4; t", result: "4"},
+		}},
+		{"typescript", "ts", []cell{
+			{code: "const n: number = 1"}, {code: "const n: number = 2"},
+			{code: "class C { x: number = 1 }"}, {code: "class C { x: number = 3 }"},
+			{code: "new C().x + n", result: "5"},
+		}},
+	}
+	e := newTestEnv(t, Config{}, testTuning)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			id := e.jsContext(t, tc.lang, nil)
+			for _, c := range tc.cells {
+				r := e.runIn(t, id, c.code)
+				if c.errValue != "" {
+					if er := r.err(); er == nil || er["name"] != "TypeError" || er["value"] != c.errValue {
+						t.Fatalf("%q: error %v, want TypeError %q", c.code, er, c.errValue)
+					}
+					continue
+				}
+				r.mustNoError(t)
+				if got := r.mainText(); got != c.result {
+					t.Fatalf("%q: result %q, want %q", c.code, got, c.result)
+				}
+			}
+		})
 	}
 }

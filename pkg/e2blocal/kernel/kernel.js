@@ -4,12 +4,22 @@
 //
 //   node --expose-internals - <max_output> <javascript|typescript> [typescript.js]
 //
-// with this source on stdin, the command pipe on fd 3, the event pipe on fd 4
-// and the probe pipe on fd 5.
+// with this source on stdin, the command pipe on fd 3, the event pipe on fd 4,
+// the probe pipe on fd 5, and the read ends of its own fd 1 and 2 (pipes the
+// server made) on fds 6 and 7.
+//
+// Output: console and process.stdout/stderr go straight to frames. What a
+// child process (execSync, spawn with stdio 'inherit') or fs.writeSync(1)
+// writes to fd 1 or 2 comes back through fds 6 and 7 and is the running
+// cell's output too, as kernel.py's fd capture has it. Those pipes are read
+// as the event loop turns and, while a child may have written there,
+// synchronously before each console write and at the cell's end, so a
+// command's output comes before what the cell prints after it.
 //
 // Cells run in the process's own global context with vm.Script, so top-level
-// let/const/class/function declarations persist across cells (scripts of one
-// context share their global scope, as <script> tags do). A cell using
+// declarations persist across cells (scripts of one context share their
+// global scope, as <script> tags do); top-level let/const/class become var
+// ones first, so a cell can run again (see rewriteDeclarations). A cell using
 // top-level await is rewritten by Node's own REPL transform
 // (internal/repl/await, hence --expose-internals): its declarations are
 // hoisted so they persist too, and its last expression is still the result.
@@ -32,8 +42,10 @@
   const { Console } = require('console');
   const { EventEmitter } = require('events');
   const { createRequire } = require('module');
+  const { StringDecoder } = require('string_decoder');
+  const { receiveMessageOnPort } = require('worker_threads');
 
-  const CMD_FD = 3, EVT_FD = 4, PROBE_FD = 5;
+  const CMD_FD = 3, EVT_FD = 4, PROBE_FD = 5, OUT_FD = 6, ERR_FD = 7;
   const cap = Number(process.argv[2] || 1 << 20);
   const lang = process.argv[3] || 'javascript';
   const kernelFile = process.argv[1];
@@ -44,6 +56,14 @@
   } catch {
     // Without Node's transform a cell with await runs as an async function:
     // its declarations stay local to that cell.
+  }
+  // Node's own parser (its REPL's), for rewriting a cell's declarations.
+  let acorn = null, walk = null;
+  try {
+    acorn = require('internal/deps/acorn/acorn/dist/acorn');
+    walk = require('internal/deps/acorn/acorn-walk/dist/walk');
+  } catch {
+    // without it a re-declared let/const is a SyntaxError, as in Node's REPL
   }
 
   // ---- frames ------------------------------------------------------------
@@ -126,9 +146,169 @@
     }
   }
 
+  // ---- fd 1 and 2 (what child processes write) ----------------------------
+
+  const raw = [
+    { fd: OUT_FD, tag: 'O', dec: new StringDecoder('utf8'), open: true },
+    { fd: ERR_FD, tag: 'R', dec: new StringDecoder('utf8'), open: true },
+  ];
+  const rawBuf = Buffer.alloc(64 << 10);
+
+  function rawText(r, chunk) {
+    const text = r.dec.write(chunk);
+    if (text && ready) output(r.tag, text);
+  }
+
+  // A read of an empty pipe costs tens of µs (Node throws EAGAIN), too much
+  // before every console write: the pipes are read synchronously only while
+  // something may have written there that the event loop has yet to read (a
+  // child process ran, or the cell wrote to fd 1 or 2 itself).
+  let rawPending = false;
+  let liveChildren = 0;
+
+  function mayDrainRaw() {
+    if (rawPending) drainRaw();
+  }
+
+  // drainRaw takes in, without waiting, what fds 1 and 2 hold now.
+  function drainRaw() {
+    rawPending = liveChildren > 0;
+    for (const r of raw) {
+      while (r.open) {
+        let n;
+        try {
+          n = fs.readSync(r.fd, rawBuf);
+        } catch (e) {
+          if (e.code !== 'EAGAIN') r.open = false;
+          break;
+        }
+        if (n === 0) {
+          r.open = false;
+          break;
+        }
+        rawText(r, rawBuf.subarray(0, n));
+      }
+    }
+  }
+
+  // The pipes are read as data comes, too (a command still running after
+  // its cell prints into the next one). Before the kernel is ready they hold
+  // only node's own words, which are the server's business: dropped.
+  function watchRaw() {
+    for (const r of raw) {
+      let sock;
+      try {
+        fs.fstatSync(r.fd);
+        sock = new net.Socket({ fd: r.fd, readable: true, writable: false });
+      } catch {
+        r.open = false; // started without the pipes
+        continue;
+      }
+      sock.on('data', (chunk) => rawText(r, chunk));
+      sock.on('end', () => { r.open = false; });
+      sock.on('error', () => { r.open = false; });
+      sock.unref();
+    }
+    drainRaw();
+    for (const r of raw) r.dec = new StringDecoder('utf8');
+  }
+
+  // While a synchronous child_process call (execSync, spawnSync...) blocks
+  // this thread, a worker thread reads the pipes so a command writing more
+  // than a pipe holds does not wait forever; what it read is taken in when
+  // the call returns. The worker starts at the first such call (a context
+  // that never makes one pays nothing). One word says who may read:
+  // IDLE this thread, CALL the worker may start, READING the worker is.
+  const IDLE = 0, CALL = 1, READING = 2;
+  let reader = null;
+
+  const READER_SRC = `
+    const { workerData: { state, fds, port } } = require('worker_threads');
+    const fs = require('fs');
+    const buf = Buffer.alloc(64 << 10);
+    function readAll() {
+      let got = false;
+      fds.forEach((fd, i) => {
+        for (;;) {
+          let n = 0;
+          try { n = fs.readSync(fd, buf); } catch { break; }
+          if (n <= 0) break;
+          port.postMessage([i, Buffer.from(buf.subarray(0, n))]);
+          got = true;
+        }
+      });
+      return got;
+    }
+    for (;;) {
+      Atomics.wait(state, 0, ${IDLE});
+      if (Atomics.compareExchange(state, 0, ${CALL}, ${READING}) !== ${CALL}) continue;
+      const got = readAll();
+      Atomics.store(state, 0, ${CALL});
+      Atomics.notify(state, 0);
+      if (!got) Atomics.wait(state, 0, ${CALL}, 2);
+    }`;
+
+  function startReader() {
+    if (reader) return reader;
+    const { Worker, MessageChannel } = require('worker_threads');
+    const state = new Int32Array(new SharedArrayBuffer(4));
+    const { port1, port2 } = new MessageChannel();
+    const workerData = { state, fds: raw.map((r) => r.fd), port: port2 };
+    const worker = new Worker(READER_SRC, { eval: true, workerData, transferList: [port2] });
+    worker.on('error', () => {});
+    worker.unref();
+    port1.on('message', ([i, chunk]) => rawText(raw[i], chunk));
+    port1.unref();
+    reader = { port: port1, state };
+    return reader;
+  }
+
+  function syncCall(fn) {
+    return function (...args) {
+      if (!ready || !raw.some((r) => r.open)) return fn.apply(this, args);
+      const { port, state } = startReader();
+      Atomics.store(state, 0, CALL);
+      Atomics.notify(state, 0);
+      try {
+        return fn.apply(this, args);
+      } finally {
+        // Wait out a read in progress; then only this thread reads.
+        while (Atomics.compareExchange(state, 0, CALL, IDLE) === READING) Atomics.wait(state, 0, READING, 50);
+        let m;
+        while ((m = receiveMessageOnPort(port))) rawText(raw[m.message[0]], m.message[1]);
+        drainRaw();
+      }
+    };
+  }
+
+  function patchChildProcess() {
+    const cp = require('child_process');
+    for (const name of ['execSync', 'execFileSync', 'spawnSync']) cp[name] = syncCall(cp[name]);
+    require('module').syncBuiltinESMExports(); // for `import { execSync } from 'child_process'`
+    // Every asynchronous child (spawn, exec, execFile, fork) starts here.
+    const spawn = cp.ChildProcess.prototype.spawn;
+    cp.ChildProcess.prototype.spawn = function (...args) {
+      const r = spawn.apply(this, args);
+      if (this.pid === undefined) return r; // it did not start ('error' says why)
+      liveChildren++;
+      rawPending = true;
+      this.once('exit', () => {
+        liveChildren--;
+        rawPending = true; // what it wrote before it exited is still to read
+      });
+      return r;
+    };
+    const writeSync = fs.writeSync;
+    fs.writeSync = function (fd, ...rest) {
+      if (fd === 1 || fd === 2) rawPending = true;
+      return writeSync.call(this, fd, ...rest);
+    };
+  }
+
   function sink(tag) {
     const w = new EventEmitter();
     w.write = (chunk, enc, cb) => {
+      mayDrainRaw();
       output(tag, chunk);
       if (typeof enc === 'function') enc();
       else if (typeof cb === 'function') cb();
@@ -227,10 +407,112 @@
     });
   }
 
+  // ---- re-runnable declarations ---------------------------------------------
+
+  // A notebook cell may be run again, so its top-level let, const and class
+  // declarations become var ones (global properties a later cell can declare
+  // anew) before Node's await transform sees them: `let x;` is `var x =
+  // undefined` (a re-run resets it), `class A {}` is `var A = class A {}`.
+  // const keeps its meaning within its cell: assigning to one there throws
+  // the TypeError V8 would; a later cell may assign to it, as to a var.
+  const DECL_HINT = /\b(?:let|const|class)\b/;
+
+  function patternNames(p, out) {
+    if (!p) return out;
+    switch (p.type) {
+      case 'Identifier': out.push(p.name); break;
+      case 'ObjectPattern': for (const q of p.properties) patternNames(q.type === 'RestElement' ? q.argument : q.value, out); break;
+      case 'ArrayPattern': for (const q of p.elements) patternNames(q, out); break;
+      case 'RestElement': patternNames(p.argument, out); break;
+      case 'AssignmentPattern': patternNames(p.left, out); break;
+    }
+    return out;
+  }
+
+  function rewriteDeclarations(code) {
+    if (!acorn || !DECL_HINT.test(code)) return code;
+    let ast;
+    try {
+      ast = acorn.parse(code, { ecmaVersion: 'latest', sourceType: 'script', allowAwaitOutsideFunction: true, allowHashBang: true });
+    } catch {
+      return code; // V8 reports the syntax error
+    }
+    const edits = []; // [start, end, text], applied from the end
+    const consts = new Set();
+    for (const node of ast.body) {
+      if (node.type === 'VariableDeclaration' && node.kind !== 'var') {
+        edits.push([node.start, node.start + node.kind.length, 'var']);
+        for (const d of node.declarations) {
+          if (!d.init) edits.push([d.id.end, d.id.end, ' = void 0']);
+          if (node.kind === 'const') patternNames(d.id, []).forEach((name) => consts.add(name));
+        }
+      } else if (node.type === 'ClassDeclaration') {
+        edits.push([node.start, node.start, `var ${node.id.name} = `], [node.end, node.end, ';']);
+      }
+    }
+    if (consts.size) edits.push(...constAssignments(ast, consts, code));
+    edits.sort((a, b) => b[0] - a[0] || b[1] - a[1]);
+    for (const [start, end, text] of edits) code = code.slice(0, start) + text + code.slice(end);
+    return code;
+  }
+
+  // Names a scope node declares itself (a function's params and body, a
+  // block's lexical declarations, a catch's parameter); over-counting a
+  // function's only lets an assignment through, as a var would.
+  function scopeNames(node) {
+    const names = [];
+    const lexical = (body) => {
+      for (const s of body) {
+        if (s.type === 'VariableDeclaration') s.declarations.forEach((d) => patternNames(d.id, names));
+        else if ((s.type === 'ClassDeclaration' || s.type === 'FunctionDeclaration') && s.id) names.push(s.id.name);
+      }
+    };
+    if (/Function/.test(node.type)) {
+      node.params.forEach((p) => patternNames(p, names));
+      if (node.id) names.push(node.id.name);
+      walk.full(node.body, (n) => {
+        if (n.type === 'VariableDeclarator') patternNames(n.id, names);
+        else if (n.type === 'FunctionDeclaration' || n.type === 'ClassDeclaration') names.push(n.id.name);
+      });
+    } else if (node.type === 'BlockStatement' || node.type === 'StaticBlock') {
+      lexical(node.body);
+    } else if (node.type === 'ForStatement' || node.type === 'ForInStatement' || node.type === 'ForOfStatement') {
+      const d = node.init || node.left;
+      if (d && d.type === 'VariableDeclaration') d.declarations.forEach((x) => patternNames(x.id, names));
+    } else if (node.type === 'CatchClause' && node.param) {
+      patternNames(node.param, names);
+    }
+    return names;
+  }
+
+  function constAssignments(ast, consts, code) {
+    const edits = [];
+    const check = (name, node, ancestors, value) => {
+      if (!consts.has(name)) return;
+      for (const a of ancestors) if (a !== ast && a !== node && scopeNames(a).includes(name)) return;
+      const thrown = `globalThis[Symbol.for('sessionbox.constAssign')](${JSON.stringify(name)})`;
+      edits.push([node.start, node.end, value ? `(${code.slice(value.start, value.end)}, ${thrown})` : `(${thrown})`]);
+    };
+    walk.ancestor(ast, {
+      AssignmentExpression(node, ancestors) {
+        if (node.left.type === 'Identifier') check(node.left.name, node, ancestors, node.right);
+      },
+      UpdateExpression(node, ancestors) {
+        if (node.argument.type === 'Identifier') check(node.argument.name, node, ancestors, null);
+      },
+    });
+    // An assignment inside another one's value is replaced with it.
+    return edits.filter((e) => !edits.some((o) => o !== e && o[0] <= e[0] && e[1] <= o[1]));
+  }
+
+  Object.defineProperty(globalThis, Symbol.for('sessionbox.constAssign'), {
+    value: () => { throw new TypeError('Assignment to constant variable.'); },
+  });
+
   function compile(code, n) {
     const filename = path.join(process.cwd(), `<cell-${n}>`);
     if (lang === 'typescript') code = stripTypes(code);
-    code = rewriteImports(code);
+    code = rewriteDeclarations(rewriteImports(code));
     let awaited = false;
     if (processTopLevelAwait && code.includes('await')) {
       const wrapped = processTopLevelAwait(code);
@@ -370,8 +652,10 @@
     if (envLen) applyEnv(env, saved);
     try {
       const value = await runCell(code, n);
+      mayDrainRaw(); // the cell's commands' output goes before its result
       if (value !== undefined) sendResult(value);
     } catch (e) {
+      mayDrainRaw();
       queue('X', errorJSON(e));
     } finally {
       restoreEnv(saved);
@@ -440,6 +724,8 @@
     probe.on('data', () => {});
     probe.on('error', () => {});
     probe.unref();
+    watchRaw();
+    patchChildProcess();
     ready = true;
     send('K', `${lang} node ${process.version}`);
   }

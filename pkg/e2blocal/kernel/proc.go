@@ -102,6 +102,10 @@ type proc struct {
 	// cell; watchTried is set once that was attempted.
 	watch      *treeWatch
 	watchTried bool
+	// output holds the read ends of a node kernel's fd 1 and 2 (nil for
+	// python's, which makes its own): what is left there when the kernel
+	// dies is its last word.
+	output *outputPipes
 }
 
 type procSpec struct {
@@ -143,10 +147,19 @@ func startProc(ctx context.Context, spec procSpec, timeout time.Duration) (*proc
 	cmd.ExtraFiles = []*os.File{cmdR, evW, probeR}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: spec.cred}
 	cmd.WaitDelay = time.Second
+	var out *outputPipes
+	if nodeLanguage(spec.lang) {
+		if out, err = newOutputPipes(cmd); err != nil {
+			closeAll(cmdR, cmdW, evR, evW, probeR, probeW)
+			return nil, err
+		}
+	}
 	err = cmd.Start()
 	closeAll(cmdR, evW, probeR)
+	out.started()
 	if err != nil {
 		closeAll(cmdW, evR, probeW)
+		out.close()
 		return nil, fmt.Errorf("start kernel %s: %w", spec.python, err)
 	}
 	p := &proc{
@@ -161,6 +174,7 @@ func startProc(ctx context.Context, spec procSpec, timeout time.Duration) (*proc
 		quit:       make(chan struct{}),
 		done:       make(chan struct{}),
 		stderr:     tail,
+		output:     out,
 	}
 	go p.readLoop(evR, spec.maxFrame)
 	if err := p.awaitReady(ctx, timeout); err != nil {
@@ -258,6 +272,8 @@ func (p *proc) readLoop(evR *os.File, maxFrame uint32) {
 	p.kill()
 	err := p.cmd.Wait()
 	closeAll(p.cmdW, p.probeW)
+	p.output.drainTo(p.stderr)
+	p.output.close()
 	p.mu.Lock()
 	p.exited = true
 	p.exitErr = err
