@@ -21,7 +21,10 @@ import (
 // working service: callers get the documented problems, and once E2B is
 // back the same sessions work, with no sandbox left behind by the failures.
 func TestEndToEndProviderFaults(t *testing.T) {
-	s := newStackWith(t, 2*time.Second, session.Config{})
+	// Each E2B call's bound: long enough for a create on a loaded host
+	// once E2B is back, far shorter than the stall.
+	const e2bTimeout = 8 * time.Second
+	s := newStackWith(t, e2bTimeout, session.Config{})
 	cases := []struct {
 		name   string
 		status int
@@ -32,7 +35,7 @@ func TestEndToEndProviderFaults(t *testing.T) {
 		{"E2B answers 503", http.StatusServiceUnavailable, 0, 502, "unavailable"},
 		{"E2B answers 500", http.StatusInternalServerError, 0, 502, "unavailable"},
 		{"E2B rate-limits", http.StatusTooManyRequests, 0, 429, "limit-reached"},
-		{"E2B stalls", 0, 10 * time.Second, 504, "timeout"},
+		{"E2B stalls", 0, 10 * e2bTimeout, 504, "timeout"},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

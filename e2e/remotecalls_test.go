@@ -154,11 +154,13 @@ func newCountingStack(t *testing.T) (*stack, *local.Service, *callCounter) {
 }
 
 // settle waits until no remote call has been counted for a while: an
-// operation's asynchronous part (a run's worker) has ended.
+// operation's asynchronous part (a run's worker) has ended. The quiet
+// second is long beside a call's gaps on a host loaded many times over,
+// where half a second let an operation's late calls count for the next.
 func (c *callCounter) settle(t *testing.T) {
 	t.Helper()
 	last, quiet := c.total(), time.Now()
-	for deadline := time.Now().Add(30 * time.Second); time.Since(quiet) < 500*time.Millisecond; {
+	for deadline := time.Now().Add(30 * time.Second); time.Since(quiet) < time.Second; {
 		if time.Now().After(deadline) {
 			t.Fatal("remote calls did not settle")
 		}

@@ -124,10 +124,10 @@ func TestTimeoutKillsProcess(t *testing.T) {
 	e := newEnv(t)
 	c := e.proc(connect.WithProtoJSON())
 	marker := filepath.Join(e.home, "survived")
-	req := sh("sleep 2; touch " + marker)
+	req := sh("sleep 60; touch " + marker)
 	// connect-go sends the context's deadline as Connect-Timeout-Ms, exactly
-	// like the SDK's timeoutMs.
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	// like the SDK's timeoutMs; long enough for the start on a loaded host.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	s, err := c.Start(ctx, req)
 	if err != nil {
