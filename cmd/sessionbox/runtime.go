@@ -41,7 +41,7 @@ func runtimeFlags(args []string, getenv func(string) string) (e2blocal.Config, e
 	createRate := fs.Float64("create-rate", 0, "creates per second, past it E2B's 429 with Retry-After; 0 is no cap [$E2BLOCAL_CREATE_RATE]")
 	oldAPI := fs.String("old-api", "", "serve an older E2B's control plane: v1 (no /v2 create and connect) or resume (no connect either) [$E2BLOCAL_OLD_API]")
 	templates := templateFlag{}
-	fs.Var(templates, "template", "`NAME=BUILTIN|FILE`: a template creates may name beside base and code-interpreter-v1, run as one of those two, or defined by a JSON file (a path: root filesystem dir, startCmd, readyCmd, envs, workdir, user; docs/e2b-compatibility.md); repeatable, comma-separated in the variable [$E2BLOCAL_TEMPLATES]")
+	fs.Var(templates, "template", "`NAME=DEFINITION`: a template creates may name beside base and code-interpreter-v1; DEFINITION is one of those two, to run as it, or the path of a JSON file (root filesystem dir, startCmd, readyCmd, envs, workdir, user; docs/e2b-compatibility.md); repeatable, comma-separated in the variable [$E2BLOCAL_TEMPLATES]")
 	allow := fs.String("internet-allow", "", internetAllowUsage+" [$E2BLOCAL_INTERNET_ALLOW]")
 	minFree := fs.Int64("min-free-mib", 0, "free space kept on the data dir's file system: below it creates and uploads get 507; 0 is 1 GiB (or 5% of a smaller file system), negative turns it off [$E2BLOCAL_MIN_FREE_MIB]")
 	diskMiB := fs.Int("disk-mib", 0, "size of each sandbox's home image (as root): a create is admitted only while every home growing to this size would leave --min-free-mib free, else 507; 0 is 10240, E2B's [$E2BLOCAL_DISK_MIB]")

@@ -23,7 +23,7 @@ func shareTemplateFlag(fs *flag.FlagSet, runtime templateFlag) {
 		panic("serve: the session knobs define no --template")
 	}
 	f.Value = templateOrRuntime{knob: f.Value, runtime: runtime}
-	f.Usage += "; `NAME=BUILTIN|FILE` instead adds a template custom sessions may name, run as base or code-interpreter-v1 or defined by a JSON file " +
+	f.Usage += "; `NAME=DEFINITION` instead adds a template custom sessions may name, DEFINITION being base, code-interpreter-v1 or the path of a JSON file " +
 		"(repeatable, comma-separated in $" + envRuntimeTemplates + ")"
 }
 
