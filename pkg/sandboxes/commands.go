@@ -93,6 +93,11 @@ func (a *E2B) StartShell(ctx context.Context, id string, c session.ShellCommand)
 		return 0, domainError("start command", err)
 	}
 	h.Disconnect()
+	if err := recordPID(ctx, sb, c.Tag, h.PID); err != nil {
+		// Untracked, it could never be read as ended: better not run.
+		_, _ = sb.Commands().KillTag(context.WithoutCancel(ctx), c.Tag)
+		return 0, err
+	}
 	return h.PID, nil
 }
 

@@ -36,7 +36,6 @@ const commandMarker = "\n#sessionbox-command\n"
 // appended to the files; it is in the wrapper's process group, so a kill
 // of the group ends both.
 const wrapperScript = `d=%s
-echo $$ >"$d/pid"
 c=${BASH_EXECUTION_STRING#*$'\n'#sessionbox-command$'\n'}
 ( eval "$c" ) >>"$d/stdout" 2>>"$d/stderr" </dev/null
 echo $? >"$d/exit.tmp" && mv -f "$d/exit.tmp" "$d/exit"
@@ -50,15 +49,24 @@ mkdir -m 700 "$1" && : >"$1/stdout" && : >"$1/stderr"`
 // readScript waits up to $2 ms for the command's end (or for $4 new bytes
 // on a stream), then prints a header line "ok <cursor out> <cursor err>
 // <size out> <size err> [exit code]" and up to $3 bytes of each stream
-// past the cursor, stdout on stdout and stderr on stderr. The exit code is
-// -1 when the wrapper died without recording one (killed).
-const readScript = `d=$1 w=$2 max=$3 early=$4
+// past the cursor, stdout on stdout and stderr on stderr (the script's own
+// errors go nowhere: its stderr is the command's). The exit code is -1
+// when the wrapper died without recording one (killed); a dead wrapper
+// not yet reaped by envd (a zombie) counts as dead.
+const readScript = `exec 3>&2 2>/dev/null
+d=$1 w=$2 max=$3 early=$4
 [ -d "$d" ] || { echo missing; exit 0; }
-read -r co ce <"$d/cursor" 2>/dev/null || { co=0; ce=0; }
+read -r co ce <"$d/cursor" || { co=0; ce=0; }
+alive() {
+  local st
+  read -r st <"/proc/$(cat "$d/pid")/stat" || return 1
+  st=${st##*) }
+  [ "${st%% *}" != Z ]
+}
 state() {
   x=
   if [ -e "$d/exit" ]; then x=$(cat "$d/exit")
-  elif [ -s "$d/pid" ] && ! kill -0 "$(cat "$d/pid")" 2>/dev/null; then
+  elif [ -s "$d/pid" ] && ! alive; then
     if [ -e "$d/exit" ]; then x=$(cat "$d/exit"); else x=-1; fi
   fi
 }
@@ -74,7 +82,11 @@ no=$((so - co)); [ "$no" -gt "$max" ] && no=$max
 ne=$((se - ce)); [ "$ne" -gt "$max" ] && ne=$max
 echo "ok $co $ce $so $se $x"
 tail -c +$((co + 1)) "$d/stdout" | head -c "$no"
-tail -c +$((ce + 1)) "$d/stderr" | head -c "$ne" >&2`
+tail -c +$((ce + 1)) "$d/stderr" | head -c "$ne" >&3`
+
+// pidScript records the wrapper's pid, as envd reported it: written by
+// the wrapper itself it would be missing when a kill came first.
+const pidScript = `echo "$2" >"$1/pid.tmp" && mv -f "$1/pid.tmp" "$1/pid"`
 
 // commitScript moves the cursor, atomically.
 const commitScript = `printf '%s %s\n' "$2" "$3" >"$1/cursor.tmp" && mv -f "$1/cursor.tmp" "$1/cursor"`
@@ -125,6 +137,16 @@ func setupCommand(ctx context.Context, sb *e2b.Sandbox, c session.ShellCommand) 
 			return fmt.Errorf("make the output directory of command %s: %w", c.Tag, err)
 		}
 		return domainError("make the output directory of command "+c.Tag, err)
+	}
+	return nil
+}
+
+// recordPID writes the pid of the command tagged tag beside its output.
+func recordPID(ctx context.Context, sb *e2b.Sandbox, tag string, pid uint32) error {
+	hctx, cancel := context.WithTimeout(ctx, helperTimeout)
+	defer cancel()
+	if _, err := helper(hctx, sb, pidScript, 0, commandDir(tag), strconv.FormatUint(uint64(pid), 10)); err != nil {
+		return domainError("record the pid of command "+tag, err)
 	}
 	return nil
 }
