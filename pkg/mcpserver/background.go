@@ -15,7 +15,8 @@ import (
 // Background commands, for what outlives one call: a server, a watcher, a
 // long build. A model starts one, reads what it printed since its last
 // read (waiting a little for more, or for the end), and kills it, over the
-// API's background commands; the output waits in the sandbox between reads.
+// API's background commands; the output and the read position wait in the
+// sandbox between reads (session.Manager.ReadCommand), never here.
 
 const (
 	// maxReadWaitSecs bounds how long read_command_output waits: a tool
@@ -32,7 +33,8 @@ const (
 		"while the sandbox lives). For a command that finishes quickly use run_command instead."
 	readCommandDescription = "Read what a background command (start_command) printed since the last read, waiting up to " +
 		"waitSecs (default 1) for it to end; returns at once when it has ended. The result says whether it is still " +
-		"running, or its exit code. Each read returns only new output."
+		"running, or its exit code. Each read returns only new output; nothing is lost between reads. The whole output " +
+		"is kept in files in the sandbox (stdoutPath, stderrPath) for read_file when a read is cut."
 	killCommandDescription = "Kill a background command (start_command) and everything it started."
 )
 
