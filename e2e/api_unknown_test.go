@@ -41,6 +41,7 @@ var unknownSessionCalls = map[string]struct{ query, body string }{
 	"POST /v1/sessions/{id}/contexts/{contextId}/reset": {},
 	"GET /v1/sessions/{id}/commands":                    {},
 	"GET /v1/sessions/{id}/commands/{commandId}":        {},
+	"GET /v1/sessions/{id}/commands/{commandId}/output": {},
 	"POST /v1/sessions/{id}/commands/{commandId}/kill":  {},
 }
 

@@ -528,17 +528,18 @@ func mcpBackgroundBoth(t *testing.T, s *stack) {
 	})
 }
 
-// mcpBackground: a background command's output comes in reads, each line
-// exactly once, then its end with the exit code; kill ends one; unknown
-// ids are error results.
-func mcpBackground(t *testing.T, cs *mcp.ClientSession) {
-	// It prints its lines at once (the first too must reach a read), then
-	// runs on quietly and ends with a line on stderr. A read whose wait
-	// ends while output is in flight loses that output (the attach is
-	// cancelled), so the first read (1 s) ends in the quiet part and the
-	// later ones wait long enough to end with the command.
-	res := callTool(t, cs, "start_command", map[string]any{
-		"cmd": "for i in $(seq 1 30); do echo line$i; done; sleep 2; echo finished >&2; exit 3"})
+// bgRead is read_command_output's structured result.
+type bgRead struct {
+	Running    bool   `json:"running"`
+	ExitCode   *int   `json:"exitCode"`
+	Truncated  bool   `json:"truncated"`
+	StdoutPath string `json:"stdoutPath"`
+}
+
+// startBackground starts cmd with start_command and returns its id.
+func startBackground(t *testing.T, cs *mcp.ClientSession, cmd string) string {
+	t.Helper()
+	res := callTool(t, cs, "start_command", map[string]any{"cmd": cmd})
 	var started struct {
 		CommandID string `json:"commandId"`
 		PID       int    `json:"pid"`
@@ -547,53 +548,89 @@ func mcpBackground(t *testing.T, cs *mcp.ClientSession) {
 	if err := json.Unmarshal(raw, &started); err != nil || res.IsError || started.CommandID == "" || started.PID == 0 {
 		t.Fatalf("start_command: %q %s", toolText(res), raw)
 	}
-	var all strings.Builder
-	var end struct {
-		Running  bool `json:"running"`
-		ExitCode *int `json:"exitCode"`
+	return started.CommandID
+}
+
+// readBackground makes one read_command_output call.
+func readBackground(t *testing.T, cs *mcp.ClientSession, id string, wait int) (string, bgRead) {
+	t.Helper()
+	res := callTool(t, cs, "read_command_output", map[string]any{"commandId": id, "waitSecs": wait})
+	var r bgRead
+	raw, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(raw, &r); err != nil || res.IsError {
+		t.Fatalf("read_command_output: %q %s", toolText(res), raw)
 	}
-	sawRunning := false
-	for i := range 20 {
-		wait := 1
-		if i > 0 {
-			wait = 30
-		}
-		res := callTool(t, cs, "read_command_output", map[string]any{"commandId": started.CommandID, "waitSecs": wait})
-		raw, _ := json.Marshal(res.StructuredContent)
-		end.ExitCode = nil
-		if err := json.Unmarshal(raw, &end); err != nil || res.IsError {
-			t.Fatalf("read_command_output: %q %s", toolText(res), raw)
-		}
-		all.WriteString(toolText(res) + "\n")
+	return toolText(res), r
+}
+
+// mcpBackground: a background command's output comes in reads, each line
+// exactly once and in order however short the reads' waits, then its end
+// with the exit code; what it printed before the first read is there; a
+// huge output is bounded and names its file; kill ends one; unknown ids
+// are error results.
+func mcpBackground(t *testing.T, cs *mcp.ClientSession) {
+	// A line every 70 ms, read in waits of 1 s: each wait ends while the
+	// command prints.
+	id := startBackground(t, cs, "echo early; for i in $(seq 1 60); do echo line$i; sleep 0.07; done; echo finished >&2; exit 3")
+	var all strings.Builder
+	var end bgRead
+	reads := 0
+	for ; reads < 60; reads++ {
+		var text string
+		text, end = readBackground(t, cs, id, 1)
+		all.WriteString(text + "\n")
 		if !end.Running {
 			break
 		}
-		sawRunning = true
-		if !strings.Contains(toolText(res), "is still running") {
-			t.Fatalf("a read of a running command says %q", toolText(res))
+		if !strings.Contains(text, "is still running") {
+			t.Fatalf("a read of a running command says %q", text)
 		}
 	}
 	text := all.String()
-	if !sawRunning || end.Running || end.ExitCode == nil || *end.ExitCode != 3 || !strings.Contains(text, "exit code 3") || !strings.Contains(text, "[stderr]\nfinished") {
-		t.Fatalf("reads of a background command: running seen %v, end %+v, text %q", sawRunning, end, text)
+	if reads < 2 || end.Running || end.ExitCode == nil || *end.ExitCode != 3 || !strings.Contains(text, "exit code 3") || !strings.Contains(text, "[stderr]\nfinished") {
+		t.Fatalf("%d reads of a background command: end %+v, text %q", reads+1, end, text)
 	}
-	lines := strings.Split(text, "\n")
-	for i := 1; i <= 30; i++ {
-		if n := slices.Index(lines, fmt.Sprintf("line%d", i)); n < 0 || slices.Contains(lines[n+1:], lines[n]) {
-			t.Fatalf("line%d did not come exactly once over the reads: %q", i, text)
+	var got []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, "line") || l == "early" {
+			got = append(got, l)
 		}
 	}
-
-	res = callTool(t, cs, "start_command", map[string]any{"cmd": "sleep 300"})
-	raw, _ = json.Marshal(res.StructuredContent)
-	if err := json.Unmarshal(raw, &started); err != nil || res.IsError {
-		t.Fatalf("start sleep: %q", toolText(res))
+	want := []string{"early"}
+	for i := 1; i <= 60; i++ {
+		want = append(want, fmt.Sprintf("line%d", i))
 	}
-	if res := callTool(t, cs, "kill_command", map[string]any{"commandId": started.CommandID}); res.IsError {
+	if !slices.Equal(got, want) {
+		t.Fatalf("over %d reads the lines came as %q; want each exactly once, in order", reads+1, got)
+	}
+	if text, r := readBackground(t, cs, id, 1); r.Running || !strings.Contains(text, "(no new output)") {
+		t.Fatalf("a read after the end: %q %+v", text, r)
+	}
+
+	// Printed before the first read, and ended: all there, with the end.
+	id = startBackground(t, cs, "echo before-any-read; echo oops >&2; exit 4")
+	if text, r := readBackground(t, cs, id, 30); r.Running || r.ExitCode == nil || *r.ExitCode != 4 ||
+		!strings.Contains(text, "[stdout]\nbefore-any-read\n[stderr]\noops") {
+		t.Fatalf("first read of an ended command: %q %+v", text, r)
+	}
+
+	// Huge: bounded, naming the file that holds it all.
+	id = startBackground(t, cs, "head -c 300000 /dev/zero | tr '\\0' x; echo")
+	text, r := readBackground(t, cs, id, 30)
+	if len(text) > mcpserver.DefaultMaxTextBytes || r.StdoutPath == "" || !strings.Contains(text, "the whole output is in "+r.StdoutPath) {
+		t.Fatalf("a huge read: %d bytes, %+v, %.400q", len(text), r, text)
+	}
+	res := callTool(t, cs, "read_file", map[string]any{"path": r.StdoutPath, "offset": 299990, "length": 20})
+	if res.IsError || !strings.Contains(toolText(res), "xxxxxxxxxx\n") {
+		t.Fatalf("read_file of the named output: %q", toolText(res))
+	}
+
+	id = startBackground(t, cs, "sleep 300")
+	if res := callTool(t, cs, "kill_command", map[string]any{"commandId": id}); res.IsError {
 		t.Fatalf("kill_command: %q", toolText(res))
 	}
-	res = callTool(t, cs, "read_command_output", map[string]any{"commandId": started.CommandID, "waitSecs": 5})
-	if res.IsError || !strings.Contains(toolText(res), "has ended") {
+	res = callTool(t, cs, "read_command_output", map[string]any{"commandId": id, "waitSecs": 5})
+	if res.IsError || !strings.Contains(toolText(res), "has ended: a signal ended it") {
 		t.Fatalf("read after kill: %q", toolText(res))
 	}
 	for _, tool := range []string{"read_command_output", "kill_command"} {
@@ -601,7 +638,7 @@ func mcpBackground(t *testing.T, cs *mcp.ClientSession) {
 			t.Errorf("%s of an unknown id: isError %v %q", tool, res.IsError, toolText(res))
 		}
 	}
-	if res := callTool(t, cs, "read_command_output", map[string]any{"commandId": started.CommandID, "waitSecs": 61}); !res.IsError || !strings.Contains(toolText(res), "waitSecs") {
+	if res := callTool(t, cs, "read_command_output", map[string]any{"commandId": id, "waitSecs": 61}); !res.IsError || !strings.Contains(toolText(res), "waitSecs") {
 		t.Errorf("waitSecs 61: %q", toolText(res))
 	}
 }

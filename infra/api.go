@@ -42,6 +42,7 @@ func routes() []route {
 		{fn: "execute", method: "POST", path: s + "/commands"},
 		{fn: "execute", method: "GET", path: s + "/commands"},
 		{fn: "execute", method: "GET", path: s + "/commands/{commandId}"},
+		{fn: "execute", method: "GET", path: s + "/commands/{commandId}/output"},
 		{fn: "execute", method: "POST", path: s + "/commands/{commandId}/kill"},
 		{fn: "execute", method: "POST", path: "/v1/execute/stream"},
 		{fn: "install", method: "POST", path: s + "/install"},

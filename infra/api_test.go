@@ -37,6 +37,7 @@ var wantRoutes = []struct {
 	{"POST", "/v1/sessions/{id}/commands", "execute", false},
 	{"GET", "/v1/sessions/{id}/commands", "execute", false},
 	{"GET", "/v1/sessions/{id}/commands/{commandId}", "execute", false},
+	{"GET", "/v1/sessions/{id}/commands/{commandId}/output", "execute", false},
 	{"POST", "/v1/sessions/{id}/commands/{commandId}/kill", "execute", false},
 	{"POST", "/v1/execute/stream", "execute", false},
 	{"POST", "/v1/sessions/{id}/install", "install", false},

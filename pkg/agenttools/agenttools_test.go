@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
@@ -48,7 +49,7 @@ func (f *fakeBackend) RunCommand(context.Context, string, session.CommandRequest
 func (f *fakeBackend) StartCommand(context.Context, string, session.CommandRequest) (*session.CommandStarted, error) {
 	return nil, errUnused
 }
-func (f *fakeBackend) AttachCommand(context.Context, string, string, func(session.Event)) (*session.CommandResult, error) {
+func (f *fakeBackend) ReadCommand(context.Context, string, string, time.Duration) (*session.CommandOutput, error) {
 	return nil, errUnused
 }
 func (f *fakeBackend) KillCommand(context.Context, string, string) error { return errUnused }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/client"
 	"github.com/sessionbox/sessionbox/pkg/mcpserver"
@@ -81,9 +82,9 @@ func (b ClientBackend) StartCommand(ctx context.Context, sessionID string, req s
 	})
 }
 
-// AttachCommand reads a background command's output.
-func (b ClientBackend) AttachCommand(ctx context.Context, sessionID, commandID string, onEvent func(session.Event)) (*session.CommandResult, error) {
-	return b.Client.AttachCommand(ctx, sessionID, commandID, onEvent)
+// ReadCommand reads a background command's new output.
+func (b ClientBackend) ReadCommand(ctx context.Context, sessionID, commandID string, wait time.Duration) (*session.CommandOutput, error) {
+	return b.Client.ReadCommandOutput(ctx, sessionID, commandID, wait)
 }
 
 // KillCommand kills a background command.

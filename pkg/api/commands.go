@@ -140,6 +140,29 @@ func (s *Server) attachFor(ctx context.Context, key session.Key, cid string, onE
 	return res, err
 }
 
+// readCommandOutput answers what a background command printed since the
+// last read, waiting up to waitSecs for its end; the read cursor lives in
+// the sandbox beside the output, so an answer cut short is the only way to
+// lose any, and the answer names the files holding all of it.
+func (s *Server) readCommandOutput(w http.ResponseWriter, r *http.Request, id identity) {
+	key, p := sessionKey(r, id)
+	if p != nil {
+		writeProblem(w, r, p)
+		return
+	}
+	wait, p := intParam(r.URL.Query(), "waitSecs", 0, 0, int(session.MaxCommandReadWait/time.Second))
+	if p != nil {
+		writeProblem(w, r, p)
+		return
+	}
+	out, err := s.mgr.ReadCommand(r.Context(), key, r.PathValue("commandId"), time.Duration(wait)*time.Second)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
 func (s *Server) killCommand(w http.ResponseWriter, r *http.Request, id identity) {
 	key, ok := s.sessionBody(w, r, id, &struct{}{}, false, nil)
 	if !ok {

@@ -65,6 +65,17 @@ func (f *fakeManager) AttachCommand(ctx context.Context, key session.Key, comman
 	return &session.CommandResult{CommandID: commandID, Stdout: "later\n"}, nil
 }
 
+func (f *fakeManager) ReadCommand(_ context.Context, key session.Key, commandID string, wait time.Duration) (*session.CommandOutput, error) {
+	if err := f.record("ReadCommand", key); err != nil {
+		return nil, err
+	}
+	if commandID != fakeCommandID {
+		return nil, session.Errorf(session.ErrNotFound, "command %q not found in session %q", commandID, key.SessionID)
+	}
+	return &session.CommandOutput{CommandID: commandID, Running: true, Stdout: fmt.Sprintf("waited %s\n", wait),
+		StdoutPath: session.CommandOutputDir + "/" + commandID + "/stdout", StderrPath: session.CommandOutputDir + "/" + commandID + "/stderr"}, nil
+}
+
 func (f *fakeManager) KillCommand(ctx context.Context, key session.Key, commandID string) error {
 	if err := f.record("KillCommand", key); err != nil {
 		return err
@@ -122,6 +133,20 @@ func TestCommandRoutes(t *testing.T) {
 	if resp.StatusCode != 200 || len(lines) != 3 || lines[1] != `{"type":"stdout","text":"later\n"}` || !strings.Contains(lines[2], `"commandId":"`+fakeCommandID) {
 		t.Fatalf("attach: %d %q", resp.StatusCode, lines)
 	}
+	resp, body = h.do(call{method: "GET", path: base + "/" + fakeCommandID + "/output?waitSecs=3"})
+	var read session.CommandOutput
+	if resp.StatusCode != 200 || json.Unmarshal(body, &read) != nil || !read.Running || read.Stdout != "waited 3s\n" ||
+		read.StdoutPath != session.CommandOutputDir+"/"+fakeCommandID+"/stdout" || !strings.Contains(string(body), `"more":false`) {
+		t.Fatalf("read output: %d %s", resp.StatusCode, body)
+	}
+	for _, q := range []string{"waitSecs=61", "waitSecs=-1", "waitSecs=soon"} {
+		resp, body = h.do(call{method: "GET", path: base + "/" + fakeCommandID + "/output?" + q})
+		if p := checkProblem(t, resp, body, http.StatusBadRequest); !strings.Contains(p.Detail, "waitSecs") {
+			t.Errorf("%s: %q, want it to name waitSecs", q, p.Detail)
+		}
+	}
+	resp, body = h.do(call{method: "GET", path: base + "/nope/output"})
+	checkProblem(t, resp, body, http.StatusNotFound)
 	resp, body = h.do(call{method: "GET", path: base + "/nope"})
 	if p := checkProblem(t, resp, body, http.StatusNotFound); !strings.Contains(p.Detail, `command "nope" not found`) {
 		t.Fatalf("unknown command: %q", p.Detail)

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"io"
+	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
@@ -34,6 +35,7 @@ type Manager interface {
 	ListCommands(ctx context.Context, key session.Key) ([]session.CommandInfo, error)
 	CommandStatus(ctx context.Context, key session.Key, commandID string) (*session.CommandInfo, error)
 	AttachCommand(ctx context.Context, key session.Key, commandID string, onEvent func(session.Event)) (*session.CommandResult, error)
+	ReadCommand(ctx context.Context, key session.Key, commandID string, wait time.Duration) (*session.CommandOutput, error)
 	KillCommand(ctx context.Context, key session.Key, commandID string) error
 
 	ListFiles(ctx context.Context, key session.Key, dir string, depth int) ([]session.FileEntry, error)

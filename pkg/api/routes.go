@@ -34,6 +34,7 @@ func (s *Server) routeTable() []route {
 		{method: http.MethodPost, path: "/v1/sessions/{id}/commands", grows: true, handle: (*Server).runCommand},
 		{method: http.MethodGet, path: "/v1/sessions/{id}/commands", handle: (*Server).listCommands},
 		{method: http.MethodGet, path: "/v1/sessions/{id}/commands/{commandId}", handle: (*Server).getCommand},
+		{method: http.MethodGet, path: "/v1/sessions/{id}/commands/{commandId}/output", handle: (*Server).readCommandOutput},
 		{method: http.MethodPost, path: "/v1/sessions/{id}/commands/{commandId}/kill", handle: (*Server).killCommand},
 		{method: http.MethodPost, path: "/v1/sessions/{id}/install/stream", grows: true, handle: (*Server).installStream},
 

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
+	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
@@ -136,6 +138,19 @@ func (c *Client) AttachCommand(ctx context.Context, sessionID, commandID string,
 	}
 	defer resp.Body.Close()
 	return readCommandStream(resp.Body, onEvent)
+}
+
+// ReadCommandOutput returns what a background command printed since the
+// last read, waiting up to wait (at most a minute) for its end. Unlike an
+// attachment, a read whose answer is lost in transit is the only way to
+// lose output, and the whole output stays in the files it names.
+func (c *Client) ReadCommandOutput(ctx context.Context, sessionID, commandID string, wait time.Duration) (*session.CommandOutput, error) {
+	p := c.commandPath(sessionID, commandID, "/output") + "?waitSecs=" + strconv.Itoa(int(wait/time.Second))
+	var out session.CommandOutput
+	if err := c.doJSON(ctx, http.MethodGet, p, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }
 
 // KillCommand sends SIGKILL to a background command.

@@ -61,6 +61,7 @@ func StackRoutes() []StackRoute {
 		r("execute", "POST", s+"/commands"),
 		r("execute", "GET", s+"/commands"),
 		r("execute", "GET", s+"/commands/{commandId}"),
+		r("execute", "GET", s+"/commands/{commandId}/output"),
 		r("execute", "POST", s+"/commands/{commandId}/kill"),
 		r("execute", "POST", "/v1/execute/stream"),
 		r("install", "POST", s+"/install"),

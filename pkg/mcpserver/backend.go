@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"io"
+	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
@@ -33,9 +34,9 @@ type Backend interface {
 	RunCommand(ctx context.Context, sessionID string, req session.CommandRequest, onEvent func(session.Event)) (*session.CommandResult, error)
 	// StartCommand starts a shell command in the background.
 	StartCommand(ctx context.Context, sessionID string, req session.CommandRequest) (*session.CommandStarted, error)
-	// AttachCommand gets a background command's output not yet read, then
-	// its output live until it ends (the result) or ctx ends.
-	AttachCommand(ctx context.Context, sessionID, commandID string, onEvent func(session.Event)) (*session.CommandResult, error)
+	// ReadCommand gets a background command's output not yet read,
+	// waiting up to wait for its end.
+	ReadCommand(ctx context.Context, sessionID, commandID string, wait time.Duration) (*session.CommandOutput, error)
 	// KillCommand kills a background command.
 	KillCommand(ctx context.Context, sessionID, commandID string) error
 }
@@ -54,7 +55,7 @@ type Manager interface {
 	UploadURLs(ctx context.Context, key session.Key, req session.URLUploadRequest) (*session.URLUploadResult, error)
 	RunCommand(ctx context.Context, key session.Key, req session.CommandRequest, onEvent func(session.Event)) (*session.CommandResult, error)
 	StartCommand(ctx context.Context, key session.Key, req session.CommandRequest) (*session.CommandStarted, error)
-	AttachCommand(ctx context.Context, key session.Key, commandID string, onEvent func(session.Event)) (*session.CommandResult, error)
+	ReadCommand(ctx context.Context, key session.Key, commandID string, wait time.Duration) (*session.CommandOutput, error)
 	KillCommand(ctx context.Context, key session.Key, commandID string) error
 }
 
@@ -143,9 +144,9 @@ func (b ManagerBackend) StartCommand(ctx context.Context, sessionID string, req 
 	return b.Manager.StartCommand(ctx, b.key(sessionID), req)
 }
 
-// AttachCommand reads a background command's output.
-func (b ManagerBackend) AttachCommand(ctx context.Context, sessionID, commandID string, onEvent func(session.Event)) (*session.CommandResult, error) {
-	return b.Manager.AttachCommand(ctx, b.key(sessionID), commandID, onEvent)
+// ReadCommand reads a background command's new output.
+func (b ManagerBackend) ReadCommand(ctx context.Context, sessionID, commandID string, wait time.Duration) (*session.CommandOutput, error) {
+	return b.Manager.ReadCommand(ctx, b.key(sessionID), commandID, wait)
 }
 
 // KillCommand kills a background command.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -16,7 +15,8 @@ import (
 // Background commands, for what outlives one call: a server, a watcher, a
 // long build. A model starts one, reads what it printed since its last
 // read (waiting a little for more, or for the end), and kills it, over the
-// API's background commands; the output waits in the sandbox between reads.
+// API's background commands; the output and the read position wait in the
+// sandbox between reads (session.Manager.ReadCommand), never here.
 
 const (
 	// maxReadWaitSecs bounds how long read_command_output waits: a tool
@@ -33,7 +33,8 @@ const (
 		"while the sandbox lives). For a command that finishes quickly use run_command instead."
 	readCommandDescription = "Read what a background command (start_command) printed since the last read, waiting up to " +
 		"waitSecs (default 1) for it to end; returns at once when it has ended. The result says whether it is still " +
-		"running, or its exit code. Each read returns only new output."
+		"running, or its exit code. Each read returns only new output; nothing is lost between reads. The whole output " +
+		"is kept in files in the sandbox (stdoutPath, stderrPath) for read_file when a read is cut."
 	killCommandDescription = "Kill a background command (start_command) and everything it started."
 )
 
@@ -65,9 +66,11 @@ type StartCommandOutput struct {
 // ReadCommandOutput is read_command_output's structured result; the text
 // carries the output.
 type ReadCommandOutput struct {
-	Running   bool `json:"running" jsonschema:"the command is still running"`
-	ExitCode  *int `json:"exitCode,omitempty" jsonschema:"the command's exit code, once it has ended (-1 when a signal ended it)"`
-	Truncated bool `json:"truncated" jsonschema:"the service cut stdout or stderr of this read at its limit"`
+	Running    bool   `json:"running" jsonschema:"the command is still running"`
+	ExitCode   *int   `json:"exitCode,omitempty" jsonschema:"the command's exit code, once it has ended (-1 when a signal ended it)"`
+	Truncated  bool   `json:"truncated" jsonschema:"more output than one read returns waits for the next read"`
+	StdoutPath string `json:"stdoutPath" jsonschema:"the sandbox file holding the command's whole stdout"`
+	StderrPath string `json:"stderrPath" jsonschema:"the sandbox file holding the command's whole stderr"`
 }
 
 func (t *tools) registerBackground(s *mcp.Server, in map[string]*jsonschema.Schema) {
@@ -114,60 +117,47 @@ func (t *tools) startCommand(ctx context.Context, _ *mcp.CallToolRequest, in Sta
 func (t *tools) readCommandOutput(ctx context.Context, _ *mcp.CallToolRequest, in ReadCommandInput) (*mcp.CallToolResult, *ReadCommandOutput, error) {
 	ctx, done, b, sid := t.bind(ctx)
 	defer done()
+	// The wait happens in the sandbox and the read cursor lives there:
+	// nothing is lost when the wait ends, and nothing is kept here.
 	wait := time.Duration(max(in.WaitSecs, 1)) * time.Second
-	wctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	var (
-		mu       sync.Mutex
-		so, se   strings.Builder
-		n        int
-		overflow bool
-	)
-	res, err := b.AttachCommand(wctx, sid, in.CommandID, func(e session.Event) {
-		mu.Lock()
-		defer mu.Unlock()
-		// The service caps one attach's output; this holds a read over
-		// HTTP to the same cap, the text being bounded after.
-		if n += len(e.Stdout) + len(e.Stderr); n > 2*t.opts.MaxOutputBytes {
-			overflow = true
-			return
-		}
-		so.WriteString(e.Stdout)
-		se.WriteString(e.Stderr)
-	})
-	if err != nil && (wctx.Err() == nil || ctx.Err() != nil) {
+	res, err := b.ReadCommand(ctx, sid, in.CommandID, wait)
+	if err != nil {
 		return t.failure(ctx, "read_command_output", sid, err), nil, nil
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if err != nil {
-		// The wait ended first: the command runs on, and its later output
-		// waits for the next read.
-		res = &session.CommandResult{Stdout: so.String(), Stderr: se.String(), Truncated: overflow}
-	}
-	out := backgroundResult(in.CommandID, res, err != nil, t.opts.MaxOutputBytes)
-	bound(ctx, out, t.opts.MaxTextBytes, saver(b, sid, "read_command_output"))
-	sc := &ReadCommandOutput{Running: err != nil, Truncated: res.Truncated}
-	if err == nil {
-		sc.ExitCode = ptr(res.ExitCode)
-	}
+	out := backgroundResult(res, t.opts.MaxOutputBytes)
+	files := "the whole output is in " + res.StdoutPath + " and " + res.StderrPath +
+		" in the sandbox: read parts with read_file (offset, length) or search it with run_command (grep)"
+	clipText(out, t.opts.MaxTextBytes, files)
+	sc := &ReadCommandOutput{Running: res.Running, ExitCode: res.ExitCode, Truncated: res.More,
+		StdoutPath: res.StdoutPath, StderrPath: res.StderrPath}
 	return out, sc, nil
+}
+
+// clipText bounds a result whose whole text is already in the sandbox,
+// where says where.
+func clipText(res *mcp.CallToolResult, max int, where string) {
+	for i, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok && len(tc.Text) > max {
+			res.Content[i] = &mcp.TextContent{Text: clip(tc.Text, max, where)}
+		}
+	}
 }
 
 // backgroundResult is one read of a background command for a model: its
 // state first, then the new output.
-func backgroundResult(id string, res *session.CommandResult, running bool, maxOutput int) *mcp.CallToolResult {
+func backgroundResult(res *session.CommandOutput, maxOutput int) *mcp.CallToolResult {
 	var text strings.Builder
 	switch {
-	case running:
-		fmt.Fprintf(&text, "command %s is still running\n", id)
-	case res.TimedOut:
-		fmt.Fprintf(&text, "command %s was killed at its time limit\n", id)
+	case res.Running:
+		fmt.Fprintf(&text, "command %s is still running\n", res.CommandID)
+	case *res.ExitCode == -1:
+		fmt.Fprintf(&text, "command %s has ended: a signal ended it (killed, or its timeoutSecs passed)\n", res.CommandID)
 	default:
-		fmt.Fprintf(&text, "command %s has ended: exit code %d\n", id, res.ExitCode)
+		fmt.Fprintf(&text, "command %s has ended: exit code %d\n", res.CommandID, *res.ExitCode)
 	}
-	if res.Truncated {
-		fmt.Fprintf(&text, "Note: the output was cut: one read keeps at most %s of stdout and of stderr. Redirect output to a file.\n", byteSize(maxOutput))
+	if res.More {
+		fmt.Fprintf(&text, "Note: one read returns at most %s of stdout and of stderr; more output waits for the next read "+
+			"(the whole output is in %s and %s).\n", byteSize(maxOutput), res.StdoutPath, res.StderrPath)
 	}
 	if res.Stdout == "" && res.Stderr == "" {
 		text.WriteString("(no new output)\n")

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -151,7 +152,7 @@ func (unbound) StartCommand(context.Context, string, session.CommandRequest) (*s
 	return nil, errUnbound
 }
 
-func (unbound) AttachCommand(context.Context, string, string, func(session.Event)) (*session.CommandResult, error) {
+func (unbound) ReadCommand(context.Context, string, string, time.Duration) (*session.CommandOutput, error) {
 	return nil, errUnbound
 }
 

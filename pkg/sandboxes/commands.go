@@ -74,22 +74,31 @@ func (a *E2B) killTimedOut(ctx context.Context, h *e2b.CommandHandle) (session.S
 
 // StartShell starts a command in the background; it keeps running after
 // this returns, for c.Timeout or, when that is 0, as long as the sandbox.
+// Its output goes to files in the sandbox (see ReadShell), so the start's
+// stream is dropped at once, as E2B's SDKs do for a background command.
 func (a *E2B) StartShell(ctx context.Context, id string, c session.ShellCommand) (uint32, error) {
 	sb, err := a.handle(ctx, id)
 	if err != nil {
+		return 0, err
+	}
+	if err := setupCommand(ctx, sb, c); err != nil {
 		return 0, err
 	}
 	lifetime := c.Timeout
 	if lifetime == 0 {
 		lifetime = -1 // e2b: no limit
 	}
-	// Detached: a stream opened and dropped here would take with it what
-	// the command prints first, and AttachShell would never see it.
-	pid, err := sb.Commands().StartDetached(ctx, c.Cmd, shellOptions(c, lifetime))
+	h, err := sb.Commands().Start(ctx, wrapCommand(c.Tag, c.Cmd), shellOptions(c, lifetime))
 	if err != nil {
 		return 0, domainError("start command", err)
 	}
-	return pid, nil
+	h.Disconnect()
+	if err := recordPID(ctx, sb, c.Tag, h.PID); err != nil {
+		// Untracked, it could never be read as ended: better not run.
+		_, _ = sb.Commands().KillTag(context.WithoutCancel(ctx), c.Tag)
+		return 0, err
+	}
+	return h.PID, nil
 }
 
 // ListShells lists the sandbox's running processes.
@@ -112,36 +121,13 @@ func (a *E2B) ListShells(ctx context.Context, id string) ([]session.ShellProcess
 // shellCmd is the command line of a process: the script of bash -l -c.
 func shellCmd(p e2b.ProcessInfo) string {
 	if p.Cmd == "/bin/bash" && len(p.Args) == 3 && p.Args[0] == "-l" && p.Args[1] == "-c" {
-		return p.Args[2]
+		return unwrapCommand(p.Args[2])
 	}
 	line := p.Cmd
 	for _, arg := range p.Args {
 		line += " " + arg
 	}
 	return line
-}
-
-// AttachShell reconnects to the process tagged tag and waits for its end.
-func (a *E2B) AttachShell(ctx context.Context, id, tag string, onEvent func(session.Event)) (session.ShellResult, error) {
-	sb, err := a.handle(ctx, id)
-	if err != nil {
-		return session.ShellResult{}, err
-	}
-	opts := e2b.ConnectOptions{Timeout: -1}
-	if onEvent != nil {
-		opts.OnStdout = func(b []byte) { onEvent(session.Event{Stdout: string(b)}) }
-		opts.OnStderr = func(b []byte) { onEvent(session.Event{Stderr: string(b)}) }
-	}
-	h, err := sb.Commands().ConnectTag(ctx, tag, opts)
-	if err != nil {
-		return session.ShellResult{}, processError("attach to command "+tag, err)
-	}
-	defer h.Disconnect()
-	res, err := h.Wait(ctx)
-	if err != nil && !isExit(err) {
-		return session.ShellResult{}, domainError("attach to command "+tag, err)
-	}
-	return shellResult(res), nil
 }
 
 // KillShell sends SIGKILL to the running process tagged tag.

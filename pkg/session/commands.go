@@ -97,6 +97,37 @@ type ShellResult struct {
 	Truncated bool
 }
 
+// CommandOutputDir is the sandbox directory that keeps the output of
+// background commands: CommandOutputDir/<commandId>/stdout and stderr.
+const CommandOutputDir = "/tmp/sessionbox-commands"
+
+// ShellReadRequest says how long a read of a background command waits.
+type ShellReadRequest struct {
+	// Wait is how long to wait for the command's end; with UntilOutput,
+	// for its end or any new output. A read also returns once MaxBytes of
+	// a stream wait.
+	Wait        time.Duration
+	UntilOutput bool
+	// MaxBytes caps the stdout and the stderr of one read.
+	MaxBytes int
+}
+
+// ShellRead is one read of a background command's output.
+type ShellRead struct {
+	// Stdout and Stderr are the output since the last read.
+	Stdout, Stderr string
+	Running        bool
+	// ExitCode is how the command ended, when not Running; -1 when a
+	// signal ended it (a kill, its timeout).
+	ExitCode int
+	// More is set when output past MaxBytes waits for the next read.
+	More bool
+	// Dir holds the whole output, as files stdout and stderr, of
+	// StdoutBytes and StderrBytes so far.
+	Dir                      string
+	StdoutBytes, StderrBytes int64
+}
+
 // ShellProcess is a running process of a sandbox.
 type ShellProcess struct {
 	PID uint32
@@ -294,54 +325,21 @@ func (m *Manager) CommandStatus(ctx context.Context, key Key, commandID string) 
 				return nil
 			}
 		}
-		// Not running: an ended one answers at once with its end.
-		actx, cancel := context.WithTimeout(ctx, endedAttachWait)
-		defer cancel()
-		res, err := m.attach(actx, s, commandID, nil)
+		// Not running: an ended one answers at once with its end and
+		// the output nobody had read.
+		r, err := m.readShell(ctx, s, commandID, ShellReadRequest{MaxBytes: m.cfg.MaxOutputBytes})
 		if err != nil {
 			return err
 		}
 		_, started, _ := parseCommandID(commandID)
-		out = &CommandInfo{CommandID: commandID, StartedAt: started, Result: res}
+		out = &CommandInfo{CommandID: commandID, StartedAt: started, Running: r.Running, Result: &CommandResult{
+			CommandID: commandID, ExitCode: r.ExitCode, Stdout: r.Stdout, Stderr: r.Stderr, Truncated: r.More}}
+		if r.Running { // it started after the listing
+			out.Result = nil
+		}
 		return nil
 	})
 	return out, err
-}
-
-// endedAttachWait bounds reading back an ended command: its end is there
-// already.
-const endedAttachWait = 15 * time.Second
-
-// AttachCommand reconnects to a background command: onEvent, when not nil,
-// gets the output it printed while nobody was attached and then its output
-// live; the result says how it ended, with that output. It never starts a
-// sandbox. Output is delivered once: a second attach gets only what came
-// after the first.
-func (m *Manager) AttachCommand(ctx context.Context, key Key, commandID string, onEvent func(Event)) (*CommandResult, error) {
-	var out *CommandResult
-	err := m.onCommand(ctx, key, commandID, func(ctx context.Context, s *Session) error {
-		res, err := m.attach(ctx, s, commandID, onEvent)
-		out = res
-		return err
-	})
-	return out, err
-}
-
-func (m *Manager) attach(ctx context.Context, s *Session, commandID string, onEvent func(Event)) (*CommandResult, error) {
-	sink := m.newOutputSink(onEvent)
-	sink.begin()
-	start := m.clock.Now()
-	res, err := m.sandboxes.AttachShell(ctx, s.SandboxID, commandID, sink.event)
-	if errors.Is(err, ErrNotFound) {
-		return nil, unknownCommand(s.Key, commandID)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("attach to command %s in sandbox %s: %w", commandID, s.SandboxID, err)
-	}
-	out := m.commandResult(sink, res, 0)
-	out.CommandID = commandID
-	out.DurationMs = m.clock.Now().Sub(start).Milliseconds()
-	return out, nil
 }
 
 // KillCommand sends SIGKILL to a running background command (and its

@@ -204,3 +204,29 @@ func TestBackgroundCommands(t *testing.T) {
 		t.Fatalf("list of an unknown session: %v", err)
 	}
 }
+
+func TestReadCommand(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRig(t, Config{})
+	started, err := r.m.StartCommand(ctx, testKey, CommandRequest{Cmd: "echo bg", Background: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := r.m.ReadCommand(ctx, testKey, started.CommandID, time.Second)
+	if err != nil || out.Running || out.ExitCode == nil || *out.ExitCode != 0 || out.Stdout != "bg\n" ||
+		out.StdoutPath != CommandOutputDir+"/"+started.CommandID+"/stdout" || out.StderrPath != CommandOutputDir+"/"+started.CommandID+"/stderr" {
+		t.Fatalf("read %+v %v", out, err)
+	}
+	if out, err := r.m.ReadCommand(ctx, testKey, started.CommandID, 0); err != nil || out.Stdout != "" {
+		t.Fatalf("second read %+v %v; want nothing new", out, err)
+	}
+	for _, wait := range []time.Duration{-time.Second, MaxCommandReadWait + time.Second} {
+		if _, err := r.m.ReadCommand(ctx, testKey, started.CommandID, wait); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "waitSecs") {
+			t.Errorf("wait %s: %v", wait, err)
+		}
+	}
+	if _, err := r.m.ReadCommand(ctx, testKey, "nope", 0); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("unknown id: %v", err)
+	}
+}

@@ -13,6 +13,7 @@ type fakeShell struct {
 	pid     uint32
 	cmd     ShellCommand
 	running bool
+	exit    int
 	output  string // printed and not yet read
 }
 
@@ -99,27 +100,28 @@ func (f *fakeSandboxes) ListShells(ctx context.Context, id string) ([]ShellProce
 	return out, nil
 }
 
-// AttachShell hands over the unread output; a running process then ends
-// with exit code 0.
-func (f *fakeSandboxes) AttachShell(ctx context.Context, id, tag string, onEvent func(Event)) (ShellResult, error) {
-	if err := f.enter(ctx, "AttachShell", id); err != nil {
-		return ShellResult{}, err
+// ReadShell hands over the unread output, up to r.MaxBytes; a running
+// process then ends with exit code 0 (a killed one ended with -1).
+func (f *fakeSandboxes) ReadShell(ctx context.Context, id, tag string, r ShellReadRequest) (ShellRead, error) {
+	if err := f.enter(ctx, "ReadShell", id); err != nil {
+		return ShellRead{}, err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if _, err := f.box(id); err != nil {
-		return ShellResult{}, err
+		return ShellRead{}, err
 	}
 	p, ok := f.shells[id][tag]
 	if !ok {
-		return ShellResult{}, Errorf(ErrNotFound, "no process %s", tag)
+		return ShellRead{}, Errorf(ErrNotFound, "no process %s", tag)
 	}
-	out := p.output
-	p.output, p.running = "", false
-	if out != "" {
-		onEvent(Event{Stdout: out})
+	out := p.output[:min(len(p.output), r.MaxBytes)]
+	p.output = p.output[len(out):]
+	if p.running {
+		p.running, p.exit = false, 0
 	}
-	return ShellResult{Stdout: out}, nil
+	return ShellRead{Stdout: out, ExitCode: p.exit, More: p.output != "", Dir: CommandOutputDir + "/" + tag,
+		StdoutBytes: int64(len(fakeShellOutput(p.cmd.Cmd)))}, nil
 }
 
 func (f *fakeSandboxes) KillShell(ctx context.Context, id, tag string) error {
@@ -135,6 +137,6 @@ func (f *fakeSandboxes) KillShell(ctx context.Context, id, tag string) error {
 	if !ok || !p.running {
 		return fmt.Errorf("kill %s: %w", tag, ErrNotFound)
 	}
-	p.running = false
+	p.running, p.exit = false, -1
 	return nil
 }

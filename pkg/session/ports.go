@@ -169,9 +169,11 @@ type Sandboxes interface {
 	StartShell(ctx context.Context, id string, c ShellCommand) (pid uint32, err error)
 	// ListShells lists the sandbox's running processes.
 	ListShells(ctx context.Context, id string) ([]ShellProcess, error)
-	// AttachShell reconnects to the process tagged tag, running or recently
-	// ended, and waits for its end; ErrNotFound when there is none.
-	AttachShell(ctx context.Context, id, tag string, onEvent func(Event)) (ShellResult, error)
+	// ReadShell returns what the background command tagged tag printed
+	// since the last read (its output is kept in the sandbox, under
+	// CommandOutputDir/<tag>), waiting as r says, and whether it still
+	// runs; ErrNotFound when no command was started with that tag.
+	ReadShell(ctx context.Context, id, tag string, r ShellReadRequest) (ShellRead, error)
 	// KillShell sends SIGKILL to the running process tagged tag;
 	// ErrNotFound when none runs.
 	KillShell(ctx context.Context, id, tag string) error

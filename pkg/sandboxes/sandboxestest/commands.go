@@ -3,6 +3,7 @@ package sandboxestest
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -93,15 +94,24 @@ func testBackgroundCommands(t *testing.T, env Env) {
 		return nil
 	})
 	wantErr(t, "KillShell of an unknown tag", sb.KillShell(ctx, info.ID, "no-such-tag"), session.ErrNotFound)
-	_, err = sb.AttachShell(ctx, info.ID, "no-such-tag", func(session.Event) {})
-	wantErr(t, "AttachShell to an unknown tag", err, session.ErrNotFound)
+	_, err = sb.ReadShell(ctx, info.ID, "no-such-tag", session.ShellReadRequest{MaxBytes: 1 << 10})
+	wantErr(t, "ReadShell of an unknown tag", err, session.ErrNotFound)
+	// The killed command's read says a signal ended it.
+	testwait.Until(t, 10*time.Second, func() error {
+		r, err := sb.ReadShell(ctx, info.ID, "bg-1", session.ShellReadRequest{MaxBytes: 1 << 10})
+		if err != nil || r.Running || r.ExitCode != -1 {
+			return fmt.Errorf("read of the killed command: %+v, %v; want ended with -1", r, err)
+		}
+		return nil
+	})
 	testBackgroundFirstOutput(t, env, info.ID)
+	testBackgroundBoundedRead(t, env, info.ID)
 }
 
 // testBackgroundFirstOutput: what a started command prints at once is
-// kept for the first AttachShell, which gets it once, live and in the
-// result. Repeated, since a stream dropped after the start lost it only
-// when the command printed fast enough.
+// kept for the first ReadShell, which gets it once with the exit code; a
+// later read gets nothing new. Repeated, since a stream dropped after the
+// start once lost it when the command printed fast enough.
 func testBackgroundFirstOutput(t *testing.T, env Env, id string) {
 	sb, ctx := env.Sandboxes, t.Context()
 	for i := range 10 {
@@ -109,10 +119,44 @@ func testBackgroundFirstOutput(t *testing.T, env Env, id string) {
 		if _, err := sb.StartShell(ctx, id, session.ShellCommand{Cmd: "echo first-line", Tag: tag}); err != nil {
 			t.Fatalf("StartShell %s: %v", tag, err)
 		}
-		var live string
-		res, err := sb.AttachShell(ctx, id, tag, func(e session.Event) { live += e.Stdout })
-		if err != nil || res.Stdout != "first-line\n" || live != res.Stdout {
-			t.Fatalf("AttachShell %s: %+v, live %q, %v; want first-line once", tag, res, live, err)
+		r, err := sb.ReadShell(ctx, id, tag, session.ShellReadRequest{Wait: 30 * time.Second, MaxBytes: 1 << 10})
+		if err != nil || r.Stdout != "first-line\n" || r.Running || r.ExitCode != 0 || r.More {
+			t.Fatalf("ReadShell %s: %+v, %v; want first-line and exit code 0", tag, r, err)
 		}
+		if r.Dir == "" || r.StdoutBytes != int64(len("first-line\n")) {
+			t.Fatalf("ReadShell %s: files %q of %d bytes; want the output's directory and size", tag, r.Dir, r.StdoutBytes)
+		}
+		r, err = sb.ReadShell(ctx, id, tag, session.ShellReadRequest{MaxBytes: 1 << 10})
+		if err != nil || r.Stdout != "" || r.Stderr != "" || r.Running || r.ExitCode != 0 {
+			t.Fatalf("second ReadShell %s: %+v, %v; want nothing new", tag, r, err)
+		}
+	}
+}
+
+// testBackgroundBoundedRead: a read returns at most MaxBytes of a stream,
+// says more waits, and the next read goes on where it stopped.
+func testBackgroundBoundedRead(t *testing.T, env Env, id string) {
+	sb, ctx := env.Sandboxes, t.Context()
+	long := strings.Repeat("abcdefghij", 50)
+	if _, err := sb.StartShell(ctx, id, session.ShellCommand{Cmd: "echo " + long, Tag: "bg-long"}); err != nil {
+		t.Fatalf("StartShell: %v", err)
+	}
+	var got strings.Builder
+	testwait.Until(t, 30*time.Second, func() error {
+		r, err := sb.ReadShell(ctx, id, "bg-long", session.ShellReadRequest{Wait: time.Second, MaxBytes: 100})
+		if err != nil {
+			t.Fatalf("ReadShell: %v", err)
+		}
+		if len(r.Stdout) > 100 {
+			t.Fatalf("a read of at most 100 bytes returned %d", len(r.Stdout))
+		}
+		got.WriteString(r.Stdout)
+		if r.Running || r.More {
+			return fmt.Errorf("read %d bytes so far", got.Len())
+		}
+		return nil
+	})
+	if got.String() != long+"\n" {
+		t.Fatalf("bounded reads put together %q; want %q", got.String(), long+"\n")
 	}
 }

@@ -549,9 +549,29 @@ export interface paths {
         };
         /**
          * A background command's status, or its output
-         * @description In JSON, the command's status at once: running, or ended with its exit code and the output nobody had read, while the sandbox remembers it. With `Accept: application/x-ndjson` it reattaches: the output printed while nobody was attached (up to the sandbox's buffer), then live output, then `done` with a CommandSummary once it ends; one reattachment streams at most 15 minutes, then ends with a failure line, and may be made again. Output is delivered once: a later reattachment gets what came after. An unknown id is 404 naming it; an id from a sandbox that is gone or that the session has replaced since is 410 saying so. It never starts a sandbox.
+         * @description In JSON, the command's status at once: running, or ended with its exit code and the output nobody had read, while the sandbox remembers it. With `Accept: application/x-ndjson` it reattaches: the output nobody had read (kept in the sandbox, see readCommandOutput), then live output, then `done` with a CommandSummary once it ends; one reattachment streams at most 15 minutes, then ends with a failure line, and may be made again. Output is delivered once: a later reattachment gets what came after. An unknown id is 404 naming it; an id from a sandbox that is gone or that the session has replaced since is 410 saying so. It never starts a sandbox.
          */
         get: operations["getCommand"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{id}/commands/{commandId}/output": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A background command's output since the last read
+         * @description What the command printed since the last read (by any caller), waiting up to `waitSecs` for it to end, and whether it still runs or its exit code (-1 when a signal ended it: a kill, its timeout). The output is kept in the sandbox, in the files `stdoutPath` and `stderrPath`, with the read position beside them: a read whose wait ends loses nothing, and output printed before the first read is there. One read returns at most the output limit of each stream (as execute's); `more` then says the rest waits for the next read. Reads and NDJSON reattachments share the read position. An unknown id is 404 naming it; an id from a sandbox that is gone or that the session has replaced since is 410 saying so. It never starts a sandbox.
+         */
+        get: operations["readCommandOutput"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1202,6 +1222,27 @@ export interface components {
             }[];
             /** @description A fresh sandbox replaced one the session had */
             restarted: boolean;
+        };
+        /** @description One read of a background command's output: what it printed since the last read, and whether it still runs */
+        CommandOutput: {
+            commandId: string;
+            running: boolean;
+            /** @description Set once the command has ended; -1 when a signal ended it (a kill, its timeout) */
+            exitCode?: number;
+            /** @description stdout since the last read */
+            stdout: string;
+            /** @description stderr since the last read */
+            stderr: string;
+            /** @description More output than one read returns waits for the next read */
+            more: boolean;
+            /** @description The sandbox file holding the command's whole stdout (readable with the files routes while the sandbox lives) */
+            stdoutPath: string;
+            /** @description The sandbox file holding the command's whole stderr */
+            stderrPath: string;
+            /** @description The whole stdout's size so far */
+            stdoutBytes: number;
+            /** @description The whole stderr's size so far */
+            stderrBytes: number;
         };
     };
     responses: {
@@ -3087,6 +3128,60 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             406: components["responses"]["NotAcceptable"];
+            410: components["responses"]["Gone"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            502: components["responses"]["BadGateway"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    readCommandOutput: {
+        parameters: {
+            query?: {
+                /** @description Seconds to wait for the command's end (default 0: answer at once); the read returns sooner when a read's worth of output waits */
+                waitSecs?: number;
+            };
+            header?: {
+                /** @description An id for this request, 1-128 characters of A-Z a-z 0-9 . _ : - (a UUID fits), echoed in the response's X-Request-Id, in problems' `requestId` and in the service's logs. Any other value is refused with 400 invalid-input naming X-Request-Id (that answer carries an id the service chose); an empty one counts as absent. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The session id, chosen by the caller; scoped to the caller's tenant and principal. Calls that put work or data in a session create it; every other call on an unknown session is 404 naming it */
+                id: components["parameters"]["SessionId"];
+                /** @description A background command's id, as POST .../commands with background: true answered it */
+                commandId: components["parameters"]["CommandId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The output since the last read */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "commandId": "cmd-0123abcd-mhx2k1c0-00ff00ff",
+                     *       "running": true,
+                     *       "stdout": "Serving HTTP on 0.0.0.0 port 8000\n",
+                     *       "stderr": "",
+                     *       "more": false,
+                     *       "stdoutPath": "/tmp/sessionbox-commands/cmd-0123abcd-mhx2k1c0-00ff00ff/stdout",
+                     *       "stderrPath": "/tmp/sessionbox-commands/cmd-0123abcd-mhx2k1c0-00ff00ff/stderr",
+                     *       "stdoutBytes": 34,
+                     *       "stderrBytes": 0
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CommandOutput"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             410: components["responses"]["Gone"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["Internal"];
