@@ -71,9 +71,11 @@ func TestOpenAPIServedEncodings(t *testing.T) {
 				if ce != "gzip" {
 					t.Fatalf("Content-Encoding %q, want gzip", ce)
 				}
-				if body, err = gunzip(body); err != nil {
+				plain, err := gunzip(body)
+				if err != nil {
 					t.Fatalf("gunzip: %v", err)
 				}
+				body = plain
 			} else if ce != "" {
 				t.Fatalf("Content-Encoding %q, want none", ce)
 			}
