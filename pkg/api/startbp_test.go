@@ -94,7 +94,7 @@ func newRealManagerServer(t *testing.T, sbx session.Sandboxes, first, hold time.
 		t.Fatal(err)
 	}
 	mgr, err := session.NewManager(session.Config{Tenant: "acme", StackID: "stack-bp", DisableWorkspaces: true},
-		session.Deps{Store: store.New(ddb, "sessions"), Sandboxes: sbx, Logger: discardLogger()})
+		session.Deps{Store: store.New(ddb, "sessions"), Sandboxes: sbx, Logger: discardLogger(), Fetcher: refusingFetcher{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,6 +132,7 @@ func TestStartOverloadIsBackpressure(t *testing.T) {
 		{"JSON: overloaded start", "/v1/sessions/s1/execute", "application/json", overload, nil, 429, 0},
 		{"stream: overloaded start", "/v1/sessions/s1/execute", contentTypeNDJSON, overload, nil, 429, 0},
 		{"one-shot: overloaded start", "/v1/execute", "application/json", overload, nil, 429, 0},
+		{"upload-urls: overloaded start", "/v1/sessions/s1/files/upload-urls", "application/json", overload, nil, 429, 0},
 		{"JSON: late start, long cell", "/v1/sessions/s1/execute", "application/json", nil, nil, 200, 0},
 		{"JSON: late start, long cell that fails", "/v1/sessions/s1/execute", "application/json", nil, cellFailed, 200, 502},
 		{"stream: late start, long cell", "/v1/sessions/s1/execute", contentTypeNDJSON, nil, nil, 200, 0},
@@ -141,7 +142,11 @@ func TestStartOverloadIsBackpressure(t *testing.T) {
 			t.Parallel()
 			sbx := &slowStartSandboxes{createFor: 20 * first, createErr: c.createErr, cellDone: make(chan struct{}), cellErr: c.cellErr}
 			ts := newRealManagerServer(t, sbx, first, time.Minute)
-			req, err := http.NewRequestWithContext(t.Context(), "POST", ts.URL+c.path, strings.NewReader(`{"code":"long()"}`))
+			body := `{"code":"long()"}`
+			if strings.HasSuffix(c.path, "/upload-urls") {
+				body = `{"urls":["https://cdn.example.com/a.csv"]}`
+			}
+			req, err := http.NewRequestWithContext(t.Context(), "POST", ts.URL+c.path, strings.NewReader(body))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -265,4 +270,12 @@ func TestHeldTicking(t *testing.T) {
 			}
 		})
 	}
+}
+
+// refusingFetcher is the URL fetcher of a Manager whose uploads never get
+// as far as a fetch.
+type refusingFetcher struct{}
+
+func (refusingFetcher) Fetch(context.Context, string) (*session.FetchedURL, error) {
+	return nil, session.Errorf(session.ErrInvalid, "no fetches here")
 }

@@ -38,9 +38,7 @@ func (s *Server) uploadURLs(w http.ResponseWriter, r *http.Request, id identity)
 	}
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d + responseSlack))
 	s.longJSON(w, r, func(onEvent func(session.Event)) (any, error) {
-		// UploadURLs does not report reaching its sandbox: its response
-		// starts after keepAliveFirst, as it always did.
-		onEvent(session.Event{Started: true})
-		return s.mgr.UploadURLs(r.Context(), key, session.URLUploadRequest{URLs: b.URLs, DestDir: b.DestDir})
+		return s.mgr.UploadURLs(r.Context(), key, session.URLUploadRequest{URLs: b.URLs, DestDir: b.DestDir,
+			OnStarted: func() { onEvent(session.Event{Started: true}) }})
 	})
 }

@@ -92,6 +92,10 @@ type URLUploadRequest struct {
 	URLs []string
 	// DestDir is where the files go (default the working directory).
 	DestDir string
+	// OnStarted, when set, is called once the call has reached the
+	// session's sandbox (started when it had none), before any fetch: as
+	// an Event with Started is for the calls that stream.
+	OnStarted func()
 }
 
 // URLUploadStatus sums up an upload from URLs.
@@ -197,6 +201,9 @@ func (m *Manager) UploadURLs(ctx context.Context, key Key, req URLUploadRequest)
 	defer cancel()
 	var outcomes []urlOutcome
 	restarted, err := m.withSandbox(ctx, key, nil, func(ctx context.Context, s *Session) (bool, error) {
+		if req.OnStarted != nil {
+			req.OnStarted()
+		}
 		outcomes = m.fetchAll(ctx, s.SandboxID, dir, req.URLs)
 		return retryableBatch(outcomes)
 	})
