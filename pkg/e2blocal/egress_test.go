@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sessionbox/sessionbox/pkg/e2b/e2btest"
 )
 
 // egressNetnsEnv marks the test binary re-run inside a network namespace
@@ -48,6 +50,9 @@ func TestEgressPolicy(t *testing.T) {
 	if os.Getenv(egressNetnsEnv) != "" {
 		t.Skip("the parent run of this test")
 	}
+	// The child runs without -short and starts sandboxes, so the parent
+	// decides for it.
+	e2btest.NeedsSandboxes(t)
 	if os.Geteuid() != 0 {
 		t.Skip("internet access and a test network namespace need root")
 	}

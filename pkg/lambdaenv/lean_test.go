@@ -80,6 +80,9 @@ func TestOnlyMCPLinksMCPServer(t *testing.T) {
 // configuration, so it reports its inits and exits; none of our packages
 // may allocate more than 16 KiB at init.
 func TestAuthorizerInitIsCheap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and links the authorizer's bootstrap; make test runs it")
+	}
 	t.Parallel()
 	bin := filepath.Join(t.TempDir(), "authorizer")
 	if out, err := exec.Command("go", "build", "-tags", "lambda.norpc", "-o", bin, "../../functions/authorizer").CombinedOutput(); err != nil {
