@@ -8,6 +8,7 @@ import type {
   CheckpointInfo,
   CommandInfo,
   CommandList,
+  CommandOutput,
   CommandOutputLine,
   CommandRequest,
   CommandResult,
@@ -79,6 +80,12 @@ export interface ListSessionsOptions extends CallOptions {
 
 /** Options of execute and executeOnce: with any callback the output streams to it as it happens. */
 export interface ExecuteOptions extends CallOptions, ExecuteCallbacks {}
+
+/** Options of readCommandOutput. */
+export interface ReadCommandOutputOptions extends CallOptions {
+  /** Seconds (0–60) to wait for the command's end; the read returns sooner when a read's worth of output waits. Default 0: at once. */
+  waitSecs?: number;
+}
 
 /** Options of runCommand: with a callback the output streams to it as it happens. */
 export interface RunCommandOptions extends CallOptions, CommandCallbacks {}
@@ -472,6 +479,25 @@ export class Sessionbox {
   /** Reattaches to a background command: the output nobody read, live output, then `done`. */
   attachCommand(sessionId: string, commandId: string, options?: CallOptions): AsyncGenerator<CommandOutputLine, void, undefined> {
     return this.stream<CommandStreamLine>({ method: "GET", path: `${sid(sessionId)}/commands/${encodeURIComponent(commandId)}`, idempotent: false, options });
+  }
+
+  /**
+   * What a background command printed since the last read (by any caller),
+   * waiting up to `waitSecs` (0–60, default 0) for it to end, and whether it
+   * still runs or its exit code (-1 when a signal ended it). The output is
+   * kept in the sandbox (`stdoutPath`, `stderrPath`), so a read loses nothing;
+   * `more` says output beyond one read's limit waits for the next. Read until
+   * `running` is false and `more` is false to get every line once. Not
+   * retried: a read moves the read position.
+   */
+  readCommandOutput(sessionId: string, commandId: string, options?: ReadCommandOutputOptions): Promise<CommandOutput> {
+    return this.http.json({
+      method: "GET",
+      path: `${sid(sessionId)}/commands/${encodeURIComponent(commandId)}/output`,
+      query: { waitSecs: options?.waitSecs },
+      idempotent: false,
+      options,
+    });
   }
 
   /** Kills a background command's process group. */

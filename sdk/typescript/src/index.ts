@@ -18,6 +18,7 @@ export type {
   ExecuteOptions,
   ListFilesOptions,
   ListSessionsOptions,
+  ReadCommandOutputOptions,
   RunCommandOptions,
   SessionboxOptions,
   SubmitRunOptions,

@@ -1,4 +1,4 @@
-import type { DownloadFormats, DownloadOptions, ExecuteOptions, ListFilesOptions, RunCommandOptions, SessionboxOptions, SubmitRunOptions } from "./client.js";
+import type { DownloadFormats, DownloadOptions, ExecuteOptions, ListFilesOptions, ReadCommandOutputOptions, RunCommandOptions, SessionboxOptions, SubmitRunOptions } from "./client.js";
 import { Sessionbox } from "./client.js";
 import type { Execution } from "./execution.js";
 import type { CallOptions } from "./http.js";
@@ -7,6 +7,7 @@ import type {
   CodeContext,
   CommandInfo,
   CommandList,
+  CommandOutput,
   CommandOutputLine,
   CommandRequest,
   CommandResult,
@@ -190,6 +191,10 @@ export class SessionCommands {
   /** Reattaches to a background command's output. */
   attach(commandId: string, options?: CallOptions): AsyncGenerator<CommandOutputLine, void, undefined> {
     return this.client.attachCommand(this.sessionId, commandId, options);
+  }
+  /** A background command's output since the last read, waiting up to `waitSecs` for its end; see Sessionbox.readCommandOutput. */
+  readOutput(commandId: string, options?: ReadCommandOutputOptions): Promise<CommandOutput> {
+    return this.client.readCommandOutput(this.sessionId, commandId, options);
   }
   /** Kills a background command. */
   kill(commandId: string, options?: CallOptions): Promise<void> {

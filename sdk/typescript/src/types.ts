@@ -49,6 +49,8 @@ export type InstallOutputLine = Exclude<InstallStreamLine, FailureLine>;
 export type CommandStreamLine = Schemas["CommandStreamLine"];
 /** The lines runCommandStream and attachCommand yield: all but the failure line, which they throw. */
 export type CommandOutputLine = Exclude<CommandStreamLine, FailureLine>;
+/** One read of a background command's output: what it printed since the last read, and whether it still runs. */
+export type CommandOutput = Schemas["CommandOutput"];
 /** A command's outcome without its output, as a command stream's done line carries it. */
 export type CommandSummary = Schemas["CommandSummary"];
 /** Any line a stream method yields. */

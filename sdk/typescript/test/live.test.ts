@@ -312,6 +312,33 @@ describe("commands", () => {
     if (info instanceof SessionboxError) assert.equal(info.status, 404);
     else assert.ok(info && typeof info === "object" && "running" in info);
   });
+
+  it("readCommandOutput reads a background command until it ends: every line once, then its exit code", async () => {
+    const s = sb.session(sid);
+    const bg = await s.commands.start("for i in $(seq 1 20); do echo line$i; sleep 0.05; done; echo warn >&2; exit 4");
+    let stdout = "";
+    let stderr = "";
+    let reads = 0;
+    for (;;) {
+      const out = await s.commands.readOutput(bg.commandId, { waitSecs: 1 });
+      reads++;
+      assert.equal(out.commandId, bg.commandId);
+      stdout += out.stdout;
+      stderr += out.stderr;
+      if (!out.running && !out.more) {
+        assert.equal(out.exitCode, 4);
+        assert.equal(out.stdoutBytes, Buffer.byteLength(stdout));
+        assert.match(out.stdoutPath, new RegExp(bg.commandId));
+        break;
+      }
+      assert.ok(reads < 60, "the command never ended");
+    }
+    assert.equal(stdout, Array.from({ length: 20 }, (_, i) => `line${i + 1}\n`).join(""));
+    assert.equal(stderr, "warn\n");
+    // Read once more: nothing new, still the exit code.
+    const again = await sb.readCommandOutput(sid, bg.commandId);
+    assert.deepEqual([again.stdout, again.stderr, again.running, again.exitCode], ["", "", false, 4]);
+  });
 });
 
 describe("contexts", () => {

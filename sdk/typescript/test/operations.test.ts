@@ -3,7 +3,8 @@
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { it } from "node:test";
-import { Sessionbox } from "@sessionbox/sdk";
+import { Sessionbox, SessionboxError } from "@sessionbox/sdk";
+import { fake, json, problem } from "./fake.js";
 
 /** operationId -> the methods that call it. */
 const methods: Record<string, (keyof Sessionbox)[]> = {
@@ -34,6 +35,7 @@ const methods: Record<string, (keyof Sessionbox)[]> = {
   runCommand: ["runCommand", "runCommandStream", "startCommand"],
   listCommands: ["listCommands"],
   getCommand: ["getCommand", "attachCommand"],
+  readCommandOutput: ["readCommandOutput"],
   killCommand: ["killCommand"],
   createContext: ["createContext"],
   listContexts: ["listContexts"],
@@ -60,5 +62,27 @@ it("every operation of the document has a Sessionbox method", async () => {
   for (const [op, names] of Object.entries(methods)) {
     assert.ok(ops.includes(op), `${op} is listed here but not in the document`);
     for (const name of names) assert.equal(typeof Sessionbox.prototype[name], "function", `Sessionbox.${name} for ${op}`);
+  }
+});
+
+it("readCommandOutput sends waitSecs, reads once (no retry) and decodes the read", async () => {
+  const read = {
+    commandId: "cmd-1", running: false, exitCode: 3, stdout: "a\n", stderr: "e\n", more: false,
+    stdoutPath: "/tmp/sessionbox-commands/cmd-1/stdout", stderrPath: "/tmp/sessionbox-commands/cmd-1/stderr", stdoutBytes: 2, stderrBytes: 2,
+  };
+  const f = await fake((_req, res, n) => (n === 0 ? json(res, 200, read) : problem(res, 503, "unavailable", "busy", { "Retry-After": "0" })));
+  try {
+    const sb = new Sessionbox({ baseUrl: f.url, apiKey: "sbx_fake", retry: { baseDelayMs: 1 } });
+    assert.deepEqual(await sb.session("s 1").commands.readOutput("cmd/1", { waitSecs: 5 }), read);
+    assert.equal(f.seen[0]?.method, "GET");
+    assert.equal(f.seen[0]?.url, "/v1/sessions/s%201/commands/cmd%2F1/output?waitSecs=5");
+    assert.equal(f.seen[0]?.headers.authorization, "Bearer sbx_fake");
+
+    // Without waitSecs no query; a 503 is not retried, since a read moves the read position.
+    await assert.rejects(sb.readCommandOutput("s", "cmd-1"), (e: unknown) => e instanceof SessionboxError && e.status === 503);
+    assert.equal(f.seen.length, 2);
+    assert.equal(f.seen[1]?.url, "/v1/sessions/s/commands/cmd-1/output");
+  } finally {
+    await f.close();
   }
 });
