@@ -169,6 +169,14 @@ class _Api:
         """Reattaches to a background command: the output nobody read, live output, then done."""
         return self._stream(Req("GET", f"{sid(session_id)}/commands/{seg(command_id)}"))
 
+    def read_command_output(self, session_id: str, command_id: str, wait_secs: Optional[int] = None) -> Any:
+        """What a background command printed since the last read (by any caller), waiting up to
+        wait_secs (0-60, default 0) for its end, and whether it still runs or its exit_code (-1 when a
+        signal ended it). The output is kept in the sandbox (stdout_path, stderr_path), so a read loses
+        nothing; more says output beyond one read's limit waits for the next. Read until running and
+        more are both false to get every line once. Not retried: a read moves the read position."""
+        return self._json(Req("GET", f"{sid(session_id)}/commands/{seg(command_id)}/output", params={"waitSecs": wait_secs}))
+
     def kill_command(self, session_id: str, command_id: str) -> Any:
         """Kills a background command's process group."""
         return self._none(Req("POST", f"{sid(session_id)}/commands/{seg(command_id)}/kill"))

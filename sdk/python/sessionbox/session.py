@@ -7,7 +7,7 @@ AsyncSessionbox."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 
 class Session:
@@ -149,6 +149,10 @@ class Commands(_Part):
 
     def attach(self, command_id: str) -> Any:
         return self._c.attach_command(self._id, command_id)
+
+    def read_output(self, command_id: str, wait_secs: Optional[int] = None) -> Any:
+        """The output since the last read, waiting up to wait_secs for the end; see read_command_output."""
+        return self._c.read_command_output(self._id, command_id, wait_secs=wait_secs)
 
     def kill(self, command_id: str) -> Any:
         return self._c.kill_command(self._id, command_id)

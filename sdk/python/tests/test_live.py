@@ -143,6 +143,7 @@ def test_commands_contexts_runs(sb):
         bg = s.commands.start("echo a; sleep 1; echo b")
         out = "".join(l.text for l in s.commands.attach(bg.command_id) if l.type == "stdout")
         assert out.endswith("b\n")
+        _read_until_the_end(s)
         ctx = s.contexts.create(cwd="/tmp")
         assert s.execute("import os\nos.getcwd() == '/tmp'", context=ctx.context_id).text == "True"
         assert any(c.context_id == ctx.context_id for c in s.contexts.list().contexts)
@@ -157,6 +158,24 @@ def test_commands_contexts_runs(sb):
         assert s.stop().state == "stopped"
     finally:
         s.delete()
+
+
+def _read_until_the_end(s):
+    """read_output repeatedly until the command ends: every line once, then its exit code."""
+    bg = s.commands.start("for i in $(seq 1 20); do echo line$i; sleep 0.05; done; echo warn >&2; exit 4")
+    stdout, stderr = "", ""
+    for _ in range(60):
+        out = s.commands.read_output(bg.command_id, wait_secs=1)
+        assert out.command_id == bg.command_id
+        stdout, stderr = stdout + out.stdout, stderr + out.stderr
+        if not out.running and not out.more:
+            break
+    else:
+        pytest.fail("the command never ended")
+    assert out.exit_code == 4 and out.stdout_bytes == len(stdout) and bg.command_id in out.stdout_path
+    assert stdout == "".join(f"line{i}\n" for i in range(1, 21)) and stderr == "warn\n"
+    again = s.commands.read_output(bg.command_id)
+    assert (again.stdout, again.stderr, again.running, again.exit_code) == ("", "", False, 4)
 
 
 def test_quickstart_example_runs(api):
