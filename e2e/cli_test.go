@@ -53,7 +53,7 @@ func TestCLIAgainstLocalService(t *testing.T) {
 		t.Fatal(err)
 	}
 	images := filepath.Join(work, "images")
-	var runID string
+	var runID, cmdID string
 	jsonField := func(field, want string) func(t *testing.T, stdout string) {
 		return func(t *testing.T, stdout string) {
 			var v map[string]any
@@ -87,6 +87,14 @@ func TestCLIAgainstLocalService(t *testing.T) {
 				}
 			}},
 		{name: "exec that raises", args: []string{"exec", "1/0", "--session", "cli"}, code: 1, stderr: "ZeroDivisionError"},
+		{name: "cmd bg", args: []string{"cmd", "bg", "--session", "cli", "--", "for i in 1 2 3; do echo l$i; sleep 0.2; done; echo e >&2; exit 5"},
+			check: func(t *testing.T, stdout string) { cmdID = strings.TrimSpace(stdout) }},
+		{name: "cmd output --follow", later: func() []string {
+			return []string{"cmd", "output", cmdID, "--follow", "--wait", "2", "--session", "cli"}
+		},
+			code: 5, stdout: "l1\nl2\nl3\n", stderr: "the command exited 5"},
+		{name: "cmd output after the end", later: func() []string { return []string{"cmd", "output", cmdID, "--json", "--session", "cli"} },
+			code: 5, stdout: `"stdout": ""`},
 		{name: "files put", args: []string{"files", "put", filepath.Join(work, "blob.bin"), "data/blob.bin", "--session", "cli"}, stdout: "/home/user/data/blob.bin (5.0 MiB)"},
 		{name: "files get", args: []string{"files", "--session", "cli", "get", "data/blob.bin", filepath.Join(work, "back.bin")}, stderr: "(5.0 MiB)",
 			check: func(t *testing.T, _ string) {

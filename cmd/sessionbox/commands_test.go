@@ -50,6 +50,8 @@ func TestJSONEverywhere(t *testing.T) {
 		"POST /v1/sessions/s1/commands":          reply(200, `{"exitCode":0,"stdout":"hi\n","stderr":"","durationMs":3,"truncated":false,"timedOut":false,"restarted":false}`),
 		"GET /v1/sessions/s1/commands":           reply(200, `{"commands":[]}`),
 		"POST /v1/sessions/s1/commands/c1/kill":  reply(204, ""),
+		"GET /v1/sessions/s1/commands/c1/output": reply(200, `{"commandId":"c1","running":true,"stdout":"hi\n","stderr":"","more":false,`+
+			`"stdoutPath":"/tmp/sessionbox-commands/c1/stdout","stderrPath":"/tmp/sessionbox-commands/c1/stderr","stdoutBytes":3,"stderrBytes":0}`),
 		"GET /v1/sessions/s1/sandbox/metrics": reply(200, `{"timestamp":"2026-11-26T09:00:00Z","cpuCount":2,"cpuUsedPct":12.5,`+
 			`"memUsedBytes":1048576,"memTotalBytes":4194304,"diskUsedBytes":1,"diskTotalBytes":2,"samples":[]}`),
 	})
@@ -85,6 +87,7 @@ func TestJSONEverywhere(t *testing.T) {
 		{[]string{"cmd", "run", "echo", "hi"}, "exitCode"},
 		{[]string{"cmd", "ls"}, "commands"},
 		{[]string{"cmd", "kill", "c1"}, "killed"},
+		{[]string{"cmd", "output", "c1"}, "stdoutPath"},
 	}
 	covered := map[string]bool{}
 	for _, tc := range cases {

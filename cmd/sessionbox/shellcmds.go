@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"text/tabwriter"
+	"time"
 
 	"github.com/sessionbox/sessionbox/pkg/client"
 	"github.com/sessionbox/sessionbox/pkg/session"
@@ -18,15 +19,19 @@ var cmdUsage = usage{
 		"[--session ID] bg [--cwd DIR] [--env K=V]... [--timeout SECS] [--user U] -- COMMAND...",
 		"[--session ID] ls",
 		"[--session ID] attach|status|kill COMMAND_ID",
+		"[--session ID] output [--wait SECS] [--follow] COMMAND_ID",
 	},
 	about: "Shell commands in the session's sandbox, run by bash -l -c (the arguments joined by spaces; put -- before them).\n" +
-		"run prints the output as it comes and exits 1 when the command exits non-zero or runs past its timeout.\n" +
-		"bg starts it in the background and prints its id; its output waits in the sandbox for attach.",
+		"run prints the output as it comes and exits with the command's exit code (124 when it runs past its timeout).\n" +
+		"bg starts it in the background and prints its id; its output waits in the sandbox for attach or output.\n" +
+		"output prints what the command printed since the last read; once it has ended and all is read, it exits\n" +
+		"with the command's code as run does (137 when a signal ended it), else 0 (--json shows running and more).",
 	subs: []sub{
 		{"run", "run a command to its end, streaming its output"},
 		{"bg", "start a command in the background and print its id"},
 		{"ls", "list the background commands running"},
 		{"attach ID", "print a background command's output until it ends"},
+		{"output ID", "print a background command's output since the last read (--follow: until it ends)"},
 		{"status ID", "show whether a background command runs, or how it ended"},
 		{"kill ID", "kill a background command"},
 	},
@@ -41,12 +46,14 @@ func runCmd(ctx context.Context, args []string, getenv func(string) string) erro
 	user := fl.String("user", "", "with run and bg: run as `USER` (user or root)")
 	envs := keyValues{}
 	fl.Var(&envs, "env", "with run and bg: set `K=V` in the command's environment (repeatable)")
+	wait := fl.Int("wait", 0, "with output: wait up to `SECS` (0 to 60) for the command's end; with --follow, per read (default then 30)")
+	follow := fl.Bool("follow", false, "with output: read until the command ends")
 	args, err := fl.parse(args)
 	if err != nil {
 		return err
 	}
 	if len(args) == 0 {
-		return fl.misuse("name a subcommand: run, bg, ls, attach, status or kill")
+		return fl.misuse("name a subcommand: run, bg, ls, attach, output, status or kill")
 	}
 	sub, rest := args[0], args[1:]
 	switch sub {
@@ -58,9 +65,12 @@ func runCmd(ctx context.Context, args []string, getenv func(string) string) erro
 		if err := fl.noArgs(rest); err != nil {
 			return err
 		}
-	case "attach", "status", "kill":
+	case "attach", "status", "kill", "output":
 		if len(rest) != 1 {
 			return fl.misuse("%s: name one command id", sub)
+		}
+		if *wait < 0 || *wait > maxOutputWait {
+			return fl.misuse("--wait: %d is not 0 to %d seconds", *wait, maxOutputWait)
 		}
 	default:
 		return fl.unknownSub(sub)
@@ -97,6 +107,8 @@ func runCmd(ctx context.Context, args []string, getenv func(string) string) erro
 			return err
 		}
 		return o.print(info, func() error { return printCommandStatus(info) })
+	case "output":
+		return cmdOutput(ctx, c, o, rest[0], *wait, *follow)
 	case "attach":
 		var onEvent func(session.Event)
 		if !o.json {
@@ -145,6 +157,78 @@ func remoteExit(code int) int {
 		return 1
 	}
 	return code
+}
+
+// maxOutputWait is the longest wait of one output read the API takes;
+// followWait is a followed read's wait when --wait gives none.
+const (
+	maxOutputWait = 60
+	followWait    = 30
+	// signalExit is the exit code of a command a signal ended (the API's
+	// -1, which does not say which signal): a shell's for SIGKILL, which
+	// a kill sends.
+	signalExit = 128 + 9
+)
+
+// cmdOutput prints a background command's output since the last read
+// and, once it has ended and all is read, fails as the command did. With
+// follow it reads until then; under --json it prints the reads merged as
+// one document.
+func cmdOutput(ctx context.Context, c *client.Client, o *apiFlags, id string, wait int, follow bool) error {
+	if follow && wait == 0 {
+		wait = followWait
+	}
+	var all *session.CommandOutput
+	for {
+		out, err := c.ReadCommandOutput(ctx, o.session, id, time.Duration(wait)*time.Second)
+		if err != nil {
+			return err
+		}
+		if !o.json {
+			fmt.Fprint(os.Stdout, out.Stdout)
+			fmt.Fprint(os.Stderr, out.Stderr)
+		}
+		all = mergeOutput(all, out)
+		if !follow || outputDone(out) {
+			break
+		}
+	}
+	if o.json {
+		if err := printJSON(os.Stdout, all); err != nil {
+			return err
+		}
+	}
+	return outputExit(all)
+}
+
+// mergeOutput appends a read to the reads before it: their output joined,
+// the rest as the newest read says.
+func mergeOutput(all, out *session.CommandOutput) *session.CommandOutput {
+	if all == nil {
+		return out
+	}
+	merged := *out
+	merged.Stdout = all.Stdout + out.Stdout
+	merged.Stderr = all.Stderr + out.Stderr
+	return &merged
+}
+
+// outputDone says whether a read was the last one with anything to say:
+// the command has ended and no output waits.
+func outputDone(out *session.CommandOutput) bool {
+	return !out.Running && !out.More && out.ExitCode != nil
+}
+
+// outputExit is the CLI's outcome once the command's output is all read:
+// the command's exit code; nil while it runs or output waits.
+func outputExit(out *session.CommandOutput) error {
+	switch {
+	case !outputDone(out) || *out.ExitCode == 0:
+		return nil
+	case *out.ExitCode == -1:
+		return &exitError{code: signalExit, err: errors.New("a signal ended the command (a kill or its timeout)")}
+	}
+	return &exitError{code: remoteExit(*out.ExitCode), err: fmt.Errorf("the command exited %d", *out.ExitCode)}
 }
 
 // printOutput writes a command's output to ours as it comes.
