@@ -51,6 +51,7 @@ var operations = map[string]any{
 	"listCommands":      (*client.Client).Commands,
 	"getCommand":        (*client.Client).CommandStatus,
 	"killCommand":       (*client.Client).KillCommand,
+	"readCommandOutput": (*client.Client).ReadCommandOutput,
 }
 
 // composites are methods built from the operations above rather than one
