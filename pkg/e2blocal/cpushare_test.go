@@ -4,6 +4,7 @@ package e2blocal
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionbox/sessionbox/internal/testwait"
 	"github.com/sessionbox/sessionbox/pkg/e2blocal/jail"
 )
 
@@ -136,15 +138,14 @@ func BenchmarkCPUSharePerPrincipal(b *testing.B) {
 		}
 		return bob, alice
 	}
-	for running := 0; running < len(all); {
-		running = 0
+	testwait.Until(b, time.Minute, func() error {
 		for _, sb := range all {
-			if sandboxCPU(b, rt, sb.SandboxID) > 50*time.Millisecond {
-				running++
+			if sandboxCPU(b, rt, sb.SandboxID) <= 50*time.Millisecond {
+				return fmt.Errorf("sandbox %s has not started burning", sb.SandboxID)
 			}
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	b.ResetTimer()
 	var ratios []float64
 	for range b.N {

@@ -4,9 +4,12 @@ package e2blocal
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sessionbox/sessionbox/internal/testwait"
 )
 
 // TestForkBombDefusedByNextCall: a fork bomb left running (no timeout)
@@ -24,39 +27,31 @@ func TestForkBombDefusedByNextCall(t *testing.T) {
 	defer cancel()
 	bomb := make(chan cmdResult, 1)
 	go func() { bomb <- runIn(ctx, rt, sb, `bash -c 'b() { b | b & }; b; sleep 600' 2>/dev/null`) }()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testwait.Until(t, 30*time.Second, func() error {
 		current, limit, refused, err := s.cg.Tasks()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if refused > 0 && current >= limit-4 {
-			break
+		if refused == 0 || current < limit-4 {
+			return fmt.Errorf("the bomb did not reach the limit: %d of %d tasks, %d forks refused", current, limit, refused)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the bomb did not reach the limit: %d of %d tasks, %d forks refused", current, limit, refused)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	if got := strings.TrimSpace(mustRun(t, rt, sb, "echo fine")); got != "fine" {
 		t.Fatalf("the call after the bomb: %q", got)
 	}
 	// Only the tree's own processes are left (the agent's threads count
 	// as tasks, so processes are what is counted).
-	deadline = time.Now().Add(10 * time.Second)
-	for {
+	testwait.Until(t, 10*time.Second, func() error {
 		pids, err := s.cg.Procs()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(pids) <= len(s.treePids) {
-			break
+		if len(pids) > len(s.treePids) {
+			return fmt.Errorf("%d processes left in the sandbox after the call, %d of them its own", len(pids), len(s.treePids))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d processes left in the sandbox after the call, %d of them its own", len(pids), len(s.treePids))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	select {
 	case <-bomb:
 	case <-time.After(10 * time.Second):

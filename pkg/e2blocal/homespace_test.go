@@ -3,6 +3,7 @@
 package e2blocal
 
 import (
+	"fmt"
 	"net/http"
 	"os"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionbox/sessionbox/internal/testwait"
 	"github.com/sessionbox/sessionbox/pkg/diskspace"
 )
 
@@ -40,11 +42,12 @@ func TestHomeDiscard(t *testing.T) {
 	}
 	mustRun(t, rt, sb, "rm ~/big && sync")
 	var after int64
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if after = allocated(t, img); after < full-60<<20 || time.Now().After(deadline) {
-			break
+	_ = testwait.Poll(t, 10*time.Second, func() error {
+		if after = allocated(t, img); after >= full-60<<20 {
+			return fmt.Errorf("the image holds %d bytes", after)
 		}
-	}
+		return nil
+	})
 	t.Logf("image allocated: %d MiB written, %d MiB after the delete", full>>20, after>>20)
 	if after > full-60<<20 {
 		t.Fatalf("deleting 64 MiB inside the sandbox left the image at %d of %d bytes", after, full)

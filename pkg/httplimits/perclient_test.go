@@ -3,6 +3,7 @@ package httplimits_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionbox/sessionbox/internal/testwait"
 	"github.com/sessionbox/sessionbox/pkg/httplimits"
 )
 
@@ -87,20 +89,16 @@ func TestPerClientSlotsReturn(t *testing.T) {
 	for i := range 6 {
 		// The server closes its side just after answering: a slot comes
 		// back at once or very soon, never after a timeout.
-		deadline := time.Now().Add(3 * time.Second)
-		for {
+		testwait.Until(t, 3*time.Second, func() error {
 			resp, err := c.Get(url)
 			if err != nil {
 				t.Fatal(err)
 			}
 			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("request %d: %d, the slots of closed connections did not come back", i, resp.StatusCode)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("request %d: %d, the slots of closed connections did not come back", i, resp.StatusCode)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			return nil
+		})
 	}
 }
