@@ -350,7 +350,17 @@ func TestOversizedUpload(t *testing.T) {
 // execute runs code in the sandbox's interpreter and returns the NDJSON.
 func execute(t testing.TB, rt *Runtime, sb sandboxBody, code string) string {
 	t.Helper()
-	body, _ := json.Marshal(map[string]string{"code": code})
+	return executeIn(t, rt, sb, "", code)
+}
+
+// executeIn is execute in a language's default context ("": python's).
+func executeIn(t testing.TB, rt *Runtime, sb sandboxBody, lang, code string) string {
+	t.Helper()
+	fields := map[string]string{"code": code}
+	if lang != "" {
+		fields["language"] = lang
+	}
+	body, _ := json.Marshal(fields)
 	req, err := http.NewRequest("POST", rt.SandboxURL()+"/execute", strings.NewReader(string(body)))
 	if err != nil {
 		t.Fatal(err)

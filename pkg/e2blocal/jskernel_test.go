@@ -3,9 +3,6 @@
 package e2blocal
 
 import (
-	"encoding/json"
-	"io"
-	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -30,27 +27,4 @@ func TestJSKernelInSandbox(t *testing.T) {
 			t.Errorf("%s %q: %s, want %s", c.lang, c.code, out, c.want)
 		}
 	}
-}
-
-func executeIn(t *testing.T, rt *Runtime, sb sandboxBody, lang, code string) string {
-	t.Helper()
-	body, _ := json.Marshal(map[string]string{"code": code, "language": lang})
-	req, err := http.NewRequest("POST", rt.SandboxURL()+"/execute", strings.NewReader(string(body)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set(hdrSandboxID, sb.SandboxID)
-	req.Header.Set(hdrSandboxPort, "49999")
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Access-Token", sb.EnvdAccessToken)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("execute: %d %v %s", resp.StatusCode, err, out)
-	}
-	return string(out)
 }
