@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-
-	"github.com/sessionbox/sessionbox/pkg/local"
 )
 
 // TestAgentKilledBySandboxUser: the sandbox's user kills its agent (with
@@ -14,15 +12,7 @@ import (
 // says what happened with a 4xx, not a 502, and the session's next
 // execute gets a fresh sandbox.
 func TestAgentKilledBySandboxUser(t *testing.T) {
-	alice, err := local.NewKey("alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := local.Start(t.Context(), local.Config{DataDir: t.TempDir(), Keys: []local.Key{alice}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer svc.Close()
+	svc, alice := startLocalAlice(t)
 	base := svc.URL + "/v1/sessions/agentkill"
 	if code, r := call(t, "POST", base+"/execute", alice.Secret, `{"code":"1"}`); code != http.StatusOK {
 		t.Fatalf("first execute: %d %v", code, r)

@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-
-	"github.com/sessionbox/sessionbox/pkg/local"
 )
 
 // TestSandboxErrorsMapped: what the sandbox refuses reaches the caller as
@@ -17,15 +15,7 @@ import (
 // naming the path and saying which is missing; no problem shows the
 // provider's error chain.
 func TestSandboxErrorsMapped(t *testing.T) {
-	alice, err := local.NewKey("alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := local.Start(t.Context(), local.Config{DataDir: t.TempDir(), Keys: []local.Key{alice}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer svc.Close()
+	svc, alice := startLocalAlice(t)
 	base := svc.URL + "/v1/sessions/s1"
 	code, res := call(t, "POST", base+"/execute", alice.Secret,
 		`{"code":"import os\nos.makedirs('many', exist_ok=True)\nfor i in range(100001): open(f'many/{i}', 'w').close()\n'ok'"}`)

@@ -8,22 +8,13 @@ import (
 	"time"
 
 	"github.com/sessionbox/sessionbox/internal/testwait"
-	"github.com/sessionbox/sessionbox/pkg/local"
 )
 
 // TestKernelKilledBetweenExecutes: a kernel killed inside the sandbox
 // between two executes (not by the service) is replaced for the second,
 // whose result says kernelRestarted though the sandbox is the same.
 func TestKernelKilledBetweenExecutes(t *testing.T) {
-	alice, err := local.NewKey("alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := local.Start(t.Context(), local.Config{DataDir: t.TempDir(), Keys: []local.Key{alice}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer svc.Close()
+	svc, alice := startLocalAlice(t)
 	base := svc.URL + "/v1/sessions/k1"
 	// The cell arranges its kernel's death after it has answered, and a
 	// marker once the kernel is gone.

@@ -17,6 +17,22 @@ import (
 	"github.com/sessionbox/sessionbox/pkg/session"
 )
 
+// startLocalAlice starts local mode on a data dir of the test's with one
+// key, alice's, closed when the test ends.
+func startLocalAlice(t *testing.T) (*local.Service, local.Key) {
+	t.Helper()
+	alice, err := local.NewKey("alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := local.Start(t.Context(), local.Config{DataDir: t.TempDir(), Keys: []local.Key{alice}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = svc.Close() })
+	return svc, alice
+}
+
 func call(t *testing.T, method, url, key, body string) (int, map[string]any) {
 	t.Helper()
 	req, _ := http.NewRequest(method, url, strings.NewReader(body))
